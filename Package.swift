@@ -1,0 +1,37 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "iconr",
+    products: [
+        .library(name: "Iconr", targets: ["Iconr"]),
+        .executable(name: "iconr", targets: ["iconr"]),
+        .executable(name: "iconr-bench", targets: ["iconr-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian, each behind a module map. Only IconrRender imports them.
+        .systemLibrary(
+            name: "CRsvg",
+            pkgConfig: "librsvg-2.0",
+            providers: [.apt(["librsvg2-dev", "libcairo2-dev"])]
+        ),
+        .systemLibrary(
+            name: "CPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"])]
+        ),
+        // Pure Swift: colors, templates, parameter substitution.
+        .target(name: "IconrCore"),
+        // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
+        .target(name: "IconrRender", dependencies: ["IconrCore", "CRsvg", "CPNG"]),
+        // The public library renderers link.
+        .target(name: "Iconr", dependencies: ["IconrCore", "IconrRender"]),
+        // Commands, argument scanning and help text.
+        .target(name: "IconrCLI", dependencies: ["Iconr"]),
+        .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
+        .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrRender"]),
+        .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
+        .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrRender"]),
+        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI"]),
+    ]
+)

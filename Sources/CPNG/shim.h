@@ -1,0 +1,90 @@
+#ifndef ICONR_CPNG_SHIM_H
+#define ICONR_CPNG_SHIM_H
+
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* libpng reports errors by longjmp, which Swift cannot catch. These static inline helpers
+   keep setjmp/longjmp inside C and hand Swift a status code and libpng's own message. */
+
+/** A growable byte buffer that CPNG_encode_rgba fills; free `data` with free(). */
+typedef struct {
+    unsigned char *data;
+    size_t length;
+    size_t capacity;
+    int failed;
+} CPNG_Buffer;
+
+typedef struct {
+    char message[256];
+} CPNG_Error;
+
+static inline void CPNG_on_error(png_structp png, png_const_charp message) {
+    CPNG_Error *error = (CPNG_Error *)png_get_error_ptr(png);
+    if (error) {
+        strncpy(error->message, message ? message : "unknown libpng error", sizeof(error->message) - 1);
+        error->message[sizeof(error->message) - 1] = 0;
+    }
+    png_longjmp(png, 1);
+}
+
+static inline void CPNG_on_warning(png_structp png, png_const_charp message) {
+    (void)png; (void)message;
+}
+
+static inline void CPNG_write_to_buffer(png_structp png, png_bytep bytes, png_size_t count) {
+    CPNG_Buffer *buffer = (CPNG_Buffer *)png_get_io_ptr(png);
+    if (buffer->length + count > buffer->capacity) {
+        size_t capacity = buffer->capacity ? buffer->capacity * 2 : 4096;
+        while (capacity < buffer->length + count) capacity *= 2;
+        unsigned char *grown = (unsigned char *)realloc(buffer->data, capacity);
+        if (!grown) png_error(png, "out of memory");
+        buffer->data = grown;
+        buffer->capacity = capacity;
+    }
+    memcpy(buffer->data + buffer->length, bytes, count);
+    buffer->length += count;
+}
+
+static inline void CPNG_flush(png_structp png) { (void)png; }
+
+/**
+ Encodes straight (non-premultiplied) 8-bit RGBA rows as a PNG into `out`.
+ `compression_level` is zlib's 0-9, `filters` a PNG_FILTER_* mask (0 keeps libpng's default).
+ Returns 1 on success; 0 with `error->message` set on failure (out->data may still need free()).
+ */
+static inline int CPNG_encode_rgba(const unsigned char *rgba, png_uint_32 width, png_uint_32 height,
+                                   size_t stride, int compression_level, int filters,
+                                   CPNG_Buffer *out, CPNG_Error *error) {
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, error, CPNG_on_error, CPNG_on_warning);
+    if (!png) {
+        strcpy(error->message, "png_create_write_struct failed");
+        return 0;
+    }
+    png_infop info = png_create_info_struct(png);
+    if (!info) {
+        png_destroy_write_struct(&png, NULL);
+        strcpy(error->message, "png_create_info_struct failed");
+        return 0;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        return 0;
+    }
+    png_set_write_fn(png, out, CPNG_write_to_buffer, CPNG_flush);
+    png_set_compression_level(png, compression_level);
+    if (filters) png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
+    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+    png_write_info(png, info);
+    for (png_uint_32 row = 0; row < height; row++) {
+        png_write_row(png, (png_const_bytep)(rgba + (size_t)row * stride));
+    }
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    return 1;
+}
+
+#endif

@@ -1,0 +1,107 @@
+import Foundation
+import IconrRender
+
+/// A parameterized SVG icon, ready to render at any scale with any parameter values.
+///
+/// ```swift
+/// let flag = try IconTemplate(contentsOf: URL(fileURLWithPath: "icons/flag.svg"))
+/// let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
+/// let png = try icon.pngData()
+/// ```
+public struct IconTemplate: Sendable {
+    /// The file name without `.svg`, e.g. `flag`.
+    public let name: String
+    /// The path it was read from, when it came from a file; used in error messages.
+    public let path: String?
+    public let template: SVGTemplate
+    /// Width and height at scale 1, in pixels.
+    public let intrinsicWidth: Double
+    public let intrinsicHeight: Double
+
+    public var parameters: [TemplateParameter] { template.parameters }
+    public var warnings: [TemplateWarning] { template.warnings }
+
+    /// Reads and checks a template file: its XML with librsvg, its metadata with iconr.
+    /// With `isolation`, librsvg loads it in a worker process (loading alone can crash it).
+    public init(contentsOf url: URL, isolation: IsolatedRenderer? = nil) throws(IconrError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try [UInt8](Data(contentsOf: url))
+        } catch {
+            throw IconrError.io(Self.readFailure(url, error), file: url.relativePath)
+        }
+        try self.init(name: url.deletingPathExtension().lastPathComponent, bytes: bytes, path: url.relativePath,
+                      isolation: isolation)
+    }
+
+    /// Checks a template held in memory. `path` only names it in errors.
+    public init(name: String, bytes: [UInt8], path: String? = nil, isolation: IsolatedRenderer? = nil) throws(IconrError) {
+        guard !bytes.isEmpty else {
+            throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
+        }
+        let size: (width: Double, height: Double)
+        do {
+            size = if let isolation {
+                try isolation.intrinsicSize(of: bytes)
+            } else {
+                try Rasterizer.intrinsicSize(of: bytes)
+            }
+        } catch {
+            throw IconrError.render(error, file: path)
+        }
+        do {
+            template = try SVGTemplate(bytes: bytes, file: path)
+        } catch {
+            throw IconrError.template(error)
+        }
+        self.name = name
+        self.path = path
+        intrinsicWidth = size.width
+        intrinsicHeight = size.height
+    }
+
+    /// The raster size at `scale`: `max(1, round(W*s)) x max(1, round(H*s))`.
+    public func pixelSize(scale: Double) -> PixelSize {
+        PixelSize.raster(width: intrinsicWidth, height: intrinsicHeight, scale: scale)
+    }
+
+    /// Checks parameter values (color text in the style specification's syntax). Unknown
+    /// names are ignored and listed in the result.
+    public func resolve(_ params: [String: String]) throws(IconrError) -> ResolvedParameters {
+        do {
+            return try template.resolve(params)
+        } catch {
+            throw IconrError.parameter(error, file: path)
+        }
+    }
+
+    /// Renders the icon with `params` applied at `scale` (1 for 1x, 2 for 2x, any finite
+    /// number > 0). In-process unless `isolation` names an isolated renderer.
+    public func render(params: [String: String] = [:], scale: Double = 1,
+                       limits: RenderLimits = .default, isolation: IsolatedRenderer? = nil) throws(IconrError) -> RenderedIcon {
+        try render(resolve(params), scale: scale, limits: limits, isolation: isolation)
+    }
+
+    /// Renders with parameters already resolved against this template.
+    public func render(_ params: ResolvedParameters, scale: Double = 1,
+                       limits: RenderLimits = .default, isolation: IsolatedRenderer? = nil) throws(IconrError) -> RenderedIcon {
+        let svg = template.apply(params)
+        do {
+            let image = if let isolation {
+                try isolation.render(svg, scale: scale, limits: limits)
+            } else {
+                try Rasterizer.render(svg, scale: scale, limits: limits)
+            }
+            return RenderedIcon(image: image, scale: scale, template: template)
+        } catch {
+            throw IconrError.render(error, file: path)
+        }
+    }
+
+    private static func readFailure(_ url: URL, _ error: Error) -> String {
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) { return "no such file" }
+        if isDirectory.boolValue { return "is a directory, not an SVG file" }
+        return "cannot read it: \((error as NSError).localizedDescription)"
+    }
+}

@@ -1,0 +1,24 @@
+/// Why iconr could not produce an icon, as one line naming the file.
+public enum IconrError: Error, Sendable, CustomStringConvertible {
+    /// The template's metadata or XML is malformed.
+    case template(TemplateError)
+    /// A parameter value is not a color.
+    case parameter(ParameterError, file: String?)
+    /// librsvg, cairo or libpng failed, or the isolated renderer crashed or timed out.
+    case render(RenderError, file: String?)
+    /// The file could not be read or written.
+    case io(String, file: String)
+
+    public var description: String {
+        switch self {
+        case .template(let error): error.description
+        case .parameter(let error, let file): prefixed(file, error.description)
+        case .render(let error, let file): prefixed(file, error.description)
+        case .io(let message, let file): prefixed(file, message)
+        }
+    }
+}
+
+private func prefixed(_ file: String?, _ message: String) -> String {
+    file.map { "\($0): \(message)" } ?? message
+}

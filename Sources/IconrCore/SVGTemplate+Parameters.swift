@@ -1,0 +1,71 @@
+/// A parameter value that is not a color.
+public struct ParameterError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    public let value: String
+
+    public var description: String { "invalid color \"\(value)\" for parameter \"\(name)\"" }
+}
+
+/// Parameter values checked against a template: which default colors become which colors.
+public struct ResolvedParameters: Hashable, Sendable {
+    /// New color by the RGB of the default it replaces.
+    public let replacements: [UInt32: Color]
+    /// Values given for names the template does not declare; ignored, as Mapbox does.
+    public let unknownNames: [String]
+    /// The declared parameters whose value differs from their default, by name, for keys.
+    public let effectiveValues: [String: Color]
+}
+
+extension SVGTemplate {
+    /// Checks `values` (parameter name to color text in the style specification's syntax).
+    /// Names the template does not declare are ignored and listed in `unknownNames`; when two
+    /// parameters share a default, the one declared last wins.
+    public func resolve(_ values: [String: String]) throws(ParameterError) -> ResolvedParameters {
+        var colors: [String: Color] = [:]
+        for (name, text) in values {
+            guard let color = Color(css: text) else { throw ParameterError(name: name, value: text) }
+            colors[name] = color
+        }
+        return resolve(colors)
+    }
+
+    /// Like `resolve(_:)` with colors already parsed.
+    public func resolve(_ colors: [String: Color]) -> ResolvedParameters {
+        var replacements: [UInt32: Color] = [:]
+        var effective: [String: Color] = [:]
+        for parameter in parameters {
+            guard let color = colors[parameter.name] else { continue }
+            replacements[parameter.defaultColor.rgb] = color
+            if color != parameter.defaultColor { effective[parameter.name] = color }
+        }
+        // Replacing a color by the same opaque color changes nothing.
+        replacements = replacements.filter { rgb, color in
+            color != Color(red: UInt8(rgb >> 16), green: UInt8(rgb >> 8 & 0xFF), blue: UInt8(rgb & 0xFF))
+        }
+        let declared = Set(parameters.map(\.name))
+        return ResolvedParameters(replacements: replacements,
+                                  unknownNames: colors.keys.filter { !declared.contains($0) }.sorted(),
+                                  effectiveValues: effective)
+    }
+
+    /// The SVG document with `parameters` applied, ready for librsvg.
+    public func apply(_ parameters: ResolvedParameters) -> [UInt8] {
+        guard !parameters.replacements.isEmpty else { return bytes }
+        let replacements = parameters.replacements.mapValues { Array($0.cssString.utf8) }
+        var output: [UInt8] = []
+        output.reserveCapacity(bytes.count + 64)
+        var cursor = 0
+        for edit in paintEdits where edit.applies(to: replacements) {
+            output += bytes[cursor..<edit.range.lowerBound]
+            for piece in edit.pieces {
+                switch piece {
+                case .literal(let text): output += text
+                case .color(let rgb, let original): output += replacements[rgb] ?? original
+                }
+            }
+            cursor = edit.range.upperBound
+        }
+        output += bytes[cursor...]
+        return output
+    }
+}

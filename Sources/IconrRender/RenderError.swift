@@ -1,0 +1,43 @@
+import IconrCore
+
+/// Why a document could not be rasterized or encoded.
+public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// librsvg (or the XML parser under it) rejected the document; its message, with the position.
+    case invalidDocument(String)
+    /// Neither width/height nor a viewBox says how large the icon is.
+    case noIntrinsicSize
+    case invalidScale(Double)
+    /// The raster would exceed the size limit; refused before allocating it.
+    case tooLarge(PixelSize, limit: PixelSize)
+    /// cairo or libpng failed, with the library's message.
+    case drawingFailed(String)
+    case encodingFailed(String)
+    /// The isolated renderer died by a signal (librsvg aborted or crashed).
+    case crashed(signal: Int32)
+    case timedOut(seconds: Double)
+    /// The isolated renderer could not be started or spoke out of turn.
+    case workerFailed(String)
+
+    public var description: String {
+        switch self {
+        case .invalidDocument(let message): "not a valid SVG document: \(message)"
+        case .noIntrinsicSize: "the document has no size: give the root <svg> width and height, or a viewBox"
+        case .invalidScale(let scale): "invalid scale \(scale): expected a finite number > 0"
+        case .tooLarge(let size, let limit): "a \(size) raster exceeds the limit of \(limit)"
+        case .drawingFailed(let message): "drawing failed: \(message)"
+        case .encodingFailed(let message): "PNG encoding failed: \(message)"
+        case .crashed(let signal): "librsvg crashed while rendering (\(signalName(signal)))"
+        case .timedOut(let seconds): "rendering took longer than the \(formatSeconds(seconds)) s limit"
+        case .workerFailed(let message): "render worker failed: \(message)"
+        }
+    }
+}
+
+private func formatSeconds(_ seconds: Double) -> String {
+    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+}
+
+private func signalName(_ signal: Int32) -> String {
+    let names: [Int32: String] = [6: "SIGABRT", 11: "SIGSEGV", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE", 9: "SIGKILL"]
+    return names[signal] ?? "signal \(signal)"
+}

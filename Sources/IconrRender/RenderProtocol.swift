@@ -1,0 +1,137 @@
+import IconrCore
+
+/// What the parent asks a worker: to render at a scale, or (scale 0) only to measure the
+/// document. Little-endian, framed by `frame(_:)`.
+struct RenderRequest {
+    var svg: [UInt8]
+    var scale: Double
+    var maxSize: PixelSize
+
+    var isMeasurement: Bool { scale == 0 }
+
+    func encoded() -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(svg.count + 24)
+        bytes.append(littleEndian: scale.bitPattern)
+        bytes.append(littleEndian: UInt64(maxSize.width))
+        bytes.append(littleEndian: UInt64(maxSize.height))
+        return bytes + svg
+    }
+
+    init(svg: [UInt8], scale: Double, maxSize: PixelSize) {
+        self.svg = svg
+        self.scale = scale
+        self.maxSize = maxSize
+    }
+
+    init?(decoding bytes: [UInt8]) {
+        var reader = ByteReader(bytes)
+        guard let scale = reader.uint64(), let width = reader.uint64(), let height = reader.uint64() else { return nil }
+        self.scale = Double(bitPattern: scale)
+        maxSize = PixelSize(width: Int(clamping: width), height: Int(clamping: height))
+        svg = reader.rest()
+    }
+}
+
+/// A worker's answer: a raster, a size, or the error the in-process renderer would have thrown.
+enum RenderReply {
+    case image(RasterImage)
+    case size(width: Double, height: Double)
+
+    private enum Tag: UInt8 {
+        case image, invalidDocument, noIntrinsicSize, invalidScale, tooLarge, drawingFailed, size
+    }
+
+    static func encode(_ result: Result<RenderReply, RenderError>) -> [UInt8] {
+        var bytes: [UInt8] = []
+        switch result {
+        case .success(.size(let width, let height)):
+            bytes = [Tag.size.rawValue]
+            bytes.append(littleEndian: width.bitPattern)
+            bytes.append(littleEndian: height.bitPattern)
+        case .success(.image(let image)):
+            bytes.reserveCapacity(image.pixels.count + 17)
+            bytes.append(Tag.image.rawValue)
+            bytes.append(littleEndian: UInt64(image.size.width))
+            bytes.append(littleEndian: UInt64(image.size.height))
+            bytes += image.pixels
+        case .failure(.invalidDocument(let message)):
+            bytes = [Tag.invalidDocument.rawValue] + Array(message.utf8)
+        case .failure(.noIntrinsicSize):
+            bytes = [Tag.noIntrinsicSize.rawValue]
+        case .failure(.invalidScale(let scale)):
+            bytes = [Tag.invalidScale.rawValue]
+            bytes.append(littleEndian: scale.bitPattern)
+        case .failure(.tooLarge(let size, let limit)):
+            bytes = [Tag.tooLarge.rawValue]
+            for value in [size.width, size.height, limit.width, limit.height] { bytes.append(littleEndian: UInt64(value)) }
+        case .failure(let other):
+            bytes = [Tag.drawingFailed.rawValue] + Array(other.description.utf8)
+        }
+        return bytes
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(RenderError) -> Result<RenderReply, RenderError> {
+        var reader = ByteReader(bytes)
+        guard let tagByte = reader.byte(), let tag = Tag(rawValue: tagByte) else {
+            throw RenderError.workerFailed("unreadable reply")
+        }
+        switch tag {
+        case .image:
+            guard let width = reader.uint64(), let height = reader.uint64(),
+                  case let pixels = reader.rest(), pixels.count == Int(width) * Int(height) * 4 else {
+                throw RenderError.workerFailed("truncated image in reply")
+            }
+            return .success(.image(RasterImage(size: PixelSize(width: Int(width), height: Int(height)), pixels: pixels)))
+        case .size:
+            guard let width = reader.uint64(), let height = reader.uint64() else {
+                throw RenderError.workerFailed("truncated size in reply")
+            }
+            return .success(.size(width: Double(bitPattern: width), height: Double(bitPattern: height)))
+        case .invalidDocument:
+            return .failure(.invalidDocument(String(decoding: reader.rest(), as: UTF8.self)))
+        case .noIntrinsicSize:
+            return .failure(.noIntrinsicSize)
+        case .invalidScale:
+            return .failure(.invalidScale(Double(bitPattern: reader.uint64() ?? 0)))
+        case .tooLarge:
+            let values = (0..<4).map { _ in Int(clamping: reader.uint64() ?? 0) }
+            return .failure(.tooLarge(PixelSize(width: values[0], height: values[1]),
+                                      limit: PixelSize(width: values[2], height: values[3])))
+        case .drawingFailed:
+            return .failure(.drawingFailed(String(decoding: reader.rest(), as: UTF8.self)))
+        }
+    }
+}
+
+struct ByteReader {
+    private let bytes: [UInt8]
+    private var offset = 0
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func byte() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func uint64() -> UInt64? {
+        guard offset + 8 <= bytes.count else { return nil }
+        var value: UInt64 = 0
+        for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
+        offset += 8
+        return value
+    }
+
+    mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
+    }
+}
+
+extension Array where Element == UInt8 {
+    mutating func append(littleEndian value: UInt64) {
+        for index in 0..<8 { append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
+    }
+}

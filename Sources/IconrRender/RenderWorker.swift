@@ -1,0 +1,57 @@
+import Glibc
+import IconrCore
+
+/// The worker side of `IsolatedRenderer`: serves framed render requests on stdin and
+/// answers on stdout until stdin closes. Run it in a process of its own.
+public enum RenderWorker {
+    public static func serve() -> Never {
+        while let request = readFrame(from: 0) {
+            let reply: [UInt8]
+            if let request = RenderRequest(decoding: request) {
+                let result = Result { () throws(RenderError) -> RenderReply in
+                    if request.isMeasurement {
+                        let size = try Rasterizer.intrinsicSize(of: request.svg)
+                        return .size(width: size.width, height: size.height)
+                    }
+                    return .image(try Rasterizer.render(request.svg, scale: request.scale,
+                                                        limits: RenderLimits(maxSize: request.maxSize)))
+                }
+                reply = RenderReply.encode(result)
+            } else {
+                reply = RenderReply.encode(.failure(.workerFailed("malformed request")))
+            }
+            guard writeAll(frame(reply), to: 1) else { break }
+        }
+        exit(0)
+    }
+
+    private static func readFrame(from descriptor: Int32) -> [UInt8]? {
+        guard let header = readExactly(8, from: descriptor) else { return nil }
+        var reader = ByteReader(header)
+        guard let length = reader.uint64(), length <= 1 << 32 else { return nil }
+        return readExactly(Int(length), from: descriptor)
+    }
+
+    private static func readExactly(_ count: Int, from descriptor: Int32) -> [UInt8]? {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var received = 0
+        while received < count {
+            let result = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + received, count - received) }
+            if result < 0, errno == EINTR { continue }
+            guard result > 0 else { return nil }
+            received += result
+        }
+        return buffer
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            if result < 0, errno == EINTR { continue }
+            guard result > 0 else { return false }
+            written += result
+        }
+        return true
+    }
+}

@@ -1,0 +1,105 @@
+import CRsvg
+import IconrCore
+
+/// A document loaded by librsvg. Owns its `RsvgHandle`; never shared between threads.
+final class SVGDocument {
+    private let handle: UnsafeMutablePointer<RsvgHandle>
+
+    /// Loads `bytes` with no base URI, so the document cannot reach other files.
+    init(bytes: [UInt8]) throws(RenderError) {
+        var error: UnsafeMutablePointer<GError>?
+        let handle = bytes.withUnsafeBufferPointer { buffer in
+            rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error)
+        }
+        guard let handle else {
+            throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not load it"))
+        }
+        self.handle = handle
+        rsvg_handle_set_dpi(handle, 96)
+    }
+
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(handle))
+    }
+
+    /// Width and height in pixels: from `width`/`height`, else from the viewBox.
+    func intrinsicSize() throws(RenderError) -> (width: Double, height: Double) {
+        var width = 0.0, height = 0.0
+        if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0 {
+            guard width > 0, height > 0, width.isFinite, height.isFinite else { throw RenderError.noIntrinsicSize }
+            return (width, height)
+        }
+        var hasViewBox: gboolean = 0
+        var viewBox = RsvgRectangle()
+        rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
+        guard hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 else { throw RenderError.noIntrinsicSize }
+        return (viewBox.width, viewBox.height)
+    }
+
+    /// Draws the document stretched to fill `size` exactly.
+    func render(size: PixelSize, limit: PixelSize) throws(RenderError) -> RasterImage {
+        let intrinsic = try intrinsicSize()
+        guard size.width <= limit.width, size.height <= limit.height else {
+            throw RenderError.tooLarge(size, limit: limit)
+        }
+        guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
+            throw RenderError.drawingFailed("cairo_image_surface_create returned nothing")
+        }
+        defer { cairo_surface_destroy(surface) }
+        try check(cairo_surface_status(surface))
+        guard let context = cairo_create(surface) else { throw RenderError.drawingFailed("cairo_create returned nothing") }
+        defer { cairo_destroy(context) }
+        cairo_scale(context, Double(size.width) / intrinsic.width, Double(size.height) / intrinsic.height)
+        var viewport = RsvgRectangle(x: 0, y: 0, width: intrinsic.width, height: intrinsic.height)
+        var error: UnsafeMutablePointer<GError>?
+        guard rsvg_handle_render_document(handle, context, &viewport, &error) != 0 else {
+            throw RenderError.drawingFailed(consumeMessage(error, fallback: "librsvg could not render it"))
+        }
+        try check(cairo_status(context))
+        cairo_surface_flush(surface)
+        return unpremultiplied(surface, size: size)
+    }
+
+    private func check(_ status: cairo_status_t) throws(RenderError) {
+        guard status == CAIRO_STATUS_SUCCESS else {
+            throw RenderError.drawingFailed(String(cString: cairo_status_to_string(status)))
+        }
+    }
+
+    /// cairo's native-endian premultiplied ARGB to straight RGBA, rounding as cairo's own
+    /// PNG writer (and so `rsvg-convert`) does.
+    private func unpremultiplied(_ surface: OpaquePointer, size: PixelSize) -> RasterImage {
+        let stride = Int(cairo_image_surface_get_stride(surface))
+        let source = cairo_image_surface_get_data(surface)!
+        let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * 4) { output, count in
+            for y in 0..<size.height {
+                let row = UnsafeRawPointer(source + y * stride).assumingMemoryBound(to: UInt32.self)
+                var offset = y * size.width * 4
+                for x in 0..<size.width {
+                    let argb = row[x]
+                    let alpha = argb >> 24
+                    var red = (argb >> 16) & 0xFF, green = (argb >> 8) & 0xFF, blue = argb & 0xFF
+                    if alpha != 0 && alpha != 255 {
+                        red = (red * 255 + alpha / 2) / alpha
+                        green = (green * 255 + alpha / 2) / alpha
+                        blue = (blue * 255 + alpha / 2) / alpha
+                    }
+                    output[offset] = UInt8(truncatingIfNeeded: red)
+                    output[offset + 1] = UInt8(truncatingIfNeeded: green)
+                    output[offset + 2] = UInt8(truncatingIfNeeded: blue)
+                    output[offset + 3] = UInt8(truncatingIfNeeded: alpha)
+                    offset += 4
+                }
+            }
+            count = size.width * size.height * 4
+        }
+        return RasterImage(size: size, pixels: pixels)
+    }
+}
+
+/// The message of a GError, which it frees.
+private func consumeMessage(_ error: UnsafeMutablePointer<GError>?, fallback: String) -> String {
+    guard let error else { return fallback }
+    defer { g_error_free(error) }
+    return error.pointee.message.map { String(cString: $0) } ?? fallback
+}
