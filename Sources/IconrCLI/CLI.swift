@@ -1,1 +1,88 @@
+import Dispatch
+import Foundation
 import Iconr
+import IconrRender
+
+/// The `iconr` command line. `main` returns the process's exit code: 0 on success, 1 when
+/// the work failed, 64 for a usage mistake.
+public enum CLI {
+    static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self]
+    /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
+    static let workerCommand = "render-worker"
+
+    static let rootHelp = """
+        OVERVIEW: Render parameterized SVG icons (Mapbox vector icons) to PNG.
+
+        USAGE: iconr <command> [options]
+
+        COMMANDS:
+          render                  Render a parameterized SVG template to a PNG file.
+          inspect                 Show a template's size, parameters, stretch areas and content box.
+
+        OPTIONS:
+          --version               Show the version.
+          -h, --help              Show help information.
+
+          See 'iconr <command> --help' for detailed help.
+        """
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        let console = Console()
+        guard let first = arguments.first else {
+            console.error("missing command")
+            console.note("Usage: iconr <command> [options]\n  See 'iconr --help'.")
+            return 64
+        }
+        switch first {
+        case "--help", "-h", "help":
+            console.out(rootHelp)
+            return 0
+        case "--version":
+            console.out(IconrVersion.string)
+            return 0
+        case workerCommand:
+            RenderWorker.serve()
+        default:
+            break
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            console.error(first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'")
+            console.note("Usage: iconr <command> [options]\n  See 'iconr --help'.")
+            return 64
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            console.out(command.helpText)
+            return 0
+        }
+        removeTemporaryFilesOnInterrupt()
+        do {
+            let scanned = try ArgumentScanner.scan(rest, options: command.options + [command.helpOption])
+            return try command.run(scanned, console: console)
+        } catch let error as UsageError {
+            console.error(error.message)
+            console.note("Usage: iconr \(command.name) \(command.usage)\n  See 'iconr \(command.name) --help'.")
+            return 64
+        } catch {
+            console.error("\(error)")
+            return 1
+        }
+    }
+
+    /// On SIGINT, SIGTERM or SIGHUP, remove the temporary files of writes under way and exit
+    /// as the signal would have (128 + signal), so an interrupted run leaves no partial output.
+    private static func removeTemporaryFilesOnInterrupt() {
+        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler {
+                AtomicFile.removeTemporaryFiles()
+                exit(128 + signalNumber)
+            }
+            source.resume()
+            interruptSources.append(source)
+        }
+    }
+
+    nonisolated(unsafe) private static var interruptSources: [any DispatchSourceSignal] = []
+}

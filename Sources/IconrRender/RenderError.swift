@@ -26,7 +26,7 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
         case .tooLarge(let size, let limit): "a \(size) raster exceeds the limit of \(limit)"
         case .drawingFailed(let message): "drawing failed: \(message)"
         case .encodingFailed(let message): "PNG encoding failed: \(message)"
-        case .crashed(let signal): "librsvg crashed while rendering (\(signalName(signal)))"
+        case .crashed(let signal): "librsvg crashed on this document (\(signalName(signal)))"
         case .timedOut(let seconds): "rendering took longer than the \(formatSeconds(seconds)) s limit"
         case .workerFailed(let message): "render worker failed: \(message)"
         }

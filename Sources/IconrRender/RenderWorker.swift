@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import IconrCore
 
@@ -5,6 +6,7 @@ import IconrCore
 /// answers on stdout until stdin closes. Run it in a process of its own.
 public enum RenderWorker {
     public static func serve() -> Never {
+        exitWhenOrphaned()
         while let request = readFrame(from: 0) {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
@@ -23,6 +25,17 @@ public enum RenderWorker {
             guard writeAll(frame(reply), to: 1) else { break }
         }
         exit(0)
+    }
+
+    /// A worker busy with a runaway document would outlive a parent that died; it watches
+    /// for being re-parented and leaves. (`PR_SET_PDEATHSIG` follows the spawning thread,
+    /// not the process, so it would kill idle workers of thread pools.)
+    private static func exitWhenOrphaned() {
+        let parent = getppid()
+        Thread.detachNewThread {
+            while getppid() == parent { usleep(200_000) }
+            _exit(0)
+        }
     }
 
     private static func readFrame(from descriptor: Int32) -> [UInt8]? {

@@ -1,1 +1,4 @@
-print("x")
+import Foundation
+import IconrCLI
+
+exit(CLI.main(Array(CommandLine.arguments.dropFirst())))

@@ -1,0 +1,79 @@
+/// An option a command accepts: `--scale 2`, `--scale=2`, `-o out.png`, or a flag like `--json`.
+struct OptionSpec: Sendable {
+    var names: [String]
+    /// The value's placeholder in help (`S`, `NAME=COLOR`); nil for a flag.
+    var valueName: String?
+    var help: String
+    var isRepeatable = false
+
+    var primaryName: String { names[0] }
+}
+
+/// A mistake in how a command was called: exit 64 with the usage line.
+struct UsageError: Error {
+    var message: String
+}
+
+/// The scanned command line: positional arguments, and option values by primary name.
+struct ScannedArguments {
+    var positionals: [String] = []
+    var values: [String: [String]] = [:]
+
+    func value(_ name: String) -> String? { values[name]?.last }
+    func all(_ name: String) -> [String] { values[name] ?? [] }
+    func has(_ name: String) -> Bool { values[name] != nil }
+
+    /// Parses an option's value through a failable initializer, or explains what was expected.
+    func value<T>(_ name: String, as parse: (String) -> T?, expected: String) throws(UsageError) -> T? {
+        guard let text = value(name) else { return nil }
+        guard let parsed = parse(text) else {
+            throw UsageError(message: "invalid value '\(text)' for \(name): expected \(expected)")
+        }
+        return parsed
+    }
+}
+
+enum ArgumentScanner {
+    /// Scans `arguments` against `options`. `--` ends options; `-` alone is a positional.
+    static func scan(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ScannedArguments {
+        var scanned = ScannedArguments()
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            if argument == "--" {
+                scanned.positionals += arguments[index...]
+                break
+            }
+            guard argument.hasPrefix("-"), argument != "-" else {
+                scanned.positionals.append(argument)
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "=") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            guard let option = options.first(where: { $0.names.contains(name) }) else {
+                throw UsageError(message: "unknown option '\(name)'")
+            }
+            let value: String
+            if option.valueName == nil {
+                guard inlineValue == nil else { throw UsageError(message: "\(name) takes no value") }
+                value = ""
+            } else if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count else { throw UsageError(message: "missing value for \(name)") }
+                value = arguments[index]
+                index += 1
+            }
+            if !option.isRepeatable, option.valueName != nil, scanned.has(option.primaryName) {
+                throw UsageError(message: "\(name) given more than once")
+            }
+            scanned.values[option.primaryName, default: []].append(value)
+        }
+        return scanned
+    }
+}

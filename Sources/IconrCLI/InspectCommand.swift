@@ -1,0 +1,82 @@
+import Foundation
+import Iconr
+
+/// `iconr inspect <template.svg> [--json]`
+enum InspectCommand: Command {
+    static let name = "inspect"
+    static let abstract = "Show a template's size, parameters, stretch areas, content box and warnings."
+    static let usage = "<template.svg> [--json]"
+    static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to inspect.")]
+    static let options: [OptionSpec] = [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
+
+    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
+        guard arguments.positionals.count == 1 else {
+            throw UsageError(message: arguments.positionals.isEmpty ? "missing <template.svg>"
+                                 : "unexpected argument '\(arguments.positionals[1])'")
+        }
+        let path = arguments.positionals[0]
+        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path),
+                                        isolation: RenderSettings(arguments).isolatedRenderer())
+        let report = Report(template, path: path)
+        if arguments.has("--json") {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            console.out(String(decoding: try encoder.encode(report), as: UTF8.self))
+        } else {
+            console.out(report.text)
+        }
+        return 0
+    }
+
+    struct Report: Encodable {
+        struct Parameter: Encodable {
+            var name: String
+            var type = "color"
+            var `default`: String
+        }
+
+        var file: String
+        var name: String
+        var width: Double
+        var height: Double
+        var parameters: [Parameter]
+        var stretchX: [[Double]]
+        var stretchY: [[Double]]
+        var content: [Double]?
+        var warnings: [String]
+
+        init(_ template: IconTemplate, path: String) {
+            file = path
+            name = template.name
+            width = template.intrinsicWidth
+            height = template.intrinsicHeight
+            parameters = template.parameters.map { Parameter(name: $0.name, default: $0.defaultColor.hexString) }
+            stretchX = template.template.stretchX.map { [$0.start, $0.end] }
+            stretchY = template.template.stretchY.map { [$0.start, $0.end] }
+            content = template.template.content.map { [$0.left, $0.top, $0.right, $0.bottom] }
+            warnings = template.warnings.map { "\(path):\($0)" }
+        }
+
+        var text: String {
+            func number(_ value: Double) -> String { formatScale(value) }
+            func spans(_ areas: [[Double]]) -> String {
+                areas.isEmpty ? "none" : areas.map { "[\(number($0[0])), \(number($0[1]))]" }.joined(separator: " ")
+            }
+            var lines = ["\(file)", "  size: \(number(width)) x \(number(height))"]
+            if parameters.isEmpty {
+                lines.append("  parameters: none")
+            } else {
+                lines.append("  parameters:")
+                let width = parameters.map(\.name.count).max() ?? 0
+                for parameter in parameters {
+                    lines.append("    \(parameter.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(parameter.type)  default \(parameter.default)")
+                }
+            }
+            lines.append("  stretch x: \(spans(stretchX))")
+            lines.append("  stretch y: \(spans(stretchY))")
+            lines.append("  content: " + (content.map { "[\($0.map(number).joined(separator: ", "))]" } ?? "none"))
+            lines += warnings.map { "  warning: \($0)" }
+            return lines.joined(separator: "\n")
+        }
+    }
+}
