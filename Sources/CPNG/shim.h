@@ -87,4 +87,7 @@ static inline int CPNG_encode_rgba(const unsigned char *rgba, png_uint_32 width,
     return 1;
 }
 
+/* PNG_FORMAT_RGBA is a macro built from other macros, which Swift does not import. */
+static const png_uint_32 CPNG_FORMAT_RGBA = PNG_FORMAT_RGBA;
+
 #endif

@@ -6,23 +6,25 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
     public var red: UInt8
     public var green: UInt8
     public var blue: UInt8
-    /// Opacity in 0...1.
-    public var alpha: Double
+    /// Opacity in 0 (transparent) ... 255 (opaque), quantized like the channels so that
+    /// colors that render the same compare equal.
+    public var alpha8: UInt8
 
+    /// `alpha` is an opacity in 0...1.
     public init(red: UInt8, green: UInt8, blue: UInt8, alpha: Double = 1) {
         self.red = red
         self.green = green
         self.blue = blue
-        self.alpha = min(max(alpha, 0), 1)
+        alpha8 = UInt8((min(max(alpha, 0), 1) * 255).rounded())
     }
+
+    /// Opacity in 0...1.
+    public var alpha: Double { Double(alpha8) / 255 }
 
     public static let black = Color(red: 0, green: 0, blue: 0)
 
     /// The 24-bit RGB part, the value parameters are matched on.
     public var rgb: UInt32 { UInt32(red) << 16 | UInt32(green) << 8 | UInt32(blue) }
-
-    /// Alpha quantized to 8 bits, so that colors that render the same compare equal.
-    public var alpha8: UInt8 { UInt8((alpha * 255).rounded()) }
 
     /// The canonical spelling: `#rrggbb` when opaque, else `#rrggbbaa`.
     public var hexString: String {

@@ -26,11 +26,11 @@ extension SVGTemplate {
             guard let color = Color(css: text) else { throw ParameterError(name: name, value: text) }
             colors[name] = color
         }
-        return resolve(colors)
+        return resolve(colors: colors)
     }
 
     /// Like `resolve(_:)` with colors already parsed.
-    public func resolve(_ colors: [String: Color]) -> ResolvedParameters {
+    public func resolve(colors: [String: Color]) -> ResolvedParameters {
         var replacements: [UInt32: Color] = [:]
         var effective: [String: Color] = [:]
         for parameter in parameters {

@@ -12,6 +12,7 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     /// cairo or libpng failed, with the library's message.
     case drawingFailed(String)
     case encodingFailed(String)
+    case decodingFailed(String)
     /// The isolated renderer died by a signal (librsvg aborted or crashed).
     case crashed(signal: Int32)
     case timedOut(seconds: Double)
@@ -26,6 +27,7 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
         case .tooLarge(let size, let limit): "a \(size) raster exceeds the limit of \(limit)"
         case .drawingFailed(let message): "drawing failed: \(message)"
         case .encodingFailed(let message): "PNG encoding failed: \(message)"
+        case .decodingFailed(let message): "PNG decoding failed: \(message)"
         case .crashed(let signal): "librsvg crashed on this document (\(signalName(signal)))"
         case .timedOut(let seconds): "rendering took longer than the \(formatSeconds(seconds)) s limit"
         case .workerFailed(let message): "render worker failed: \(message)"

@@ -1,0 +1,23 @@
+import CPNG
+import IconrCore
+
+/// Decodes PNG files into straight 8-bit RGBA with libpng's simplified API.
+public enum PNGDecoder {
+    public static func decode(_ bytes: [UInt8]) throws(RenderError) -> RasterImage {
+        var image = png_image()
+        image.version = png_uint_32(PNG_IMAGE_VERSION)
+        defer { png_image_free(&image) }
+        let began = bytes.withUnsafeBytes { png_image_begin_read_from_memory(&image, $0.baseAddress, $0.count) }
+        guard began != 0 else { throw RenderError.decodingFailed("not a PNG: \(message(of: &image))") }
+        image.format = CPNG_FORMAT_RGBA
+        let size = PixelSize(width: Int(image.width), height: Int(image.height))
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }
+        guard finished != 0 else { throw RenderError.decodingFailed("corrupt PNG: \(message(of: &image))") }
+        return RasterImage(size: size, pixels: pixels)
+    }
+
+    private static func message(of image: inout png_image) -> String {
+        withUnsafeBytes(of: &image.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+}
