@@ -22,8 +22,9 @@ public struct IconTemplate: Sendable {
     public var warnings: [TemplateWarning] { template.warnings }
 
     /// Reads and checks a template file: its XML with librsvg, its metadata with iconr.
-    /// With `isolation`, librsvg loads it in a worker process (loading alone can crash it).
-    public init(contentsOf url: URL, isolation: IsolatedRenderer? = nil) throws(IconrError) {
+    /// With `isolation`, librsvg loads it in a worker process (loading alone can crash it),
+    /// within `limits.timeout`.
+    public init(contentsOf url: URL, isolation: IsolatedRenderer? = nil, limits: RenderLimits = .default) throws(IconrError) {
         let bytes: [UInt8]
         do {
             bytes = try [UInt8](Data(contentsOf: url))
@@ -31,18 +32,19 @@ public struct IconTemplate: Sendable {
             throw IconrError.io(Self.readFailure(url, error), file: url.relativePath)
         }
         try self.init(name: url.deletingPathExtension().lastPathComponent, bytes: bytes, path: url.relativePath,
-                      isolation: isolation)
+                      isolation: isolation, limits: limits)
     }
 
     /// Checks a template held in memory. `path` only names it in errors.
-    public init(name: String, bytes: [UInt8], path: String? = nil, isolation: IsolatedRenderer? = nil) throws(IconrError) {
+    public init(name: String, bytes: [UInt8], path: String? = nil, isolation: IsolatedRenderer? = nil,
+                limits: RenderLimits = .default) throws(IconrError) {
         guard !bytes.isEmpty else {
             throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
         }
         let size: (width: Double, height: Double)
         do {
             size = if let isolation {
-                try isolation.intrinsicSize(of: bytes)
+                try isolation.intrinsicSize(of: bytes, timeout: limits.timeout)
             } else {
                 try Rasterizer.intrinsicSize(of: bytes)
             }

@@ -8,6 +8,7 @@ enum InspectCommand: Command {
     static let usage = "<template.svg> [--json]"
     static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to inspect.")]
     static let options: [OptionSpec] = [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
+        + RenderSettings.options
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard arguments.positionals.count == 1 else {
@@ -15,8 +16,9 @@ enum InspectCommand: Command {
                                  : "unexpected argument '\(arguments.positionals[1])'")
         }
         let path = arguments.positionals[0]
-        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path),
-                                        isolation: RenderSettings(arguments).isolatedRenderer())
+        let settings = try RenderSettings(arguments)
+        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path), isolation: settings.isolatedRenderer(),
+                                        limits: settings.limits)
         let report = Report(template, path: path)
         if arguments.has("--json") {
             let encoder = JSONEncoder()

@@ -26,7 +26,7 @@ enum RenderCommand: Command {
         let settings = try RenderSettings(arguments)
 
         let renderer = settings.isolatedRenderer()
-        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path), isolation: renderer)
+        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path), isolation: renderer, limits: settings.limits)
         template.warnings.forEach { console.warning("\(path):\($0)") }
         let resolved = try template.resolve(params)
         if !resolved.unknownNames.isEmpty {

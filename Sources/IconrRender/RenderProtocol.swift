@@ -65,6 +65,8 @@ enum RenderReply {
         case .failure(.tooLarge(let size, let limit)):
             bytes = [Tag.tooLarge.rawValue]
             for value in [size.width, size.height, limit.width, limit.height] { bytes.append(littleEndian: UInt64(value)) }
+        case .failure(.drawingFailed(let message)):
+            bytes = [Tag.drawingFailed.rawValue] + Array(message.utf8)
         case .failure(let other):
             bytes = [Tag.drawingFailed.rawValue] + Array(other.description.utf8)
         }

@@ -1,4 +1,5 @@
 import CRsvg
+import Foundation
 import IconrCore
 
 /// A document loaded by librsvg. Owns its `RsvgHandle`; never shared between threads.
@@ -22,7 +23,8 @@ final class SVGDocument {
         g_object_unref(UnsafeMutableRawPointer(handle))
     }
 
-    /// Width and height in pixels: from `width`/`height`, else from the viewBox.
+    /// Width and height in pixels: from `width`/`height`, else from the viewBox, else (as
+    /// `rsvg-convert` does) the size of what the document draws.
     func intrinsicSize() throws(RenderError) -> (width: Double, height: Double) {
         var width = 0.0, height = 0.0
         if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0 {
@@ -32,8 +34,15 @@ final class SVGDocument {
         var hasViewBox: gboolean = 0
         var viewBox = RsvgRectangle()
         rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
-        guard hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 else { throw RenderError.noIntrinsicSize }
-        return (viewBox.width, viewBox.height)
+        if hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 { return (viewBox.width, viewBox.height) }
+        var unit = RsvgRectangle(x: 0, y: 0, width: 1, height: 1)
+        var ink = RsvgRectangle(), logical = RsvgRectangle()
+        var error: UnsafeMutablePointer<GError>?
+        guard rsvg_handle_get_geometry_for_layer(handle, nil, &unit, &ink, &logical, &error) != 0 else {
+            throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not measure it"))
+        }
+        guard ink.width > 0, ink.height > 0, ink.width.isFinite, ink.height.isFinite else { throw RenderError.noIntrinsicSize }
+        return (ink.width, ink.height)
     }
 
     /// Draws the document stretched to fill `size` exactly.
@@ -79,7 +88,10 @@ final class SVGDocument {
                     let argb = row[x]
                     let alpha = argb >> 24
                     var red = (argb >> 16) & 0xFF, green = (argb >> 8) & 0xFF, blue = argb & 0xFF
-                    if alpha != 0 && alpha != 255 {
+                    if alpha == 0 {
+                        // cairo may leave color in fully transparent pixels; its PNG writer clears it.
+                        red = 0; green = 0; blue = 0
+                    } else if alpha != 255 {
                         red = (red * 255 + alpha / 2) / alpha
                         green = (green * 255 + alpha / 2) / alpha
                         blue = (blue * 255 + alpha / 2) / alpha
@@ -97,9 +109,18 @@ final class SVGDocument {
     }
 }
 
-/// The message of a GError, which it frees.
+/// The message of a GError, which it frees, on one line: libxml2's
+/// `Error domain 1 code 77 on line 3 column 1 of data: Premature end of data\n`
+/// becomes `line 3 column 1: Premature end of data`.
 private func consumeMessage(_ error: UnsafeMutablePointer<GError>?, fallback: String) -> String {
     guard let error else { return fallback }
     defer { g_error_free(error) }
-    return error.pointee.message.map { String(cString: $0) } ?? fallback
+    guard let raw = error.pointee.message.map({ String(cString: $0) }) else { return fallback }
+    var message = raw.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+        .filter { !$0.isEmpty }.joined(separator: "; ")
+    if let range = message.range(of: #"Error domain \d+ code \d+ on "#, options: .regularExpression) {
+        message.removeSubrange(range)
+        message = message.replacingOccurrences(of: " of data:", with: ":")
+    }
+    return message.isEmpty ? fallback : message
 }

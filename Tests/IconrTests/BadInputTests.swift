@@ -1,0 +1,107 @@
+import Foundation
+import Iconr
+import IconrRender
+import Testing
+
+/// Bad input gets a one-line error naming the file; crashes and runaways in librsvg become
+/// errors when rendering is isolated.
+struct BadInputTests {
+    @Test(arguments: [
+        ("malformed XML", "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'><g></svg>", "bad.svg: not a valid SVG document:"),
+        ("unclosed root", "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'>", "bad.svg: not a valid SVG document:"),
+        ("not XML", "just some words", "bad.svg: not a valid SVG document:"),
+        ("PNG bytes", "\u{89}PNG\r\n\u{1A}\n", "bad.svg: not a valid SVG document:"),
+        ("no size, draws nothing", "<svg xmlns='http://www.w3.org/2000/svg'><g/></svg>", "bad.svg: the document has no size"),
+        ("zero size", "<svg xmlns='http://www.w3.org/2000/svg' width='0' height='0'/>", "bad.svg: the document has no size"),
+        ("HTML", "<html xmlns='http://www.w3.org/1999/xhtml'><body/></html>", "bad.svg"),
+    ])
+    func rejectsDocumentsWithOneLineNamingTheFile(_ what: String, _ text: String, _ prefix: String) {
+        #expect(performing: { try IconTemplate(name: "bad", bytes: Array(text.utf8), path: "bad.svg") },
+                throws: { error in
+            let message = "\(error)"
+            return message.hasPrefix(prefix) && !message.contains("\n")
+        })
+    }
+
+    @Test func positionsOfXMLErrorsAreReported() {
+        let text = "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'>\n<g>\n</svg>"
+        #expect(performing: { try IconTemplate(name: "bad", bytes: Array(text.utf8), path: "bad.svg") },
+                throws: { "\($0)".contains("line 3") })
+    }
+
+    @Test func emptyAndMissingFiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bad-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let empty = directory.appendingPathComponent("empty.svg")
+        try Data().write(to: empty)
+        #expect(performing: { try IconTemplate(contentsOf: empty) }, throws: { "\($0)".hasSuffix("empty.svg: the file is empty") })
+        #expect(performing: { try IconTemplate(contentsOf: directory.appendingPathComponent("nope.svg")) },
+                throws: { "\($0)".hasSuffix("nope.svg: no such file") })
+        #expect(performing: { try IconTemplate(contentsOf: directory) },
+                throws: { "\($0)".hasSuffix(": is a directory, not an SVG file") })
+    }
+
+    @Test func externalFilesAreNeverLoaded() throws {
+        // A sibling file that would paint the icon red if it were included.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-ext-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let red = "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><rect width='10' height='10' fill='red'/></svg>"
+        try Data(red.utf8).write(to: directory.appendingPathComponent("red.svg"))
+        let main = directory.appendingPathComponent("main.svg")
+        try Data("""
+            <svg xmlns='http://www.w3.org/2000/svg' xmlns:xlink='http://www.w3.org/1999/xlink' width='10' height='10'>
+              <image href='red.svg' width='10' height='10'/><use xlink:href='red.svg#x'/>
+            </svg>
+            """.utf8).write(to: main)
+        let icon = try IconTemplate(contentsOf: main).render()
+        #expect(icon.image.centerHex == "#00000000")
+    }
+
+    /// Every file of the crasher corpus fails with an error (crash, timeout or a document
+    /// error), in the isolated renderer, without taking the test process down.
+    @Test(arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
+    func crashersBecomeErrors(_ file: URL) throws {
+        let limits = RenderLimits(timeout: 3)
+        let started = ContinuousClock.now
+        #expect(throws: IconrError.self) {
+            let template = try IconTemplate(contentsOf: file, isolation: TestSupport.isolated, limits: limits)
+            _ = try template.render(scale: 1, limits: limits, isolation: TestSupport.isolated)
+        }
+        #expect(ContinuousClock.now - started < .seconds(10))
+    }
+
+    @Test func knownAbortsAreReportedAsCrashes() throws {
+        let file = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
+        #expect(performing: {
+            let template = try IconTemplate(contentsOf: file, isolation: TestSupport.isolated)
+            _ = try template.render(isolation: TestSupport.isolated)
+        }, throws: { "\($0)".hasSuffix("empty-region.svg: librsvg crashed on this document (SIGABRT)") })
+    }
+
+    @Test func runawayRendersHitTheTimeout() throws {
+        // The numOctaves crasher, given a size so that it reaches rendering (it runs for minutes).
+        let text = """
+            <svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>
+              <filter id='a'><feTurbulence numOctaves='33333333333'/></filter>
+              <path d='m10 10 H1 V1' filter='url(#a)'/>
+            </svg>
+            """
+        let template = try IconTemplate(name: "slow", bytes: Array(text.utf8), path: "slow.svg", isolation: TestSupport.isolated)
+        let started = ContinuousClock.now
+        #expect(performing: { try template.render(limits: RenderLimits(timeout: 1.5), isolation: TestSupport.isolated) },
+                throws: { "\($0)" == "slow.svg: rendering took longer than the 1.5 s limit" })
+        #expect(ContinuousClock.now - started < .seconds(5))
+        // The renderer recovers: the next render gets a fresh worker.
+        let flag = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        #expect(try flag.render(isolation: TestSupport.isolated).size == PixelSize(width: 24, height: 24))
+    }
+
+    @Test func aMissingWorkerExecutableIsAnError() throws {
+        let renderer = IsolatedRenderer(executable: "/nonexistent/iconr")
+        let flag = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        #expect(performing: { try flag.render(isolation: renderer) },
+                throws: { "\($0)".contains("render worker failed: cannot start /nonexistent/iconr") })
+    }
+}
