@@ -30,8 +30,10 @@ let package = Package(
         .target(name: "IconrCLI", dependencies: ["Iconr"]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
         .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrRender"]),
+        // Paths, process running and image comparison shared by the test targets.
+        .target(name: "IconrTestSupport", dependencies: ["Iconr", "IconrRender"], path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
-        .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrRender"]),
-        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI"]),
+        .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrRender", "IconrTestSupport"]),
+        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "IconrTestSupport"]),
     ]
 )

@@ -22,7 +22,8 @@ extension Command {
         }
         text += "\nOPTIONS:\n"
         for option in options + [helpOption] {
-            let label = option.names.joined(separator: ", ") + (option.valueName.map { " <\($0)>" } ?? "")
+            let shortFirst = option.names.sorted { ($0.hasPrefix("--") ? 1 : 0) < ($1.hasPrefix("--") ? 1 : 0) }
+            let label = shortFirst.joined(separator: ", ") + (option.valueName.map { " <\($0)>" } ?? "")
             text += helpLine(label, option.help)
         }
         return text

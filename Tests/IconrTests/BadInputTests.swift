@@ -1,6 +1,7 @@
 import Foundation
 import Iconr
 import IconrRender
+import IconrTestSupport
 import Testing
 
 /// Bad input gets a one-line error naming the file; crashes and runaways in librsvg become

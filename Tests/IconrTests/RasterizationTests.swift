@@ -1,6 +1,7 @@
 import Foundation
 import Iconr
 import IconrRender
+import IconrTestSupport
 import Testing
 
 struct RasterizationTests {

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Iconr
 import IconrRender
+import IconrTestSupport
 import Testing
 
 /// iconr against `rsvg-convert --zoom S` on real icon sets: for a template with no

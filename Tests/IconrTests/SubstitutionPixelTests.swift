@@ -1,4 +1,5 @@
 import Iconr
+import IconrTestSupport
 import Testing
 
 /// Every substitution rule, checked on rendered pixels. Each document is 10 x 10 and covers

@@ -1,19 +1,18 @@
 import Foundation
 import Iconr
 import IconrRender
-import Testing
 
-/// Paths and helpers shared by the library's tests.
-enum TestSupport {
-    /// The repository root (this file is Tests/IconrTests/TestSupport.swift).
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+/// Paths and helpers shared by the test targets.
+public enum TestSupport {
+    /// The repository root (this file is Tests/IconrTestSupport/TestSupport.swift).
+    public static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
     /// `../shared/corpora` beside the checkout.
-    static let corpora = repository.deletingLastPathComponent().appendingPathComponent("shared/corpora")
-    static let icons = repository.appendingPathComponent("icons")
+    public static let corpora = repository.deletingLastPathComponent().appendingPathComponent("shared/corpora")
+    public static let icons = repository.appendingPathComponent("icons")
 
     /// The `iconr` executable built beside the test bundle: it serves isolated renders.
-    static let iconrExecutable: String = {
+    public static let iconrExecutable: String = {
         let testBinary = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                              ?? CommandLine.arguments[0])
         var directory = testBinary.deletingLastPathComponent()
@@ -26,23 +25,23 @@ enum TestSupport {
         return "iconr executable not found next to \(testBinary.path): run `swift build` first"
     }()
 
-    static let isolated = IsolatedRenderer(executable: iconrExecutable)
+    public static let isolated = IsolatedRenderer(executable: iconrExecutable)
 
     /// SVG files below a corpus folder, sorted.
-    static func svgFiles(in folder: String) -> [URL] {
+    public static func svgFiles(in folder: String) -> [URL] {
         let root = corpora.appendingPathComponent(folder)
         let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
         let files = (enumerator?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "svg" }
         return files.sorted { $0.path < $1.path }
     }
 
-    static func template(_ svg: String, name: String = "test") throws -> IconTemplate {
+    public static func template(_ svg: String, name: String = "test") throws -> IconTemplate {
         try IconTemplate(name: name, bytes: Array(svg.utf8), path: "\(name).svg")
     }
 
     /// Runs a program and returns its exit status, stdout and stderr.
     @discardableResult
-    static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil,
+    public static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil,
                     directory: URL? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
@@ -71,7 +70,7 @@ enum TestSupport {
     }
 
     /// The full path of a program on PATH, or nil.
-    static func which(_ program: String) -> String? {
+    public static func which(_ program: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
             let path = "\(directory)/\(program)"
             if FileManager.default.isExecutableFile(atPath: path) { return path }
@@ -80,7 +79,7 @@ enum TestSupport {
     }
 
     /// The largest difference of any channel between two images of one size (255 when sizes differ).
-    static func maxChannelDifference(_ a: RasterImage, _ b: RasterImage) -> Int {
+    public static func maxChannelDifference(_ a: RasterImage, _ b: RasterImage) -> Int {
         guard a.size == b.size else { return 255 }
         var worst = 0
         for index in 0..<a.pixels.count {
@@ -92,9 +91,9 @@ enum TestSupport {
 
 extension RasterImage {
     /// The pixel at the center, as `#rrggbbaa`, for readable expectations.
-    var centerHex: String { hex(x: size.width / 2, y: size.height / 2) }
+    public var centerHex: String { hex(x: size.width / 2, y: size.height / 2) }
 
-    func hex(x: Int, y: Int) -> String {
+    public func hex(x: Int, y: Int) -> String {
         let pixel = self[x, y]
         return String(format: "#%02x%02x%02x%02x", pixel.red, pixel.green, pixel.blue, pixel.alpha)
     }

@@ -1,0 +1,72 @@
+import Foundation
+import IconrCore
+import IconrTestSupport
+import Testing
+
+/// Help, version, `inspect`, and the conventions every command shares.
+struct CommandLineTests {
+    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    @Test func versionAndHelp() throws {
+        #expect(try iconr("--version") == (0, "\(IconrVersion.string)\n", ""))
+        let help = try iconr("--help")
+        #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: ") && help.stdout.contains("COMMANDS:"))
+        for command in ["render", "inspect"] {
+            let commandHelp = try iconr(command, "--help")
+            #expect(commandHelp.status == 0)
+            for section in ["OVERVIEW:", "USAGE: iconr \(command) ", "ARGUMENTS:", "OPTIONS:"] {
+                #expect(commandHelp.stdout.contains(section), "\(command) help lacks \(section)")
+            }
+        }
+        #expect(try iconr("render", "-h").stdout.contains("-p, --param <NAME=COLOR>"))
+    }
+
+    @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {
+        let unknown = try iconr("draw")
+        #expect(unknown.status == 64 && unknown.stderr.hasPrefix("error: unknown command 'draw'\n"))
+        let none = try iconr()
+        #expect(none.status == 64 && none.stderr.hasPrefix("error: missing command\n"))
+    }
+
+    @Test func inspectPrintsMetadata() throws {
+        let label = TestSupport.icons.appendingPathComponent("label.svg").path
+        let text = try iconr("inspect", label)
+        #expect(text.status == 0)
+        #expect(text.stdout == """
+            \(label)
+              size: 40 x 24
+              parameters:
+                background_color  color  default #ffffff
+                border_color      color  default #333333
+              stretch x: [8, 32]
+              stretch y: [8, 16]
+              content: [6, 5, 34, 19]
+
+            """)
+        let json = try iconr("inspect", label, "--json")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["width"] as? Double == 40 && object["height"] as? Double == 24)
+        #expect((object["parameters"] as? [[String: String]])?.first == ["name": "background_color", "type": "color", "default": "#ffffff"])
+        #expect(object["stretchX"] as? [[Double]] == [[8, 32]])
+        #expect(object["content"] as? [Double] == [6, 5, 34, 19])
+    }
+
+    @Test func inspectReportsSharedDefaults() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-shared-\(UUID().uuidString).svg")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
+              <m:metadata><m:parameters>
+                <m:parameter m:name="a" m:type="color" m:value="#000"/>
+                <m:parameter m:name="b" m:type="color" m:value="black"/>
+              </m:parameters></m:metadata>
+            </svg>
+            """.utf8).write(to: file)
+        let result = try iconr("inspect", file.path)
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("  warning: \(file.path):4:5: parameters \"a\" and \"b\" share the default color #000000"))
+    }
+}

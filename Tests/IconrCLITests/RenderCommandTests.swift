@@ -1,0 +1,147 @@
+import Foundation
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// `iconr render` end to end, through the built binary.
+struct RenderCommandTests {
+    let directory: URL
+    let flag = TestSupport.icons.appendingPathComponent("flag.svg").path
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String, raw: Data) {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self), result.stdout)
+    }
+
+    private func files() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+    }
+
+    private func image(_ name: String) throws -> RasterImage {
+        try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent(name))))
+    }
+
+    @Test func rendersWithDefaultNamesPerScale() throws {
+        let one = try iconr("render", flag, "--param", "flag_color=#800080")
+        #expect(one.status == 0 && one.stdout == "flag.png\n" && one.stderr.isEmpty)
+        let two = try iconr("render", flag, "--param=flag_color=red", "--scale", "2")
+        #expect(two.status == 0 && two.stdout == "flag@2x.png\n")
+        let fractional = try iconr("render", flag, "-s", "1.5x")
+        #expect(fractional.stdout == "flag@1.5x.png\n")
+        #expect(try files() == ["flag.png", "flag@1.5x.png", "flag@2x.png"])
+        #expect(try image("flag.png").size.width == 24)
+        #expect(try image("flag@2x.png").hex(x: 26, y: 16) == "#ff0000ff")
+        #expect(try image("flag@1.5x.png").size.width == 36)
+        #expect(try image("flag.png").hex(x: 13, y: 8) == "#800080ff")
+    }
+
+    @Test func writesToAPathOrToStdout() throws {
+        let named = try iconr("render", flag, "-o", "purple.png", "-p", "flag_color=purple")
+        #expect(named.status == 0 && named.stdout == "purple.png\n")
+        let piped = try iconr("render", flag, "-o", "-", "-p", "flag_color=purple")
+        #expect(piped.status == 0)
+        #expect(try PNGDecoder.decode([UInt8](piped.raw)) == image("purple.png"))
+        #expect(try files() == ["purple.png"])
+    }
+
+    @Test func outputIsAPNGOtherToolsRead() throws {
+        _ = try iconr("render", flag, "-s", "3")
+        let pngcheck = try #require(TestSupport.which("pngcheck"), "pngcheck is not installed (apt-get install pngcheck)")
+        let check = try TestSupport.run(pngcheck, [directory.appendingPathComponent("flag@3x.png").path])
+        #expect(check.status == 0)
+        #expect(String(decoding: check.stdout, as: UTF8.self).contains("72x72, 32-bit RGB+alpha"))
+    }
+
+    @Test func warnsAboutUnknownParameters() throws {
+        let result = try iconr("render", flag, "-p", "flag_colour=red")
+        #expect(result.status == 0)
+        #expect(result.stderr == "warning: \(flag): ignoring unknown parameter \"flag_colour\" (it declares flag_color)\n")
+    }
+
+    @Test(arguments: [
+        (["render"], "error: missing <template.svg>"),
+        (["render", "a.svg", "b.svg"], "error: unexpected argument 'b.svg'"),
+        (["render", "a.svg", "--scale", "0"], "error: invalid value '0' for --scale: expected a finite number > 0"),
+        (["render", "a.svg", "--scale", "inf"], "error: invalid value 'inf' for --scale: expected a finite number > 0"),
+        (["render", "a.svg", "--scale"], "error: missing value for --scale"),
+        (["render", "a.svg", "--param", "flag_color"], "error: invalid value 'flag_color' for --param: expected NAME=COLOR"),
+        (["render", "a.svg", "--bogus"], "error: unknown option '--bogus'"),
+        (["render", "a.svg", "--max-size", "0"], "error: invalid value '0' for --max-size: expected PX or WxH, whole numbers > 0"),
+        (["render", "a.svg", "-s", "1", "-s", "2"], "error: -s given more than once"),
+    ])
+    func usageMistakesExit64WithTheUsageLine(_ arguments: [String], _ message: String) throws {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        #expect(result.status == 64)
+        #expect(stderr.hasPrefix(message + "\n"), "\(stderr)")
+        #expect(stderr.contains("Usage: iconr render <template.svg>"))
+        #expect(stderr.contains("See 'iconr render --help'."))
+        #expect(result.stdout.isEmpty)
+    }
+
+    @Test func failuresExit1WithOneErrorLineAndNoOutputFile() throws {
+        let cases: [([String], String)] = [
+            (["render", flag, "-p", "flag_color=#12"], "error: \(flag): invalid color \"#12\" for parameter \"flag_color\"\n"),
+            (["render", "missing.svg"], "error: missing.svg: no such file\n"),
+            (["render", flag, "-s", "500"], "error: \(flag): a 12000x12000 raster exceeds the limit of 4096x4096\n"),
+            (["render", flag, "-s", "5", "--max-size", "100"], "error: \(flag): a 120x120 raster exceeds the limit of 100x100\n"),
+            (["render", flag, "-o", "no/such/dir/x.png"], "error: no/such/dir/x.png: cannot write it: no such directory no/such/dir\n"),
+        ]
+        for (arguments, expected) in cases {
+            let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(String(decoding: result.stderr, as: UTF8.self) == expected)
+        }
+        #expect(try files().isEmpty)
+    }
+
+    @Test func malformedTemplatesNameFileLineAndValue() throws {
+        let bad = directory.appendingPathComponent("bad.svg")
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
+              <m:metadata><m:parameters>
+                <m:parameter m:name="flag_color" m:type="color" m:value="#12"/>
+              </m:parameters></m:metadata>
+            </svg>
+            """.utf8).write(to: bad)
+        let result = try iconr("render", "bad.svg")
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: bad.svg:3:53: m:parameter \"flag_color\" has an invalid m:value \"#12\"\n")
+    }
+
+    @Test(arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
+    func crashersExit1WithoutASignal(_ file: URL) throws {
+        let result = try iconr("render", file.path, "--timeout", "3")
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.hasPrefix("error: \(file.path): "))
+        #expect(result.stderr.filter { $0 == "\n" }.count == 1)
+        #expect(try files().isEmpty)
+    }
+
+    @Test func anInterruptLeavesNoOutputBehind() throws {
+        // A document that renders for minutes, interrupted while the CLI waits for it.
+        try Data("""
+            <svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>
+              <filter id='a'><feTurbulence numOctaves='33333333333'/></filter>
+              <path d='m10 10 H1 V1' filter='url(#a)'/>
+            </svg>
+            """.utf8).write(to: directory.appendingPathComponent("slow.svg"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: TestSupport.iconrExecutable)
+        process.arguments = ["render", "slow.svg", "-o", "slow.png"]
+        process.currentDirectoryURL = directory
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        Thread.sleep(forTimeInterval: 1)
+        process.interrupt()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(try files() == ["slow.svg"])
+    }
+}
