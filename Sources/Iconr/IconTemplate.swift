@@ -17,6 +17,9 @@ public struct IconTemplate: Sendable {
     /// Width and height at scale 1, in pixels.
     public let intrinsicWidth: Double
     public let intrinsicHeight: Double
+    /// The document as loaded in this process, drawn again for renders that change no
+    /// color; nil when the template was loaded in an isolated worker.
+    private let loaded: LoadedSVG?
 
     public var parameters: [TemplateParameter] { template.parameters }
     public var warnings: [TemplateWarning] { template.warnings }
@@ -41,12 +44,14 @@ public struct IconTemplate: Sendable {
         guard !bytes.isEmpty else {
             throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
         }
-        let size: (width: Double, height: Double)
         do {
-            size = if let isolation {
-                try isolation.intrinsicSize(of: bytes, timeout: limits.timeout)
+            if let isolation {
+                (intrinsicWidth, intrinsicHeight) = try isolation.intrinsicSize(of: bytes, timeout: limits.timeout)
+                loaded = nil
             } else {
-                try Rasterizer.intrinsicSize(of: bytes)
+                let document = try LoadedSVG(bytes: bytes)
+                (intrinsicWidth, intrinsicHeight) = (document.intrinsicWidth, document.intrinsicHeight)
+                loaded = document
             }
         } catch {
             throw IconrError.render(error, file: path)
@@ -58,8 +63,6 @@ public struct IconTemplate: Sendable {
         }
         self.name = name
         self.path = path
-        intrinsicWidth = size.width
-        intrinsicHeight = size.height
     }
 
     /// The raster size at `scale`: `max(1, round(W*s)) x max(1, round(H*s))`.
@@ -87,12 +90,13 @@ public struct IconTemplate: Sendable {
     /// Renders with parameters already resolved against this template.
     public func render(_ params: ResolvedParameters, scale: Double = 1,
                        limits: RenderLimits = .default, isolation: IsolatedRenderer? = nil) throws(IconrError) -> RenderedIcon {
-        let svg = template.apply(params)
         do {
             let image = if let isolation {
-                try isolation.render(svg, scale: scale, limits: limits)
+                try isolation.render(template.apply(params), scale: scale, limits: limits)
+            } else if let loaded, params.replacements.isEmpty {
+                try loaded.render(scale: scale, limits: limits)
             } else {
-                try Rasterizer.render(svg, scale: scale, limits: limits)
+                try Rasterizer.render(template.apply(params), scale: scale, limits: limits)
             }
             return RenderedIcon(image: image, scale: scale, template: template)
         } catch {

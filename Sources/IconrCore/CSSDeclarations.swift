@@ -1,5 +1,3 @@
-import Foundation
-
 /// A `name: value` declaration found in a `style` attribute or a `<style>` sheet.
 struct CSSDeclaration {
     /// The property name, lowercased.
@@ -62,7 +60,7 @@ enum CSSDeclarations {
             switch byte {
             case UInt8(ascii: "{"):
                 let prelude = String(decoding: bytes[preludeStart..<index], as: UTF8.self)
-                    .trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+                    .trimmingASCIIWhitespace.lowercased()
                 if isGroupingRule(prelude) {
                     index += 1
                 } else {
@@ -88,11 +86,11 @@ enum CSSDeclarations {
     private static func parse(_ bytes: [UInt8], _ range: Range<Int>) -> CSSDeclaration? {
         guard let colon = bytes[range].firstIndex(of: UInt8(ascii: ":")) else { return nil }
         let name = String(decoding: bytes[range.lowerBound..<colon], as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+            .trimmingASCIIWhitespace.lowercased()
         var value = trimmed(bytes, (colon + 1)..<range.upperBound)
         if let bang = bytes[value].lastIndex(of: UInt8(ascii: "!")),
            String(decoding: bytes[(bang + 1)..<value.upperBound], as: UTF8.self)
-               .trimmingCharacters(in: .whitespacesAndNewlines).lowercased() == "important" {
+               .trimmingASCIIWhitespace.lowercased() == "important" {
             value = trimmed(bytes, value.lowerBound..<bang)
         }
         guard !name.isEmpty else { return nil }

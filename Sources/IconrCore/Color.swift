@@ -1,5 +1,3 @@
-import Foundation
-
 /// An sRGB color with 8-bit channels and an alpha in 0...1, as the style specification
 /// and SVG paints use it.
 public struct Color: Hashable, Sendable, CustomStringConvertible {
@@ -52,12 +50,12 @@ extension Color {
     /// `rgb()`/`rgba()` with numbers or percentages, `hsl()`/`hsla()`, CSS named colors
     /// (case-insensitive) and `transparent`. Returns nil for anything else.
     public init?(css text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let trimmed = text.trimmingASCIIWhitespace.lowercased()
         if trimmed.hasPrefix("#") {
             guard let color = Self.parseHex(trimmed.dropFirst()) else { return nil }
             self = color
         } else if let open = trimmed.firstIndex(of: "("), trimmed.hasSuffix(")") {
-            let function = trimmed[..<open].trimmingCharacters(in: .whitespaces)
+            let function = String(trimmed[..<open].trimmingASCIIWhitespace)
             let body = trimmed[trimmed.index(after: open)..<trimmed.index(before: trimmed.endIndex)]
             guard let color = Self.parseFunction(function, arguments: String(body)) else { return nil }
             self = color
@@ -105,7 +103,7 @@ extension Color {
             }
             return Color(red: channels[0], green: channels[1], blue: channels[2], alpha: alpha)
         }
-        guard let hueDegrees = number(parts[0].replacingOccurrences(of: "deg", with: ""), percentScale: nil),
+        guard let hueDegrees = number(parts[0].hasSuffix("deg") ? String(parts[0].dropLast(3)) : parts[0], percentScale: nil),
               parts[1].hasSuffix("%"), parts[2].hasSuffix("%"),
               let saturation = number(parts[1], percentScale: 1),
               let lightness = number(parts[2], percentScale: 1) else { return nil }
@@ -114,14 +112,14 @@ extension Color {
 
     /// Splits on commas, or on spaces with an optional `/ alpha` (CSS Color 4).
     private static func splitArguments(_ arguments: String) -> [String] {
-        if arguments.contains(",") {
+        if arguments.contains(Character(",")) {
             return arguments.split(separator: ",", omittingEmptySubsequences: false)
-                .map { $0.trimmingCharacters(in: .whitespaces) }
+                .map { String($0.trimmingASCIIWhitespace) }
         }
         let halves = arguments.split(separator: "/", omittingEmptySubsequences: false)
         guard halves.count <= 2 else { return [] }
         var parts = halves[0].split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        if halves.count == 2 { parts.append(halves[1].trimmingCharacters(in: .whitespaces)) }
+        if halves.count == 2 { parts.append(String(halves[1].trimmingASCIIWhitespace)) }
         return parts
     }
 

@@ -104,8 +104,8 @@ private struct TemplateParser {
     private mutating func startElement(_ tag: XMLStartTag) throws {
         var namespaces = scopes.last?.namespaces ?? [:]
         for attribute in tag.attributes {
-            if attribute.name == "xmlns" { namespaces[""] = attribute.value }
-            else if attribute.name.hasPrefix("xmlns:") { namespaces[String(attribute.name.dropFirst(6))] = attribute.value }
+            if attribute.name == "xmlns" { namespaces[""] = scanner.value(of: attribute) }
+            else if attribute.name.hasPrefix("xmlns:") { namespaces[String(attribute.name.dropFirst(6))] = scanner.value(of: attribute) }
         }
         let (namespace, localName) = Self.resolve(tag.name, in: namespaces)
         let isRoot = !sawRoot
@@ -168,7 +168,7 @@ private struct TemplateParser {
     private mutating func collectAttribute(_ attribute: XMLAttribute,
                                            tokens: ([UInt8]) -> [(range: Range<Int>, color: Color)]) {
         if attribute.hasReferences {
-            let decoded = Array(attribute.value.utf8)
+            let decoded = Array(scanner.value(of: attribute).utf8)
             let quote = bytes[attribute.valueRange.lowerBound - 1]
             if let edit = PaintEdit.rewritingWhole(rawRange: attribute.valueRange, decoded: decoded,
                                                    tokens: tokens(decoded),
@@ -202,20 +202,21 @@ private struct TemplateParser {
 extension TemplateParser {
     private mutating func readMetadata(_ localName: String, _ tag: XMLStartTag, namespaces: [String: String]) throws {
         let location = lines.location(of: tag.offset)
-        func value(_ name: String) -> XMLAttribute? {
+        let scanner = scanner
+        func value(_ name: String) -> (text: String, offset: Int)? {
             tag.attributes.first { attribute in
                 let (namespace, local) = Self.resolve(attribute.name, in: namespaces)
                 // Unprefixed attributes carry no namespace in XML; accept them too.
-                return local == name && (namespace == SVGTemplate.mapboxNamespace || !attribute.name.contains(":"))
-            }
+                return local == name && (namespace == SVGTemplate.mapboxNamespace || attribute.name.firstIndex(of: ":") == nil)
+            }.map { (scanner.value(of: $0), $0.offset) }
         }
         func number(_ name: String) throws -> Double {
             guard let attribute = value(name) else {
                 throw TemplateError(location: location, message: "\(tag.name) has no m:\(name)")
             }
-            guard let number = Double(attribute.value.trimmingCharacters(in: .whitespaces)), number.isFinite, number >= 0 else {
+            guard let number = Double(attribute.text.trimmingASCIIWhitespace), number.isFinite, number >= 0 else {
                 throw TemplateError(location: lines.location(of: attribute.offset),
-                                    message: "\(tag.name) has an invalid m:\(name) \"\(attribute.value)\" (expected a number >= 0)")
+                                    message: "\(tag.name) has an invalid m:\(name) \"\(attribute.text)\" (expected a number >= 0)")
             }
             return number
         }
@@ -240,8 +241,8 @@ extension TemplateParser {
     }
 
     private mutating func readParameter(_ tag: XMLStartTag, location: SourceLocation,
-                                        value: (String) -> XMLAttribute?) throws {
-        guard let name = value("name")?.value, !name.isEmpty else {
+                                        value: (String) -> (text: String, offset: Int)?) throws {
+        guard let name = value("name")?.text, !name.isEmpty else {
             throw TemplateError(location: location, message: "\(tag.name) has no m:name")
         }
         if let first = parameters.first(where: { $0.parameter.name == name }) {
@@ -251,16 +252,16 @@ extension TemplateParser {
         guard let type = value("type") else {
             throw TemplateError(location: location, message: "\(tag.name) \"\(name)\" has no m:type (expected \"color\")")
         }
-        guard type.value == "color" else {
+        guard type.text == "color" else {
             throw TemplateError(location: lines.location(of: type.offset),
-                                message: "\(tag.name) \"\(name)\" has unsupported m:type \"\(type.value)\" (only \"color\" exists)")
+                                message: "\(tag.name) \"\(name)\" has unsupported m:type \"\(type.text)\" (only \"color\" exists)")
         }
         guard let defaultValue = value("value") else {
             throw TemplateError(location: location, message: "\(tag.name) \"\(name)\" has no m:value")
         }
-        guard let color = Color(css: defaultValue.value) else {
+        guard let color = Color(css: defaultValue.text) else {
             throw TemplateError(location: lines.location(of: defaultValue.offset),
-                                message: "\(tag.name) \"\(name)\" has an invalid m:value \"\(defaultValue.value)\"")
+                                message: "\(tag.name) \"\(name)\" has an invalid m:value \"\(defaultValue.text)\"")
         }
         parameters.append(DeclaredParameter(parameter: TemplateParameter(name: name, defaultColor: color), location: location))
     }

@@ -1,9 +1,8 @@
-/// An attribute as written in a start tag: its qualified name, the raw bytes between its
-/// quotes, and the value with references expanded.
+/// An attribute as written in a start tag: its qualified name and the raw bytes between
+/// its quotes. `XMLScanner.value(of:)` expands references, only for the attributes read.
 struct XMLAttribute {
     var name: String
     var valueRange: Range<Int>
-    var value: String
     /// The raw text held a reference (`&amp;`, `&#35;`, ...), so raw and decoded offsets differ.
     var hasReferences: Bool
     var offset: Int
@@ -79,10 +78,15 @@ struct XMLScanner {
         return nil
     }
 
+    /// The attribute's value with references expanded.
+    func value(of attribute: XMLAttribute) -> String {
+        decode(attribute.valueRange)
+    }
+
     /// Expands character and entity references in raw text.
     func decode(_ range: Range<Int>) -> String {
         let raw = String(decoding: bytes[range], as: UTF8.self)
-        return raw.contains("&") ? expandReferences(raw, depth: 0) : raw
+        return bytes[range].contains(UInt8(ascii: "&")) ? expandReferences(raw, depth: 0) : raw
     }
 
     private func expandReferences(_ text: String, depth: Int) -> String {
@@ -163,7 +167,7 @@ struct XMLScanner {
             insertionPoint = position
             let range = valueStart..<valueEnd
             let hasReferences = bytes[range].contains(UInt8(ascii: "&"))
-            attributes.append(XMLAttribute(name: attributeName, valueRange: range, value: decode(range),
+            attributes.append(XMLAttribute(name: attributeName, valueRange: range,
                                            hasReferences: hasReferences, offset: attributeOffset))
         }
     }

@@ -1,4 +1,5 @@
 import IconrCore
+import Synchronization
 
 /// Limits that keep a render from taking the machine down.
 public struct RenderLimits: Hashable, Sendable {
@@ -15,6 +16,36 @@ public struct RenderLimits: Hashable, Sendable {
     public static let `default` = RenderLimits()
 }
 
+/// A document librsvg has loaded in this process, kept so that it can be drawn again at any
+/// scale without parsing it again (parsing is about half the cost of a small icon).
+/// Thread-safe: librsvg handles are not, so one render at a time uses the loaded handle and
+/// a render that finds it busy loads its own copy instead of waiting.
+public final class LoadedSVG: Sendable {
+    public let bytes: [UInt8]
+    /// Width and height in pixels at scale 1.
+    public let intrinsicWidth: Double
+    public let intrinsicHeight: Double
+    private let document: Mutex<SVGDocument>
+
+    public init(bytes: [UInt8]) throws(RenderError) {
+        let document = try SVGDocument(bytes: bytes)
+        (intrinsicWidth, intrinsicHeight) = try document.intrinsicSize()
+        self.bytes = bytes
+        self.document = Mutex(document)
+    }
+
+    /// Draws the document at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
+    public func render(scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
+        guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
+        let size = PixelSize.raster(width: intrinsicWidth, height: intrinsicHeight, scale: scale)
+        let result = document.withLockIfAvailable { document -> Result<RasterImage, RenderError> in
+            Result { () throws(RenderError) in try document.render(size: size, limit: limits.maxSize) }
+        }
+        if let result { return try result.get() }
+        return try SVGDocument(bytes: bytes).render(size: size, limit: limits.maxSize)
+    }
+}
+
 /// Rasterizes SVG documents with librsvg and cairo in the calling process.
 public enum Rasterizer {
     /// The size in pixels of `svg` at scale 1 (from width/height, else the viewBox).
@@ -22,12 +53,9 @@ public enum Rasterizer {
         try SVGDocument(bytes: svg).intrinsicSize()
     }
 
-    /// Draws `svg` at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
+    /// Loads and draws `svg` at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
     public static func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
-        let document = try SVGDocument(bytes: svg)
-        let intrinsic = try document.intrinsicSize()
-        let size = PixelSize.raster(width: intrinsic.width, height: intrinsic.height, scale: scale)
-        return try document.render(size: size, limit: limits.maxSize)
+        return try LoadedSVG(bytes: svg).render(scale: scale, limits: limits)
     }
 }

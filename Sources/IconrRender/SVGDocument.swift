@@ -47,10 +47,10 @@ final class SVGDocument {
 
     /// Draws the document stretched to fill `size` exactly.
     func render(size: PixelSize, limit: PixelSize) throws(RenderError) -> RasterImage {
-        let intrinsic = try intrinsicSize()
         guard size.width <= limit.width, size.height <= limit.height else {
             throw RenderError.tooLarge(size, limit: limit)
         }
+        let intrinsic = try intrinsicSize()
         guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
             throw RenderError.drawingFailed("cairo_image_surface_create returned nothing")
         }
