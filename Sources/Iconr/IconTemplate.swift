@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import IconrRender
 
 /// A parameterized SVG icon, ready to render at any scale with any parameter values.
@@ -28,14 +28,20 @@ public struct IconTemplate: Sendable {
     /// With `isolation`, librsvg loads it in a worker process (loading alone can crash it),
     /// within `limits.timeout`.
     public init(contentsOf url: URL, isolation: IsolatedRenderer? = nil, limits: RenderLimits = .default) throws(IconrError) {
+        try self.init(path: url.relativePath, isolation: isolation, limits: limits)
+    }
+
+    /// Like `init(contentsOf:)`, from a file path.
+    public init(path: String, isolation: IsolatedRenderer? = nil, limits: RenderLimits = .default) throws(IconrError) {
         let bytes: [UInt8]
         do {
-            bytes = try [UInt8](Data(contentsOf: url))
+            bytes = try FileReader.read(path)
         } catch {
-            throw IconrError.io(Self.readFailure(url, error), file: url.relativePath)
+            throw IconrError.io(error.reason, file: path)
         }
-        try self.init(name: url.deletingPathExtension().lastPathComponent, bytes: bytes, path: url.relativePath,
-                      isolation: isolation, limits: limits)
+        let fileName = path.split(separator: "/").last.map(String.init) ?? path
+        let name = fileName.hasSuffix(".svg") ? String(fileName.dropLast(4)) : fileName
+        try self.init(name: name, bytes: bytes, path: path, isolation: isolation, limits: limits)
     }
 
     /// Checks a template held in memory. `path` only names it in errors.
@@ -102,12 +108,5 @@ public struct IconTemplate: Sendable {
         } catch {
             throw IconrError.render(error, file: path)
         }
-    }
-
-    private static func readFailure(_ url: URL, _ error: Error) -> String {
-        var isDirectory: ObjCBool = false
-        if !FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) { return "no such file" }
-        if isDirectory.boolValue { return "is a directory, not an SVG file" }
-        return "cannot read it: \((error as NSError).localizedDescription)"
     }
 }

@@ -1,5 +1,5 @@
 import Dispatch
-import Foundation
+import Glibc
 import Iconr
 import IconrRender
 
@@ -55,7 +55,6 @@ public enum CLI {
             console.out(command.helpText)
             return 0
         }
-        removeTemporaryFilesOnInterrupt()
         do {
             let scanned = try ArgumentScanner.scan(rest, options: command.options + [command.helpOption])
             return try command.run(scanned, console: console)
@@ -71,7 +70,7 @@ public enum CLI {
 
     /// On SIGINT, SIGTERM or SIGHUP, remove the temporary files of writes under way and exit
     /// as the signal would have (128 + signal), so an interrupted run leaves no partial output.
-    private static func removeTemporaryFilesOnInterrupt() {
+    static func removeTemporaryFilesOnInterrupt() {
         for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())

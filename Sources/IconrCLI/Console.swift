@@ -1,24 +1,51 @@
-import Foundation
+import Glibc
 
-/// Where the CLI writes: stdout for results, stderr for messages.
+/// Where the CLI writes: stdout for results, stderr for messages. Unbuffered, so that
+/// nothing is lost when the process ends with `_exit`.
 struct Console {
     func out(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        write(Array((line + "\n").utf8), to: 1)
     }
 
     func outBytes(_ bytes: [UInt8]) {
-        FileHandle.standardOutput.write(Data(bytes))
+        write(bytes, to: 1)
     }
 
     func error(_ message: String) {
-        FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+        write(Array("error: \(message)\n".utf8), to: 2)
     }
 
     func warning(_ message: String) {
-        FileHandle.standardError.write(Data("warning: \(message)\n".utf8))
+        write(Array("warning: \(message)\n".utf8), to: 2)
+    }
+
+    /// Runs `work`; a thrown error becomes an `error:` line and exit code 1.
+    func reportingErrors(_ work: () throws -> Void) -> Int32 {
+        do {
+            try work()
+            return 0
+        } catch {
+            self.error("\(error)")
+            return 1
+        }
+    }
+
+    /// Passes on what another process wrote to its stderr.
+    func relay(_ bytes: [UInt8]) {
+        write(bytes, to: 2)
     }
 
     func note(_ message: String) {
-        FileHandle.standardError.write(Data((message + "\n").utf8))
+        write(Array((message + "\n").utf8), to: 2)
+    }
+
+    private func write(_ bytes: [UInt8], to descriptor: Int32) {
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            if result < 0, errno == EINTR { continue }
+            guard result > 0 else { return }
+            written += result
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Iconr
 
 /// `iconr inspect <template.svg> [--json]`
@@ -17,17 +17,19 @@ enum InspectCommand: Command {
         }
         let path = arguments.positionals[0]
         let settings = try RenderSettings(arguments)
-        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path), isolation: settings.isolatedRenderer(),
-                                        limits: settings.limits)
-        let report = Report(template, path: path)
-        if arguments.has("--json") {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-            console.out(String(decoding: try encoder.encode(report), as: UTF8.self))
-        } else {
-            console.out(report.text)
+        let json = arguments.has("--json")
+        return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
+            console.reportingErrors {
+                let report = Report(try IconTemplate(path: path), path: path)
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                    console.out(String(decoding: try encoder.encode(report), as: UTF8.self))
+                } else {
+                    console.out(report.text)
+                }
+            }
         }
-        return 0
     }
 
     struct Report: Encodable {
@@ -71,7 +73,8 @@ enum InspectCommand: Command {
                 lines.append("  parameters:")
                 let width = parameters.map(\.name.count).max() ?? 0
                 for parameter in parameters {
-                    lines.append("    \(parameter.name.padding(toLength: width, withPad: " ", startingAt: 0))  \(parameter.type)  default \(parameter.default)")
+                    let padding = String(repeating: " ", count: width - parameter.name.count)
+                    lines.append("    \(parameter.name)\(padding)  \(parameter.type)  default \(parameter.default)")
                 }
             }
             lines.append("  stretch x: \(spans(stretchX))")

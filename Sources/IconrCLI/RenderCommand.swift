@@ -1,4 +1,3 @@
-import Foundation
 import Iconr
 
 /// `iconr render <template.svg> [--param NAME=COLOR]... [--scale S] [-o PATH]`
@@ -24,9 +23,17 @@ enum RenderCommand: Command {
         let scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
         let params = try parseParams(arguments.all("--param"))
         let settings = try RenderSettings(arguments)
+        let output = arguments.value("--output")
+        return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
+            console.reportingErrors {
+                try render(path, params: params, scale: scale, limits: settings.limits, output: output, console: console)
+            }
+        }
+    }
 
-        let renderer = settings.isolatedRenderer()
-        let template = try IconTemplate(contentsOf: URL(fileURLWithPath: path), isolation: renderer, limits: settings.limits)
+    private static func render(_ path: String, params: [String: String], scale: Double, limits: RenderLimits,
+                               output: String?, console: Console) throws {
+        let template = try IconTemplate(path: path)
         template.warnings.forEach { console.warning("\(path):\($0)") }
         let resolved = try template.resolve(params)
         if !resolved.unknownNames.isEmpty {
@@ -35,17 +42,14 @@ enum RenderCommand: Command {
                 + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
                 + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
         }
-        let icon = try template.render(resolved, scale: scale, limits: settings.limits, isolation: renderer)
-        let png = try icon.pngData()
-
-        let output = arguments.value("--output") ?? defaultOutputName(template.name, scale: scale)
-        if output == "-" {
+        let png = try template.render(resolved, scale: scale, limits: limits).pngData()
+        let destination = output ?? defaultOutputName(template.name, scale: scale)
+        if destination == "-" {
             console.outBytes(png)
         } else {
-            try AtomicFile.write(png, to: output)
-            console.out(output)
+            try AtomicFile.write(png, to: destination)
+            console.out(destination)
         }
-        return 0
     }
 
     /// `flag.png` at scale 1, `flag@2x.png` at 2, `flag@1.5x.png` at 1.5.
@@ -76,7 +80,7 @@ func formatScale(_ scale: Double) -> String {
     scale == scale.rounded() && abs(scale) < 1e15 ? String(Int(scale)) : String(scale)
 }
 
-/// Options shared by commands that render: limits and isolation.
+/// Options shared by commands that load templates: limits.
 struct RenderSettings {
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--max-size"], valueName: "PX",
@@ -94,12 +98,6 @@ struct RenderSettings {
                                              expected: "a number of seconds > 0") {
             limits.timeout = timeout
         }
-    }
-
-    /// Renders in worker processes that run this same executable, so librsvg crashes and
-    /// runaway documents become errors.
-    func isolatedRenderer() -> IsolatedRenderer {
-        IsolatedRenderer(executable: "/proc/self/exe", arguments: [CLI.workerCommand])
     }
 
     static func parseSize(_ text: String) -> PixelSize? {

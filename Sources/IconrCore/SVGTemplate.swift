@@ -1,5 +1,3 @@
-import Foundation
-
 /// A parsed parameterized SVG icon: its Mapbox metadata, and every place a parameter can
 /// change a paint. Pure Swift; librsvg never sees a template, only the bytes `apply` makes.
 ///

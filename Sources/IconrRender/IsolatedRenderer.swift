@@ -1,4 +1,3 @@
-import Foundation
 import Glibc
 import IconrCore
 import Synchronization
@@ -87,24 +86,34 @@ final class WorkerProcess: @unchecked Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
             throw RenderError.workerFailed("socketpair: \(String(cString: strerror(errno)))")
         }
+        let spawned = Self.spawn(executable, arguments, socket: sockets[1])
+        close(sockets[1])
+        do {
+            pid = try spawned.get()
+        } catch {
+            close(sockets[0])
+            throw error
+        }
+        socket = sockets[0]
+    }
+
+    /// Starts `executable` with the socket as its stdin and stdout, stderr to /dev/null.
+    private static func spawn(_ executable: String, _ arguments: [String], socket: Int32) -> Result<pid_t, RenderError> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, sockets[1], 0)
-        posix_spawn_file_actions_adddup2(&actions, sockets[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, socket, 0)
+        posix_spawn_file_actions_adddup2(&actions, socket, 1)
         // librsvg's panic messages are not ours to print; the parent reports the crash.
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
         var pid: pid_t = 0
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         let status = posix_spawn(&pid, executable, &actions, nil, argv, environ)
-        close(sockets[1])
         guard status == 0 else {
-            close(sockets[0])
-            throw RenderError.workerFailed("cannot start \(executable): \(String(cString: strerror(status)))")
+            return .failure(RenderError.workerFailed("cannot start \(executable): \(String(cString: strerror(status)))"))
         }
-        self.pid = pid
-        socket = sockets[0]
+        return .success(pid)
     }
 
     /// Sends one framed message and waits for the framed reply until `deadline`.

@@ -1,13 +1,14 @@
-import Foundation
 import Glibc
 import IconrCore
 
-/// The worker side of `IsolatedRenderer`: serves framed render requests on stdin and
-/// answers on stdout until stdin closes. Run it in a process of its own.
+/// The worker side of `IsolatedRenderer`: serves framed render requests until its input
+/// closes. Run it in a process of its own.
 public enum RenderWorker {
+    /// Serves requests read from stdin, answering on stdout.
     public static func serve() -> Never {
+        let input: Int32 = 0, output: Int32 = 1
         exitWhenOrphaned()
-        while let request = readFrame(from: 0) {
+        while let request = readFrame(from: input) {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
                 let result = Result { () throws(RenderError) -> RenderReply in
@@ -22,20 +23,21 @@ public enum RenderWorker {
             } else {
                 reply = RenderReply.encode(.failure(.workerFailed("malformed request")))
             }
-            guard writeAll(frame(reply), to: 1) else { break }
+            guard writeAll(frame(reply), to: output) else { break }
         }
-        exit(0)
+        _exit(0)
     }
 
     /// A worker busy with a runaway document would outlive a parent that died; it watches
     /// for being re-parented and leaves. (`PR_SET_PDEATHSIG` follows the spawning thread,
     /// not the process, so it would kill idle workers of thread pools.)
     private static func exitWhenOrphaned() {
-        let parent = getppid()
-        Thread.detachNewThread {
-            while getppid() == parent { usleep(200_000) }
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { parent in
+            while getppid() == pid_t(Int(bitPattern: parent)) { usleep(200_000) }
             _exit(0)
-        }
+        }, UnsafeMutableRawPointer(bitPattern: Int(getppid())))
+        pthread_detach(thread)
     }
 
     private static func readFrame(from descriptor: Int32) -> [UInt8]? {

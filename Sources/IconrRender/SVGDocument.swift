@@ -1,5 +1,4 @@
 import CRsvg
-import Foundation
 import IconrCore
 
 /// A document loaded by librsvg. Owns its `RsvgHandle`; never shared between threads.
@@ -116,11 +115,11 @@ private func consumeMessage(_ error: UnsafeMutablePointer<GError>?, fallback: St
     guard let error else { return fallback }
     defer { g_error_free(error) }
     guard let raw = error.pointee.message.map({ String(cString: $0) }) else { return fallback }
-    var message = raw.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+    var message = raw.split(whereSeparator: \.isNewline).map { $0.drop(while: \.isWhitespace) }
         .filter { !$0.isEmpty }.joined(separator: "; ")
-    if let range = message.range(of: #"Error domain \d+ code \d+ on "#, options: .regularExpression) {
-        message.removeSubrange(range)
-        message = message.replacingOccurrences(of: " of data:", with: ":")
+    let libxmlPrefix = try! Regex(#"Error domain \d+ code \d+ on (.*?) of data: "#, as: (Substring, Substring).self)
+    if let match = message.firstMatch(of: libxmlPrefix) {
+        message.replaceSubrange(match.range, with: "\(match.output.1): ")
     }
     return message.isEmpty ? fallback : message
 }

@@ -28,7 +28,6 @@ struct Phases {
     var iconr: Double { parse + substitute + render + encode }
 }
 
-probe(documents)
 let clock = ContinuousClock()
 print("iconr-bench: \(files.count) icons from \(folder), \(rounds) rounds, times per icon in microseconds")
 print(String(format: "%-6@ %9@ %11@ %9@ %9@ %9@ %9@ %7@", "scale", "parse", "substitute", "render", "encode", "iconr", "raw", "ratio"))

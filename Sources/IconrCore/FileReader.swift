@@ -1,0 +1,51 @@
+import Glibc
+
+/// Why a file could not be read, in the words people expect (`no such file`, ...).
+public struct FileReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let path: String
+    public let reason: String
+
+    public var description: String { "\(path): \(reason)" }
+}
+
+/// Reads whole files with plain system calls: no Foundation start-up on the path of a
+/// one-icon command.
+public enum FileReader {
+    /// Files larger than this are refused rather than read (icons are kilobytes).
+    public static let maxSize = 64 << 20
+
+    public static func read(_ path: String) throws(FileReadError) -> [UInt8] {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
+        guard (info.st_mode & S_IFMT) != S_IFDIR else {
+            throw FileReadError(path: path, reason: "is a directory, not an SVG file")
+        }
+        guard Int(info.st_size) <= maxSize else {
+            throw FileReadError(path: path, reason: "is \(info.st_size) bytes, more than the \(maxSize >> 20) MiB an icon may have")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: max(4096, Int(info.st_size) + 1))
+        while true {
+            let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
+            if count == 0 { return bytes }
+            bytes += chunk[0..<count]
+            guard bytes.count <= maxSize else {
+                throw FileReadError(path: path, reason: "is more than the \(maxSize >> 20) MiB an icon may have")
+            }
+        }
+    }
+
+    private static func reasonText(_ code: Int32) -> String {
+        switch code {
+        case ENOENT: "no such file"
+        case EACCES: "permission denied"
+        case EISDIR: "is a directory, not an SVG file"
+        default: "cannot read it: \(String(cString: strerror(code)))"
+        }
+    }
+}
