@@ -2,65 +2,165 @@ import Foundation
 import Iconr
 import IconrRender
 
-// iconr-bench: where the time of one icon goes (parse, substitute, render, encode) against
-// the raw librsvg + cairo + libpng cost of the same icons, measured interleaved in one
-// process so that machine noise hits both alike.
+// iconr-bench: where the time of an icon goes, against the raw cost of the same work, all
+// measured interleaved in one run so that machine noise hits both sides alike.
 //
-//   swift run -c release iconr-bench [corpus-folder] [rounds]
+//   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
+//
+// 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
+//    against librsvg + cairo + cairo's libpng writer on the same bytes (ReferencePipeline).
+// 2. Parameter variants: each icon made a template whose `color` parameter (default black)
+//    is set to #800080; per variant once the template is loaded (of which substitute:
+//    resolving the value and rewriting the document), and one-shot.
+// 3. Whole processes: `iconr render` against `rsvg-convert` on the same icons.
 
-let arguments = CommandLine.arguments.dropFirst()
+let arguments = Array(CommandLine.arguments.dropFirst())
 let folder = arguments.first ?? "../shared/corpora/maki"
-let rounds = arguments.dropFirst().first.flatMap(Int.init) ?? 5
+let rounds = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
 
-let files = (try? FileManager.default.contentsOfDirectory(atPath: folder))?.filter { $0.hasSuffix(".svg") }.sorted() ?? []
+let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".svg") }.sorted()
 guard !files.isEmpty else {
     FileHandle.standardError.write(Data("error: no SVG files in \(folder)\n".utf8))
     exit(1)
 }
 let documents = files.map { [UInt8](FileManager.default.contents(atPath: "\(folder)/\($0)") ?? Data()) }
 
+let clock = ContinuousClock()
+
 func microseconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
 }
 
-struct Phases {
-    var parse = 0.0, substitute = 0.0, render = 0.0, encode = 0.0, raw = 0.0
-    var iconr: Double { parse + substitute + render + encode }
+func column(_ text: String, _ width: Int) -> String {
+    String(repeating: " ", count: max(0, width - text.count)) + text
 }
 
-let clock = ContinuousClock()
-print("iconr-bench: \(files.count) icons from \(folder), \(rounds) rounds, times per icon in microseconds")
-print(String(format: "%-6@ %9@ %11@ %9@ %9@ %9@ %9@ %7@", "scale", "parse", "substitute", "render", "encode", "iconr", "raw", "ratio"))
+func number(_ value: Double) -> String {
+    String((value * 10).rounded() / 10)
+}
+
+func printRow(_ cells: [String]) {
+    print(cells.enumerated().map { column($0.element, $0.offset == 0 ? 20 : 14) }.joined())
+}
+
+/// The document with a Mapbox `color` parameter (default black) declared on its root.
+func parameterized(_ bytes: [UInt8]) -> [UInt8] {
+    var text = String(decoding: bytes, as: UTF8.self)
+    guard let root = text.range(of: "<svg"), let close = text[root.upperBound...].firstIndex(of: ">") else { return bytes }
+    let metadata = "<m:metadata xmlns:m=\"https://www.mapbox.com\"><m:parameters>"
+        + "<m:parameter m:name=\"color\" m:type=\"color\" m:value=\"#000000\"/></m:parameters></m:metadata>"
+    text.insert(contentsOf: metadata, at: text.index(after: close))
+    return Array(text.utf8)
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("error: \(message)\n".utf8))
+    exit(1)
+}
+
+print("iconr-bench: \(files.count) icons from \(folder), \(rounds) rounds; times are means per icon in microseconds\n")
+print("1. In process, one icon from bytes to PNG")
+printRow(["scale", "parse", "substitute", "render", "encode", "iconr", "raw", "iconr/raw"])
 for scale in [1.0, 2.0] {
-    var totals = Phases()
+    var parse = 0.0, substitute = 0.0, render = 0.0, encode = 0.0, raw = 0.0
     for _ in 0..<rounds {
         for (index, bytes) in documents.enumerated() {
             var start = clock.now
-            guard ReferencePipeline.renderPNG(bytes, scale: scale) != nil else { fatalError("\(files[index]): raw pipeline failed") }
-            totals.raw += microseconds(clock.now - start)
-
+            guard ReferencePipeline.renderPNG(bytes, scale: scale) != nil else { fail("\(files[index]): raw pipeline failed") }
+            raw += microseconds(clock.now - start)
             do {
                 start = clock.now
                 let template = try IconTemplate(name: files[index], bytes: bytes)
                 let parsed = clock.now
                 let params = try template.resolve([:])
                 let substituted = clock.now
-                let image = try template.render(params, scale: scale).image
+                let icon = try template.render(params, scale: scale)
                 let rendered = clock.now
-                _ = try PNGEncoder.encode(image)
-                let encoded = clock.now
-                totals.parse += microseconds(parsed - start)
-                totals.substitute += microseconds(substituted - parsed)
-                totals.render += microseconds(rendered - substituted)
-                totals.encode += microseconds(encoded - rendered)
+                _ = try icon.pngData()
+                encode += microseconds(clock.now - rendered)
+                parse += microseconds(parsed - start)
+                substitute += microseconds(substituted - parsed)
+                render += microseconds(rendered - substituted)
             } catch {
-                fatalError("\(files[index]): \(error)")
+                fail("\(files[index]): \(error)")
             }
         }
     }
     let count = Double(documents.count * rounds)
-    let p = Phases(parse: totals.parse / count, substitute: totals.substitute / count, render: totals.render / count,
-                   encode: totals.encode / count, raw: totals.raw / count)
-    print(String(format: "%-6@ %9.1f %11.1f %9.1f %9.1f %9.1f %9.1f %6.2fx", "\(Int(scale))x", p.parse, p.substitute,
-                 p.render, p.encode, p.iconr, p.raw, p.iconr / p.raw))
+    let total = parse + substitute + render + encode
+    printRow(["\(Int(scale))x", number(parse / count), number(substitute / count), number(render / count),
+              number(encode / count), number(total / count), number(raw / count), number(total / raw * 100) + "%"])
+}
+
+print("\n2. Parameter variants (color=#800080)")
+printRow(["scale", "substitute", "per variant", "one-shot", "raw", "variant/raw", "one-shot/raw"])
+let templates = documents.map(parameterized)
+for scale in [1.0, 2.0] {
+    var substitute = 0.0, variant = 0.0, oneShot = 0.0, raw = 0.0
+    for _ in 0..<rounds {
+        for (index, bytes) in templates.enumerated() {
+            do {
+                var start = clock.now
+                let template = try IconTemplate(name: files[index], bytes: bytes)
+                let loaded = clock.now
+                let params = try template.resolve(["color": "#800080"])
+                _ = try template.render(params, scale: scale).pngData()
+                let done = clock.now
+                variant += microseconds(done - loaded)
+                oneShot += microseconds(done - start)
+                start = clock.now
+                let substituted = template.template.apply(try template.resolve(["color": "#800080"]))
+                substitute += microseconds(clock.now - start)
+                start = clock.now
+                guard ReferencePipeline.renderPNG(substituted, scale: scale) != nil else { fail("\(files[index]): raw pipeline failed") }
+                raw += microseconds(clock.now - start)
+            } catch {
+                fail("\(files[index]): \(error)")
+            }
+        }
+    }
+    let count = Double(documents.count * rounds)
+    printRow(["\(Int(scale))x", number(substitute / count), number(variant / count), number(oneShot / count), number(raw / count),
+              number(variant / raw * 100) + "%", number(oneShot / raw * 100) + "%"])
+}
+
+print("\n3. Whole processes, one icon each at 1x (spawn to exit)")
+let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+let iconr = directory.appendingPathComponent("iconr").path
+let rsvgConvert = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert"].first { FileManager.default.isExecutableFile(atPath: $0) }
+if !FileManager.default.isExecutableFile(atPath: iconr) {
+    print("skipped: no iconr executable beside iconr-bench (swift build -c release --static-swift-stdlib)")
+} else if let rsvgConvert {
+    let output = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-\(getpid()).png").path
+    defer { try? FileManager.default.removeItem(atPath: output) }
+    func time(_ executable: String, _ arguments: [String]) -> Double {
+        var pid: pid_t = 0
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+        let start = clock.now
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { fail("cannot run \(executable)") }
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        guard status == 0 else { fail("\(executable) \(arguments.joined(separator: " ")) failed") }
+        return microseconds(clock.now - start)
+    }
+    let sample = stride(from: 0, to: files.count, by: max(1, files.count / 40)).map { "\(folder)/\(files[$0])" }
+    var ours: [Double] = [], theirs: [Double] = []
+    for _ in 0..<rounds {
+        for file in sample {
+            ours.append(time(iconr, ["render", file, "-o", output]))
+            theirs.append(time(rsvgConvert, [file, "-o", output]))
+        }
+    }
+    func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    printRow(["", "runs", "mean ms", "median ms"])
+    printRow(["iconr render", "\(ours.count)", number(ours.reduce(0, +) / Double(ours.count) / 1000), number(median(ours) / 1000)])
+    printRow(["rsvg-convert", "\(theirs.count)", number(theirs.reduce(0, +) / Double(theirs.count) / 1000), number(median(theirs) / 1000)])
+    printRow(["iconr/rsvg-convert", "", "", number(median(ours) / median(theirs) * 100) + "%"])
+} else {
+    print("skipped: rsvg-convert is not installed (apt-get install librsvg2-bin)")
 }
