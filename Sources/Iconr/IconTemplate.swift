@@ -39,9 +39,13 @@ public struct IconTemplate: Sendable {
         } catch {
             throw IconrError.io(error.reason, file: path)
         }
+        try self.init(name: Self.iconName(path: path), bytes: bytes, path: path, isolation: isolation, limits: limits)
+    }
+
+    /// The icon name of a template file: its file name without `.svg` (`icons/flag.svg` is `flag`).
+    public static func iconName(path: String) -> String {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
-        let name = fileName.hasSuffix(".svg") ? String(fileName.dropLast(4)) : fileName
-        try self.init(name: name, bytes: bytes, path: path, isolation: isolation, limits: limits)
+        return fileName.hasSuffix(".svg") ? String(fileName.dropLast(4)) : fileName
     }
 
     /// Checks a template held in memory. `path` only names it in errors.

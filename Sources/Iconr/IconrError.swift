@@ -8,6 +8,8 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     case render(RenderError, file: String?)
     /// The file could not be read or written.
     case io(String, file: String)
+    /// An icon library has no template of that name.
+    case unknownIcon(String, directory: String)
 
     public var description: String {
         switch self {
@@ -15,6 +17,7 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .parameter(let error, let file): prefixed(file, error.description)
         case .render(let error, let file): prefixed(file, error.description)
         case .io(let message, let file): prefixed(file, message)
+        case .unknownIcon(let name, let directory): "unknown icon \"\(name)\": no \(name).svg in \(directory)"
         }
     }
 }

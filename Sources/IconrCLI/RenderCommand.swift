@@ -12,7 +12,7 @@ enum RenderCommand: Command {
         OptionSpec(names: ["--scale", "-s"], valueName: "S", help: "Pixels per icon unit: 1, 2, 1.5, ... (default: 1)."),
         OptionSpec(names: ["--output", "-o"], valueName: "PATH",
                    help: "Where to write the PNG; '-' for stdout (default: <name>.png, or <name>@<S>x.png)."),
-    ] + RenderSettings.options
+    ] + RenderSettings.options + CacheSettings.options
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard arguments.positionals.count == 1 else {
@@ -23,27 +23,53 @@ enum RenderCommand: Command {
         let scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
         let params = try parseParams(arguments.all("--param"))
         let settings = try RenderSettings(arguments)
-        let output = arguments.value("--output")
-        return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
-            console.reportingErrors {
-                try render(path, params: params, scale: scale, limits: settings.limits, output: output, console: console)
-            }
-        }
-    }
+        let cache = try CacheSettings(arguments).diskCache()
 
-    private static func render(_ path: String, params: [String: String], scale: Double, limits: RenderLimits,
-                               output: String?, console: Console) throws {
-        let template = try IconTemplate(path: path)
-        template.warnings.forEach { console.warning("\(path):\($0)") }
-        let resolved = try template.resolve(params)
+        // Reading the template and its parameters is pure Swift: enough for the cache key,
+        // so a cache hit never loads librsvg.
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReader.read(path)
+        } catch {
+            throw IconrError.io(error.reason, file: path)
+        }
+        guard !bytes.isEmpty else { throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty")) }
+        let source = try SVGTemplate(bytes: bytes, file: path)
+        source.warnings.forEach { console.warning("\(path):\($0)") }
+        let resolved: ResolvedParameters
+        do {
+            resolved = try source.resolve(params)
+        } catch {
+            throw IconrError.parameter(error, file: path)
+        }
         if !resolved.unknownNames.isEmpty {
-            let declared = template.parameters.map(\.name)
+            let declared = source.parameters.map(\.name)
             console.warning("\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
                 + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
                 + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
         }
-        let png = try template.render(resolved, scale: scale, limits: limits).pngData()
-        let destination = output ?? defaultOutputName(template.name, scale: scale)
+        let name = IconTemplate.iconName(path: path)
+        let key = VariantKey(name: name, templateDigest: SHA256.hex(bytes), params: resolved, scale: scale)
+        let destination = arguments.value("--output") ?? defaultOutputName(name, scale: scale)
+
+        if let hit = cache?.read(key) {
+            guard hit.image.size.width <= settings.limits.maxSize.width, hit.image.size.height <= settings.limits.maxSize.height else {
+                throw IconrError.render(.tooLarge(hit.image.size, limit: settings.limits.maxSize), file: path)
+            }
+            try deliver(hit.png, to: destination, console: console)
+            return 0
+        }
+        return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
+            console.reportingErrors {
+                let template = try IconTemplate(name: name, bytes: bytes, path: path)
+                let png = try template.render(resolved, scale: scale, limits: settings.limits).pngData()
+                cache?.write(png, for: key)
+                try deliver(png, to: destination, console: console)
+            }
+        }
+    }
+
+    private static func deliver(_ png: [UInt8], to destination: String, console: Console) throws {
         if destination == "-" {
             console.outBytes(png)
         } else {
@@ -104,5 +130,27 @@ struct RenderSettings {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
         guard (1...2).contains(parts.count), parts.allSatisfy({ ($0 ?? 0) > 0 }) else { return nil }
         return PixelSize(width: parts[0]!, height: parts.last!!)
+    }
+}
+
+/// Options of commands that use the disk cache.
+struct CacheSettings {
+    static let options: [OptionSpec] = [
+        OptionSpec(names: ["--cache-dir"], valueName: "DIR",
+                   help: "The disk cache (default: $XDG_CACHE_HOME/iconr, else ~/.cache/iconr)."),
+        OptionSpec(names: ["--no-cache"], help: "Neither read nor write the disk cache."),
+    ]
+
+    var directory: String?
+    var isDisabled: Bool
+
+    init(_ arguments: ScannedArguments) {
+        directory = arguments.value("--cache-dir")
+        isDisabled = arguments.has("--no-cache")
+    }
+
+    /// The cache to use, or nil with `--no-cache`.
+    func diskCache() throws -> DiskCache? {
+        isDisabled ? nil : try DiskCache(directory: directory ?? DiskCache.defaultDirectory)
     }
 }

@@ -1,3 +1,4 @@
+import CRsvg
 import IconrCore
 import Synchronization
 
@@ -48,6 +49,9 @@ public final class LoadedSVG: Sendable {
 
 /// Rasterizes SVG documents with librsvg and cairo in the calling process.
 public enum Rasterizer {
+    /// The version of the librsvg this process loaded, e.g. `2.54.7`.
+    public static let librsvgVersion = "\(rsvg_major_version).\(rsvg_minor_version).\(rsvg_micro_version)"
+
     /// The size in pixels of `svg` at scale 1 (from width/height, else the viewBox).
     public static func intrinsicSize(of svg: [UInt8]) throws(RenderError) -> (width: Double, height: Double) {
         try SVGDocument(bytes: svg).intrinsicSize()

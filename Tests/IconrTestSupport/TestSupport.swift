@@ -27,6 +27,10 @@ public enum TestSupport {
 
     public static let isolated = IsolatedRenderer(executable: iconrExecutable)
 
+    /// `XDG_CACHE_HOME` of the processes tests run: a folder of this test run.
+    public static let testCacheHome = FileManager.default.temporaryDirectory
+        .appendingPathComponent("iconr-test-cache-\(ProcessInfo.processInfo.processIdentifier)").path
+
     /// SVG files below a corpus folder, sorted.
     public static func svgFiles(in folder: String) -> [URL] {
         let root = corpora.appendingPathComponent(folder)
@@ -47,6 +51,10 @@ public enum TestSupport {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
+        // Commands under test use a disk cache of their own, never the user's.
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = testCacheHome
+        process.environment = environment
         // Output goes to files, so that a chatty process can never block on a full pipe.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)

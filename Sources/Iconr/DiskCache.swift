@@ -1,0 +1,116 @@
+import Glibc
+import IconrRender
+import Synchronization
+
+/// Rendered PNGs on disk, content-addressed: an entry's file name is the SHA-256 of its
+/// variant key together with iconr's and librsvg's versions, so a new version of either
+/// never serves old pixels. Entries are written atomically (temporary file + rename), so any
+/// number of processes can share a directory. A truncated or corrupted entry fails its PNG
+/// decode (chunk CRCs, zlib checksum), is deleted and reported as a miss. Past `byteLimit`,
+/// the least recently used entries (by modification time, refreshed on every hit) go.
+public final class DiskCache: Sendable {
+    public let directory: String
+    public let byteLimit: Int
+    private let entries: String
+    /// Bytes of entries as last counted plus what this process wrote since; nil until counted.
+    private let knownBytes = Mutex<Int?>(nil)
+
+    /// Uses (and creates) `directory`.
+    public init(directory: String, byteLimit: Int = 256 << 20) throws(IconrError) {
+        self.directory = directory
+        self.byteLimit = byteLimit
+        entries = directory + "/entries-v1"
+        for path in [directory, entries] {
+            guard Self.makeDirectory(path) else {
+                throw IconrError.io("cannot create the cache directory: \(String(cString: strerror(errno)))", file: path)
+            }
+        }
+    }
+
+    /// `$XDG_CACHE_HOME/iconr`, else `~/.cache/iconr`.
+    public static var defaultDirectory: String {
+        if let xdg = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") { return xdg + "/iconr" }
+        let home = getenv("HOME").map { String(cString: $0) } ?? "."
+        return home + "/.cache/iconr"
+    }
+
+    /// The PNG and its pixels for `key`, or nil when there is no sound entry.
+    public func read(_ key: VariantKey) -> (png: [UInt8], image: RasterImage)? {
+        let path = entryPath(key)
+        guard let png = try? FileReader.read(path) else { return nil }
+        guard let image = try? PNGDecoder.decode(png) else {
+            unlink(path)
+            return nil
+        }
+        // Refresh the modification time: it is the recency eviction goes by.
+        utimensat(AT_FDCWD, path, nil, 0)
+        return (png, image)
+    }
+
+    /// Stores `png` for `key`; a failure to write only costs a later render.
+    public func write(_ png: [UInt8], for key: VariantKey) {
+        guard (try? AtomicFile.write(png, to: entryPath(key))) != nil else { return }
+        let total = knownBytes.withLock { known -> Int in
+            let total = (known ?? countBytes()) + png.count
+            known = total
+            return total
+        }
+        if total > byteLimit { evict() }
+    }
+
+    /// How many entries and bytes the directory holds now.
+    public func statistics() -> (entries: Int, bytes: Int) {
+        let files = listEntries()
+        return (files.count, files.reduce(0) { $0 + $1.size })
+    }
+
+    /// Removes every entry.
+    public func clear() {
+        for file in listEntries() { unlink(file.path) }
+        knownBytes.withLock { $0 = 0 }
+    }
+
+    func entryPath(_ key: VariantKey) -> String {
+        entries + "/" + SHA256.hex(Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8)) + ".png"
+    }
+
+    /// Deletes least recently used entries until the total is at most 90% of the limit.
+    private func evict() {
+        var files = listEntries().sorted { $0.modified < $1.modified }
+        var total = files.reduce(0) { $0 + $1.size }
+        while total > byteLimit * 9 / 10, !files.isEmpty {
+            let oldest = files.removeFirst()
+            unlink(oldest.path)
+            total -= oldest.size
+        }
+        knownBytes.withLock { $0 = total }
+    }
+
+    private func countBytes() -> Int {
+        listEntries().reduce(0) { $0 + $1.size }
+    }
+
+    private func listEntries() -> [(path: String, size: Int, modified: Int)] {
+        guard let handle = opendir(entries) else { return [] }
+        defer { closedir(handle) }
+        var files: [(String, Int, Int)] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard name.hasSuffix(".png"), !name.hasPrefix(".") else { continue }
+            let path = entries + "/" + name
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            files.append((path, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+        }
+        return files
+    }
+
+    private static func makeDirectory(_ path: String) -> Bool {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST {
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
+        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return false }
+        return makeDirectory(String(path[..<slash])) && (mkdir(path, 0o755) == 0 || errno == EEXIST)
+    }
+}

@@ -1,0 +1,89 @@
+import Dispatch
+import IconrRender
+import Synchronization
+
+/// Rendered variants in memory (an LRU bounded by bytes) and optionally on disk, with
+/// single flight: concurrent requests for one missing variant render it once, the others
+/// wait for that render.
+public final class IconCache: Sendable {
+    /// Counters since the cache was made.
+    public struct Statistics: Hashable, Sendable {
+        public var memory: LRUCache<VariantKey, IconVariant>.Statistics
+        public var diskHits: Int
+        /// Renders performed: misses in memory and on disk.
+        public var renders: Int
+    }
+
+    public let disk: DiskCache?
+    private let memory: LRUCache<VariantKey, IconVariant>
+    private let inFlight = Mutex<[VariantKey: Flight]>([:])
+    private let counters = Mutex((diskHits: 0, renders: 0))
+
+    /// `memoryLimit` bounds pixels + PNG bytes kept in memory (default 64 MiB).
+    public init(memoryLimit: Int = 64 << 20, disk: DiskCache? = nil) {
+        memory = LRUCache(costLimit: memoryLimit)
+        self.disk = disk
+    }
+
+    public var statistics: Statistics {
+        let counts = counters.withLock { $0 }
+        return Statistics(memory: memory.statistics, diskHits: counts.diskHits, renders: counts.renders)
+    }
+
+    /// The variant for `key`: from memory, else from disk (`decode` turns the stored pixels
+    /// into an icon), else from `render`, whose result is stored in both.
+    public func variant(for key: VariantKey, decode: (RasterImage) -> RenderedIcon,
+                        render: () throws(IconrError) -> RenderedIcon) throws(IconrError) -> IconVariant {
+        if let hit = memory.value(for: key) { return hit }
+        let (flight, isLeader) = inFlight.withLock { flights -> (Flight, Bool) in
+            if let flight = flights[key] { return (flight, false) }
+            let flight = Flight()
+            flights[key] = flight
+            return (flight, true)
+        }
+        guard isLeader else { return try flight.wait().get() }
+        let result = Result { () throws(IconrError) -> IconVariant in
+            try produce(key, decode: decode, render: render)
+        }
+        if case .success(let variant) = result { memory.insert(variant, for: key, cost: variant.byteCost) }
+        inFlight.withLock { $0[key] = nil }
+        flight.finish(result)
+        return try result.get()
+    }
+
+    private func produce(_ key: VariantKey, decode: (RasterImage) -> RenderedIcon,
+                         render: () throws(IconrError) -> RenderedIcon) throws(IconrError) -> IconVariant {
+        if let stored = disk?.read(key) {
+            counters.withLock { $0.diskHits += 1 }
+            return IconVariant(key: key, icon: decode(stored.image), png: stored.png)
+        }
+        counters.withLock { $0.renders += 1 }
+        let icon = try render()
+        let variant = IconVariant(key: key, icon: icon, png: try icon.pngData())
+        disk?.write(variant.png, for: key)
+        return variant
+    }
+
+    /// Drops what is in memory (the disk keeps its entries).
+    public func removeAllFromMemory() {
+        memory.removeAll()
+    }
+}
+
+/// One render under way that other requests for the same key wait for.
+private final class Flight: Sendable {
+    private let done = DispatchSemaphore(value: 0)
+    private let result = Mutex<Result<IconVariant, IconrError>?>(nil)
+
+    func finish(_ outcome: Result<IconVariant, IconrError>) {
+        result.withLock { $0 = outcome }
+        // Wake every waiter: each passes the signal on after it woke.
+        done.signal()
+    }
+
+    func wait() -> Result<IconVariant, IconrError> {
+        done.wait()
+        done.signal()
+        return result.withLock { $0! }
+    }
+}

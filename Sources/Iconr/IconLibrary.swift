@@ -1,0 +1,167 @@
+import Dispatch
+import Glibc
+import IconrRender
+import Synchronization
+
+/// A folder of icon templates that a renderer asks for variants by name:
+///
+/// ```swift
+/// let library = try IconLibrary(directory: "icons")
+/// let selected = try library.icon(named: "flag", params: ["flag_color": "#800080"], scale: 2)
+/// ```
+///
+/// Templates load on first use and reload when their file changes (checked at most once a
+/// second per icon). Variants come from the `IconCache`. Safe to use from any thread.
+public final class IconLibrary: Sendable {
+    public let directory: String
+    public let cache: IconCache
+    public let isolation: IsolatedRenderer?
+    public let limits: RenderLimits
+    private let templates = Mutex<[String: TemplateFile]>([:])
+
+    /// How often a template's file is checked for changes.
+    static let recheckInterval = Duration.seconds(1)
+
+    public init(directory: String, cache: IconCache = IconCache(), isolation: IsolatedRenderer? = nil,
+                limits: RenderLimits = .default) {
+        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        self.cache = cache
+        self.isolation = isolation
+        self.limits = limits
+    }
+
+    /// The icon names the directory holds (`*.svg`, without the extension), sorted.
+    public var names: [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".svg"), !name.hasPrefix(".") { names.append(String(name.dropLast(4))) }
+        }
+        return names.sorted()
+    }
+
+    /// The variant of icon `name` with `params` (color text in the style specification's
+    /// syntax; unknown names ignored) at `scale`, from the cache or rendered now.
+    public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
+        let file = try template(named: name)
+        let resolved: ResolvedParameters
+        do {
+            resolved = try file.source.resolve(params)
+        } catch {
+            throw IconrError.parameter(error, file: file.path)
+        }
+        let key = VariantKey(name: name, templateDigest: file.digest, params: resolved, scale: scale)
+        return try cache.variant(for: key, decode: { image in
+            RenderedIcon(image: image, scale: scale, template: file.source)
+        }, render: { () throws(IconrError) -> RenderedIcon in
+            try file.loaded(isolation: isolation, limits: limits).render(resolved, scale: scale, limits: limits, isolation: isolation)
+        })
+    }
+
+    /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it renders.
+    public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) async throws(IconrError) -> IconVariant {
+        let result = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(IconrError) -> IconVariant in
+                    try self.icon(named: name, params: params, scale: scale)
+                })
+            }
+        }
+        return try result.get()
+    }
+
+    private func path(of name: String) -> String {
+        directory + "/" + name + ".svg"
+    }
+
+    /// The current template for `name`, loading or reloading it when its file changed.
+    private func template(named name: String) throws(IconrError) -> TemplateFile {
+        let now = ContinuousClock.now
+        if let current = templates.withLock({ $0[name] }), now - current.checked < Self.recheckInterval {
+            return current
+        }
+        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
+            throw IconrError.unknownIcon(name, directory: directory)
+        }
+        let path = path(of: name)
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw IconrError.unknownIcon(name, directory: directory) }
+        let version = FileVersion(info)
+        if let current = templates.withLock({ $0[name] }), current.version == version {
+            let refreshed = current.rechecked(at: now)
+            templates.withLock { $0[name] = refreshed }
+            return refreshed
+        }
+        let file = try TemplateFile(path: path, version: version, checked: now)
+        templates.withLock { $0[name] = file }
+        return file
+    }
+}
+
+/// What identifies one version of a file: its modification time, size and inode.
+private struct FileVersion: Hashable, Sendable {
+    let modified: Int
+    let size: Int
+    let inode: UInt
+
+    init(_ info: stat) {
+        modified = info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec
+        size = Int(info.st_size)
+        inode = UInt(info.st_ino)
+    }
+}
+
+/// A template read from disk: parsed in Swift at once (enough for cache keys), loaded by
+/// librsvg only when a variant has to be rendered.
+private final class TemplateFile: Sendable {
+    let path: String
+    let source: SVGTemplate
+    let digest: String
+    let version: FileVersion
+    let checked: ContinuousClock.Instant
+    private let template: Mutex<IconTemplate?>
+
+    init(path: String, version: FileVersion, checked: ContinuousClock.Instant) throws(IconrError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReader.read(path)
+        } catch {
+            throw IconrError.io(error.reason, file: path)
+        }
+        do {
+            source = try SVGTemplate(bytes: bytes, file: path)
+        } catch {
+            throw IconrError.template(error)
+        }
+        self.path = path
+        digest = SHA256.hex(bytes)
+        self.version = version
+        self.checked = checked
+        template = Mutex(nil)
+    }
+
+    private init(_ other: TemplateFile, checked: ContinuousClock.Instant, template: IconTemplate?) {
+        path = other.path
+        source = other.source
+        digest = other.digest
+        version = other.version
+        self.checked = checked
+        self.template = Mutex(template)
+    }
+
+    func rechecked(at instant: ContinuousClock.Instant) -> TemplateFile {
+        TemplateFile(self, checked: instant, template: template.withLock { $0 })
+    }
+
+    /// The librsvg-loaded template, loaded on first call.
+    func loaded(isolation: IsolatedRenderer?, limits: RenderLimits) throws(IconrError) -> IconTemplate {
+        if let template = template.withLock({ $0 }) { return template }
+        let name = String((path.split(separator: "/").last ?? "").dropLast(4))
+        let loaded = try IconTemplate(name: name, bytes: source.bytes, path: path, isolation: isolation, limits: limits)
+        template.withLock { $0 = loaded }
+        return loaded
+    }
+}

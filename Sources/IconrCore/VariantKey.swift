@@ -1,0 +1,37 @@
+/// Which rendered variant of which template: icon name, a digest of the template's bytes,
+/// canonical parameters and scale. Stable across runs and machines.
+///
+/// The readable form (`description`) is `name?param=#rrggbb&param=#rrggbbaa@Sx`: parameter
+/// names sorted, colors as lowercase hex (alpha only when not opaque), parameters equal to
+/// their default and unknown names left out, scale in its shortest decimal form, e.g.
+/// `flag?flag_color=#800080@2x` or `flag@1x`. `identity` prefixes the template digest, so
+/// editing the file makes new keys.
+public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
+    public let name: String
+    /// SHA-256 of the template's bytes, hex.
+    public let templateDigest: String
+    public let scale: Double
+    public let description: String
+    /// `<digest>:<description>`: what equality, hashing and disk entries use.
+    public let identity: String
+
+    /// `params` come from `SVGTemplate.resolve`, which already drops unknown names and
+    /// values equal to the default.
+    public init(name: String, templateDigest: String, params: ResolvedParameters, scale: Double) {
+        self.name = name
+        self.templateDigest = templateDigest
+        self.scale = scale
+        let query = params.effectiveValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }
+        description = name + (query.isEmpty ? "" : "?" + query.joined(separator: "&")) + "@\(Self.format(scale))x"
+        identity = templateDigest + ":" + description
+    }
+
+    public static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.identity == rhs.identity }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+
+    /// `2`, `1.5`, `0.25`: integers without a fraction, others as Swift's shortest round-trip form.
+    static func format(_ scale: Double) -> String {
+        scale == scale.rounded() && abs(scale) < 1e15 ? String(Int(scale)) : String(scale)
+    }
+}
