@@ -1,0 +1,104 @@
+import Foundation
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// `iconr render` with its disk cache, and `iconr cache`.
+struct CacheCommandTests {
+    let directory: URL
+    let cache: String
+    let flag = TestSupport.icons.appendingPathComponent("flag.svg").path
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-cache-cli-\(UUID().uuidString)")
+        cache = directory.appendingPathComponent("cache").path
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    private func iconr(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    private func entries() -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: cache + "/entries-v1"))?.filter { $0.hasSuffix(".png") } ?? []
+    }
+
+    @Test func aSecondRenderComesFromTheCacheWithTheSameBytes() throws {
+        #expect(try iconr(["render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "-o", "a.png"]).status == 0)
+        #expect(entries().count == 1)
+        let hit = try iconr(["render", flag, "-p", "flag_color=#f00", "-s", "2x", "--cache-dir", cache, "-o", "b.png"])
+        #expect(hit.status == 0 && hit.stdout == "b.png\n")
+        #expect(entries().count == 1)
+        let a = try Data(contentsOf: directory.appendingPathComponent("a.png"))
+        #expect(a == (try Data(contentsOf: directory.appendingPathComponent("b.png"))))
+        // A cache hit still honours the size limit.
+        let limited = try iconr(["render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "--max-size", "10", "-o", "c.png"])
+        #expect(limited.status == 1 && limited.stderr.contains("a 48x48 raster exceeds the limit of 10x10"))
+    }
+
+    @Test func aCorruptedEntryIsRenderedAgain() throws {
+        _ = try iconr(["render", flag, "--cache-dir", cache, "-o", "a.png"])
+        let entry = cache + "/entries-v1/" + entries()[0]
+        try Data("garbage".utf8).write(to: URL(fileURLWithPath: entry))
+        #expect(try iconr(["render", flag, "--cache-dir", cache, "-o", "b.png"]).status == 0)
+        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("b.png")))).size.width == 24)
+        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: entry)))).size.width == 24)
+    }
+
+    @Test func noCacheNeitherReadsNorWrites() throws {
+        #expect(try iconr(["render", flag, "--no-cache", "--cache-dir", cache, "-o", "a.png"]).status == 0)
+        #expect(entries().isEmpty)
+    }
+
+    @Test func statsAndClear() throws {
+        for color in ["red", "green", "blue"] {
+            _ = try iconr(["render", flag, "-p", "flag_color=\(color)", "--cache-dir", cache, "-o", "\(color).png"])
+        }
+        let stats = try iconr(["cache", "stats", "--cache-dir", cache])
+        #expect(stats.status == 0)
+        #expect(stats.stdout.hasPrefix("directory: \(cache)\nentries: 3\nbytes: "))
+        let clear = try iconr(["cache", "clear", "--cache-dir", cache])
+        #expect(clear.status == 0 && clear.stdout.hasPrefix("removed 3 entries ("))
+        #expect(entries().isEmpty)
+        #expect(try iconr(["cache", "purge"]).status == 64)
+    }
+
+    @Test func theDefaultDirectoryFollowsXDG() throws {
+        _ = try iconr(["render", flag, "-p", "flag_color=teal", "-o", "a.png"])
+        let stats = try iconr(["cache", "stats"])
+        #expect(stats.stdout.hasPrefix("directory: \(TestSupport.testCacheHome)/iconr\n"))
+    }
+
+    @Test func twoProcessesShareOneDirectory() throws {
+        // Two concurrent runs of 20 variants each (10 shared), into one cache directory.
+        let colors = (0..<30).map { String(format: "#%02x%02x80", $0 * 8, 255 - $0 * 8) }
+        let script = { (range: Range<Int>, tag: String) -> String in
+            range.map { "\"\(TestSupport.iconrExecutable)\" render \"\(flag)\" -p flag_color=\"\(colors[$0])\" -s 2 --cache-dir \"\(cache)\" -o \(tag)-\($0).png >/dev/null || exit 1" }
+                .joined(separator: "\n")
+        }
+        let first = Process(), second = Process()
+        for (process, body) in [(first, script(0..<20, "a")), (second, script(10..<30, "b"))] {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", body]
+            process.currentDirectoryURL = directory
+            try process.run()
+        }
+        first.waitUntilExit()
+        second.waitUntilExit()
+        #expect(first.terminationStatus == 0 && second.terminationStatus == 0)
+        #expect(entries().count == 30)
+        for index in 10..<20 {
+            let a = try Data(contentsOf: directory.appendingPathComponent("a-\(index).png"))
+            let b = try Data(contentsOf: directory.appendingPathComponent("b-\(index).png"))
+            #expect(a == b)
+        }
+        // Every entry is sound, and no temporary file was left behind.
+        for entry in entries() {
+            #expect(throws: Never.self) { try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: cache + "/entries-v1/" + entry)))) }
+        }
+        let all = try FileManager.default.contentsOfDirectory(atPath: cache + "/entries-v1")
+        #expect(all.count == 30)
+    }
+}

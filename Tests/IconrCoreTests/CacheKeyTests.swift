@@ -1,0 +1,94 @@
+import Testing
+@testable import IconrCore
+
+struct SHA256Tests {
+    @Test(arguments: [
+        ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+        ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
+        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+    ])
+    func matchesTheStandardVectors(_ text: String, _ digest: String) {
+        #expect(SHA256.hex(Array(text.utf8)) == digest)
+    }
+
+    @Test func handlesLongInputs() {
+        // One million 'a's: the FIPS 180-2 long-message vector.
+        #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+}
+
+struct VariantKeyTests {
+    private let template = try! SVGTemplate(bytes: Array("""
+        <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
+          <m:metadata><m:parameters>
+            <m:parameter m:name="flag_color" m:type="color" m:value="#000000"/>
+            <m:parameter m:name="edge" m:type="color" m:value="#ffffff"/>
+          </m:parameters></m:metadata>
+        </svg>
+        """.utf8))
+
+    private func key(_ params: [String: String], scale: Double = 1) throws -> VariantKey {
+        VariantKey(name: "flag", templateDigest: "d1", params: try template.resolve(params), scale: scale)
+    }
+
+    @Test(arguments: [
+        ([:], 1.0, "flag@1x"),
+        (["flag_color": "#800080"], 2.0, "flag?flag_color=#800080@2x"),
+        (["flag_color": "red"], 1.5, "flag?flag_color=#ff0000@1.5x"),
+        (["flag_color": "rgba(255, 0, 0, 0.5)"], 3.0, "flag?flag_color=#ff000080@3x"),
+        (["flag_color": "#000000"], 2.0, "flag@2x"),
+        (["flag_color": "black", "edge": "white"], 1.0, "flag@1x"),
+        (["flag_color": "purple", "edge": "RED"], 1.0, "flag?edge=#ff0000&flag_color=#800080@1x"),
+        (["unknown": "red"], 1.0, "flag@1x"),
+        (["edge": "red", "flag_color": "purple"], 0.25, "flag?edge=#ff0000&flag_color=#800080@0.25x"),
+    ] as [([String: String], Double, String)])
+    func readableCanonicalForm(_ params: [String: String], _ scale: Double, _ expected: String) throws {
+        #expect(try key(params, scale: scale).description == expected)
+    }
+
+    @Test func spellingsOfOneColorAreOneKey() throws {
+        let spellings = ["red", "#f00", "#ff0000", "rgb(255,0,0)", "RED", "rgba(100%, 0%, 0%, 1)", "hsl(0, 100%, 50%)"]
+        let keys = Set(try spellings.map { try key(["flag_color": $0]) })
+        #expect(keys.count == 1)
+        #expect(try key(["flag_color": "red"]) != key(["flag_color": "red"], scale: 2))
+    }
+
+    @Test func theTemplateDigestIsPartOfTheIdentity() throws {
+        let resolved = try template.resolve(["flag_color": "red"])
+        let a = VariantKey(name: "flag", templateDigest: "aaa", params: resolved, scale: 1)
+        let b = VariantKey(name: "flag", templateDigest: "bbb", params: resolved, scale: 1)
+        #expect(a.description == b.description && a != b)
+        #expect(a.identity == "aaa:flag?flag_color=#ff0000@1x")
+    }
+}
+
+struct LRUCacheTests {
+    @Test func evictsLeastRecentlyUsedToStayWithinTheByteBound() {
+        let cache = LRUCache<String, Int>(costLimit: 100)
+        cache.insert(1, for: "a", cost: 40)
+        cache.insert(2, for: "b", cost: 40)
+        #expect(cache.value(for: "a") == 1)          // a is now the most recent
+        cache.insert(3, for: "c", cost: 40)          // 120 > 100: b goes
+        #expect(cache.keysByRecency == ["c", "a"])
+        #expect(cache.value(for: "b") == nil)
+        let statistics = cache.statistics
+        #expect(statistics.hits == 1 && statistics.misses == 1 && statistics.evictions == 1)
+        #expect(statistics.entries == 2 && statistics.cost == 80)
+    }
+
+    @Test func replacingAndOversizedValues() {
+        let cache = LRUCache<String, Int>(costLimit: 100)
+        cache.insert(1, for: "a", cost: 30)
+        cache.insert(2, for: "a", cost: 50)
+        #expect(cache.statistics.cost == 50 && cache.value(for: "a") == 2)
+        cache.insert(9, for: "huge", cost: 101)
+        #expect(cache.value(for: "huge") == nil && cache.statistics.entries == 1)
+        cache.insert(3, for: "b", cost: 60)          // 110 > 100: a goes
+        #expect(cache.keysByRecency == ["b"])
+        for index in 0..<1000 { cache.insert(index, for: "k\(index)", cost: 1) }
+        #expect(cache.statistics.cost <= 100 && cache.statistics.entries == 100)
+        #expect(cache.keysByRecency.first == "k999" && cache.keysByRecency.last == "k900")
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Iconr
+import IconrRender
+import IconrTestSupport
+import Synchronization
+import Testing
+
+/// The renderer-facing library and its memory and disk caches.
+struct IconLibraryTests {
+    let folder: URL
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-library-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        for name in ["flag", "marker", "badge", "label"] {
+            try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("\(name).svg"),
+                                             to: folder.appendingPathComponent("icons/\(name).svg"))
+        }
+    }
+
+    private var icons: String { folder.appendingPathComponent("icons").path }
+    private var cacheDirectory: String { folder.appendingPathComponent("cache").path }
+
+    private func library(disk: Bool = true) throws -> IconLibrary {
+        IconLibrary(directory: icons, cache: IconCache(disk: disk ? try DiskCache(directory: cacheDirectory) : nil))
+    }
+
+    @Test func servesVariantsWithMetadataAtTheirPixelRatio() throws {
+        let library = try library(disk: false)
+        #expect(library.names == ["badge", "flag", "label", "marker"])
+        let label = try library.icon(named: "label", params: ["background_color": "#ffe"], scale: 2)
+        #expect(label.size == PixelSize(width: 80, height: 48) && label.pixelRatio == 2)
+        #expect(label.stretchX == [StretchArea(start: 16, end: 64)] && label.stretchY == [StretchArea(start: 16, end: 32)])
+        #expect(label.content == ContentBox(left: 12, top: 10, right: 68, bottom: 38))
+        #expect(label.key.description == "label?background_color=#ffffee@2x")
+        #expect(try PNGDecoder.decode(label.png) == label.icon.image)
+        #expect(label.icon.image.hex(x: 40, y: 24) == "#ffffeeff")
+    }
+
+    @Test func aSecondRequestIsAMemoryHit() throws {
+        let library = try library(disk: false)
+        let first = try library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let second = try library.icon(named: "flag", params: ["flag_color": "#f00"], scale: 2)
+        #expect(first == second)
+        let statistics = library.cache.statistics
+        #expect(statistics.renders == 1 && statistics.memory.hits == 1 && statistics.memory.misses == 1)
+    }
+
+    @Test func theDiskCachePersistsAcrossInstances() throws {
+        let first = try library()
+        let rendered = try first.icon(named: "marker", params: ["fill_color": "teal"], scale: 1.5)
+        #expect(first.cache.statistics.renders == 1)
+        let second = try library()
+        let restored = try second.icon(named: "marker", params: ["fill_color": "teal"], scale: 1.5)
+        #expect(second.cache.statistics.renders == 0 && second.cache.statistics.diskHits == 1)
+        #expect(restored == rendered)
+        #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
+    }
+
+    @Test(arguments: ["truncate", "flip a bit", "empty", "garbage"])
+    func corruptedEntriesAreDetectedAndRenderedAgain(_ damage: String) throws {
+        let first = try library()
+        let good = try first.icon(named: "badge", params: ["badge_color": "orange"], scale: 2)
+        let entries = folder.appendingPathComponent("cache/entries-v1")
+        let entry = try #require(try FileManager.default.contentsOfDirectory(atPath: entries.path).first)
+        let path = entries.appendingPathComponent(entry)
+        var bytes = try Data(contentsOf: path)
+        switch damage {
+        case "truncate": bytes = bytes.prefix(bytes.count / 2)
+        case "flip a bit": bytes[bytes.count / 2] ^= 0x10
+        case "empty": bytes = Data()
+        default: bytes = Data("not a png".utf8)
+        }
+        try bytes.write(to: path)
+        let second = try library()
+        let again = try second.icon(named: "badge", params: ["badge_color": "orange"], scale: 2)
+        #expect(second.cache.statistics.renders == 1 && second.cache.statistics.diskHits == 0)
+        #expect(again.icon == good.icon)
+        // The damaged entry was replaced by a sound one.
+        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: path))) == good.icon.image)
+    }
+
+    @Test func theDiskCacheEvictsLeastRecentlyUsedPastItsLimit() throws {
+        let disk = try DiskCache(directory: cacheDirectory, byteLimit: 3000)
+        let library = IconLibrary(directory: icons, cache: IconCache(disk: disk))
+        var sizes: [Int] = []
+        for color in ["red", "green", "blue", "yellow", "purple", "orange", "teal", "navy"] {
+            sizes.append(try library.icon(named: "flag", params: ["flag_color": color], scale: 2).png.count)
+        }
+        let statistics = disk.statistics()
+        #expect(statistics.bytes <= 3000, "\(sizes)")
+        #expect(statistics.entries >= 2 && statistics.entries < 8)
+        // The newest is kept.
+        let fresh = IconLibrary(directory: icons, cache: IconCache(disk: disk))
+        _ = try fresh.icon(named: "flag", params: ["flag_color": "navy"], scale: 2)
+        #expect(fresh.cache.statistics.diskHits == 1)
+    }
+
+    @Test func concurrentRequestsForOneMissingVariantRenderOnce() throws {
+        let library = try library(disk: false)
+        let failures = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { index in
+            do {
+                // Two variants, eight requests each, all at once.
+                _ = try library.icon(named: "badge", params: ["badge_color": index % 2 == 0 ? "red" : "blue"], scale: 3)
+            } catch {
+                failures.withLock { $0 += 1 }
+            }
+        }
+        #expect(failures.withLock { $0 } == 0)
+        #expect(library.cache.statistics.renders == 2)
+    }
+
+    @Test func manyThreadsManyVariantsMatchSerialRenders() throws {
+        let library = try library(disk: true)
+        let requests = (0..<200).map { index in
+            (["flag", "marker", "badge"][index % 3], ["red", "#00ff00", "blue", "black", "#123456"][index % 5], [1.0, 2.0][index % 2])
+        }
+        let results = Mutex<[Int: IconVariant]>([:])
+        DispatchQueue.concurrentPerform(iterations: requests.count) { index in
+            let (name, color, scale) = requests[index]
+            let parameter = ["flag": "flag_color", "marker": "fill_color", "badge": "badge_color"][name]!
+            if let variant = try? library.icon(named: name, params: [parameter: color], scale: scale) {
+                results.withLock { $0[index] = variant }
+            }
+        }
+        #expect(results.withLock { $0.count } == requests.count)
+        #expect(library.cache.statistics.renders == 30)
+        let serial = IconLibrary(directory: icons, cache: IconCache())
+        for (index, variant) in results.withLock({ $0 }) where index < 30 {
+            let (name, color, scale) = requests[index]
+            let parameter = ["flag": "flag_color", "marker": "fill_color", "badge": "badge_color"][name]!
+            #expect(try serial.icon(named: name, params: [parameter: color], scale: scale).icon == variant.icon)
+        }
+    }
+
+    @Test func templatesReloadWhenTheirFileChanges() throws {
+        let library = try library(disk: false)
+        let before = try library.icon(named: "flag", scale: 1)
+        #expect(before.icon.image.hex(x: 13, y: 8) == "#000000ff")
+        let path = folder.appendingPathComponent("icons/flag.svg")
+        let edited = try String(contentsOf: path, encoding: .utf8)
+            .replacingOccurrences(of: "fill=\"#000000\"", with: "fill=\"#00ff00\"")
+            .replacingOccurrences(of: "m:value=\"#000000\"", with: "m:value=\"#00ff00\"")
+        try edited.write(to: path, atomically: true, encoding: .utf8)
+        Thread.sleep(forTimeInterval: 1.1)
+        let after = try library.icon(named: "flag", scale: 1)
+        #expect(after.icon.image.hex(x: 13, y: 8) == "#00ff00ff")
+        #expect(after.key.templateDigest != before.key.templateDigest)
+        #expect(library.cache.statistics.renders == 2)
+    }
+
+    @Test func errorsAreTypedAndOneLine() throws {
+        let library = try library(disk: false)
+        #expect(performing: { try library.icon(named: "nope") }, throws: { error in
+            guard case IconrError.unknownIcon("nope", _) = error else { return false }
+            return "\(error)" == "unknown icon \"nope\": no nope.svg in \(icons)"
+        })
+        #expect(performing: { try library.icon(named: "../flag") }, throws: { error in
+            if case IconrError.unknownIcon = error { return true } else { return false }
+        })
+        #expect(performing: { try library.icon(named: "flag", params: ["flag_color": "#12"]) }, throws: { error in
+            guard case IconrError.parameter = error else { return false }
+            return "\(error)".hasSuffix("flag.svg: invalid color \"#12\" for parameter \"flag_color\"")
+        })
+        try Data("<svg xmlns='http://www.w3.org/2000/svg' width='5000' height='5000'/>".utf8)
+            .write(to: folder.appendingPathComponent("icons/huge.svg"))
+        #expect(performing: { try library.icon(named: "huge") }, throws: { error in
+            if case IconrError.render(.tooLarge, _) = error { return true } else { return false }
+        })
+        #expect(library.cache.statistics.memory.entries == 0)
+    }
+
+    @Test func theAsyncAPIGivesTheSameVariants() async throws {
+        let library = try library(disk: false)
+        async let red = library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        async let blue = library.icon(named: "flag", params: ["flag_color": "blue"], scale: 2)
+        let (first, second) = try await (red, blue)
+        #expect(first.icon.image.hex(x: 26, y: 16) == "#ff0000ff" && second.icon.image.hex(x: 26, y: 16) == "#0000ffff")
+        let again = try await library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        #expect(again == first && library.cache.statistics.renders == 2)
+    }
+
+    @Test func isolatedLibrariesSurviveCrashers() throws {
+        let crasher = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
+        try FileManager.default.copyItem(at: crasher, to: folder.appendingPathComponent("icons/crasher.svg"))
+        let library = IconLibrary(directory: icons, cache: IconCache(), isolation: TestSupport.isolated)
+        #expect(performing: { try library.icon(named: "crasher") }, throws: { "\($0)".hasSuffix("librsvg crashed on this document (SIGABRT)") })
+        #expect(try library.icon(named: "flag").size == PixelSize(width: 24, height: 24))
+    }
+}
