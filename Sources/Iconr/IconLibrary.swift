@@ -17,7 +17,8 @@ public final class IconLibrary: Sendable {
     public let cache: IconCache
     public let isolation: IsolatedRenderer?
     public let limits: RenderLimits
-    private let templates = Mutex<[String: TemplateFile]>([:])
+    /// Loaded templates by name, with when their file was last checked for changes.
+    private let templates = Mutex<[String: (file: TemplateFile, checked: ContinuousClock.Instant)]>([:])
 
     /// How often a template's file is checked for changes.
     static let recheckInterval = Duration.seconds(1)
@@ -47,13 +48,7 @@ public final class IconLibrary: Sendable {
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
-        let resolved: ResolvedParameters
-        do {
-            resolved = try file.source.resolve(params)
-        } catch {
-            throw IconrError.parameter(error, file: file.path)
-        }
-        let key = VariantKey(name: name, templateDigest: file.digest, params: resolved, scale: scale)
+        let (key, resolved) = try file.key(name: name, params: params, scale: scale)
         return try cache.variant(for: key, decode: { image in
             RenderedIcon(image: image, scale: scale, template: file.source)
         }, render: { () throws(IconrError) -> RenderedIcon in
@@ -81,7 +76,7 @@ public final class IconLibrary: Sendable {
     private func template(named name: String) throws(IconrError) -> TemplateFile {
         let now = ContinuousClock.now
         if let current = templates.withLock({ $0[name] }), now - current.checked < Self.recheckInterval {
-            return current
+            return current.file
         }
         guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
             throw IconrError.unknownIcon(name, directory: directory)
@@ -90,13 +85,12 @@ public final class IconLibrary: Sendable {
         var info = stat()
         guard stat(path, &info) == 0 else { throw IconrError.unknownIcon(name, directory: directory) }
         let version = FileVersion(info)
-        if let current = templates.withLock({ $0[name] }), current.version == version {
-            let refreshed = current.rechecked(at: now)
-            templates.withLock { $0[name] = refreshed }
-            return refreshed
+        if let current = templates.withLock({ $0[name] }), current.file.version == version {
+            templates.withLock { $0[name] = (current.file, now) }
+            return current.file
         }
-        let file = try TemplateFile(path: path, version: version, checked: now)
-        templates.withLock { $0[name] = file }
+        let file = try TemplateFile(path: path, version: version)
+        templates.withLock { $0[name] = (file, now) }
         return file
     }
 }
@@ -121,10 +115,18 @@ private final class TemplateFile: Sendable {
     let source: SVGTemplate
     let digest: String
     let version: FileVersion
-    let checked: ContinuousClock.Instant
-    private let template: Mutex<IconTemplate?>
+    private let template = Mutex<IconTemplate?>(nil)
+    /// Keys of the requests seen, so that a repeated request skips parsing colors and
+    /// building the key: what keeps a memory hit under a microsecond.
+    private let keys = Mutex<[Request: (VariantKey, ResolvedParameters)]>([:])
+    private static let maxRememberedKeys = 4096
 
-    init(path: String, version: FileVersion, checked: ContinuousClock.Instant) throws(IconrError) {
+    private struct Request: Hashable {
+        let params: [String: String]
+        let scale: Double
+    }
+
+    init(path: String, version: FileVersion) throws(IconrError) {
         let bytes: [UInt8]
         do {
             bytes = try FileReader.read(path)
@@ -139,21 +141,24 @@ private final class TemplateFile: Sendable {
         self.path = path
         digest = SHA256.hex(bytes)
         self.version = version
-        self.checked = checked
-        template = Mutex(nil)
     }
 
-    private init(_ other: TemplateFile, checked: ContinuousClock.Instant, template: IconTemplate?) {
-        path = other.path
-        source = other.source
-        digest = other.digest
-        version = other.version
-        self.checked = checked
-        self.template = Mutex(template)
-    }
-
-    func rechecked(at instant: ContinuousClock.Instant) -> TemplateFile {
-        TemplateFile(self, checked: instant, template: template.withLock { $0 })
+    /// The variant key of a request, and its parameters resolved against this template.
+    func key(name: String, params: [String: String], scale: Double) throws(IconrError) -> (VariantKey, ResolvedParameters) {
+        let request = Request(params: params, scale: scale)
+        if let known = keys.withLock({ $0[request] }) { return known }
+        let resolved: ResolvedParameters
+        do {
+            resolved = try source.resolve(params)
+        } catch {
+            throw IconrError.parameter(error, file: path)
+        }
+        let made = (VariantKey(name: name, templateDigest: digest, params: resolved, scale: scale), resolved)
+        keys.withLock { keys in
+            if keys.count >= Self.maxRememberedKeys { keys.removeAll(keepingCapacity: true) }
+            keys[request] = made
+        }
+        return made
     }
 
     /// The librsvg-loaded template, loaded on first call.

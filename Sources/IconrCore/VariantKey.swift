@@ -14,6 +14,8 @@ public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
     public let description: String
     /// `<digest>:<description>`: what equality, hashing and disk entries use.
     public let identity: String
+    /// `identity`'s hash in this process, computed once: keys are hashed on every cache hit.
+    private let identityHash: Int
 
     /// `params` come from `SVGTemplate.resolve`, which already drops unknown names and
     /// values equal to the default.
@@ -24,11 +26,12 @@ public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
         let query = params.effectiveValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }
         description = name + (query.isEmpty ? "" : "?" + query.joined(separator: "&")) + "@\(Self.format(scale))x"
         identity = templateDigest + ":" + description
+        identityHash = identity.hashValue
     }
 
     public static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.identity == rhs.identity }
 
-    public func hash(into hasher: inout Hasher) { hasher.combine(identity) }
+    public func hash(into hasher: inout Hasher) { hasher.combine(identityHash) }
 
     /// `2`, `1.5`, `0.25`: integers without a fraction, others as Swift's shortest round-trip form.
     static func format(_ scale: Double) -> String {

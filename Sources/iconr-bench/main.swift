@@ -6,6 +6,7 @@ import IconrRender
 // measured interleaved in one run so that machine noise hits both sides alike.
 //
 //   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
+//   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //
 // 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
 //    against librsvg + cairo + cairo's libpng writer on the same bytes (ReferencePipeline).
@@ -15,6 +16,10 @@ import IconrRender
 // 3. Whole processes: `iconr render` against `rsvg-convert` on the same icons.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "cache" {
+    CacheBenchmark.run()
+    exit(0)
+}
 let folder = arguments.first ?? "../shared/corpora/maki"
 let rounds = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
 
