@@ -185,7 +185,7 @@ struct IconLibraryTests {
         let crasher = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         try FileManager.default.copyItem(at: crasher, to: folder.appendingPathComponent("icons/crasher.svg"))
         let library = IconLibrary(directory: icons, cache: IconCache(), isolation: TestSupport.isolated)
-        #expect(performing: { try library.icon(named: "crasher") }, throws: { "\($0)".hasSuffix("librsvg crashed on this document (SIGABRT)") })
+        #expect(performing: { try library.icon(named: "crasher") }, throws: { "\($0)".contains("crasher.svg: librsvg crashed on this document (") })
         #expect(try library.icon(named: "flag").size == PixelSize(width: 24, height: 24))
     }
 }
