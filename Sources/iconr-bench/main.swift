@@ -13,7 +13,8 @@ import IconrRender
 // 2. Parameter variants: each icon made a template whose `color` parameter (default black)
 //    is set to #800080; per variant once the template is loaded (of which substitute:
 //    resolving the value and rewriting the document), and one-shot.
-// 3. Whole processes: `iconr render` against `rsvg-convert` on the same icons.
+// 3. Whole processes: `iconr render` (rendering with --no-cache, and answered by its disk
+//    cache) against `rsvg-convert` on the same icons.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "cache" {
@@ -154,18 +155,26 @@ if !FileManager.default.isExecutableFile(atPath: iconr) {
         return microseconds(clock.now - start)
     }
     let sample = stride(from: 0, to: files.count, by: max(1, files.count / 40)).map { "\(folder)/\(files[$0])" }
-    var ours: [Double] = [], theirs: [Double] = []
+    let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-cache-\(getpid())").path
+    defer { try? FileManager.default.removeItem(atPath: cacheDirectory) }
+    for file in sample { _ = time(iconr, ["render", file, "--cache-dir", cacheDirectory, "-o", output]) }
+    var rendered: [Double] = [], cached: [Double] = [], theirs: [Double] = []
     for _ in 0..<rounds {
         for file in sample {
-            ours.append(time(iconr, ["render", file, "-o", output]))
+            rendered.append(time(iconr, ["render", file, "--no-cache", "-o", output]))
+            cached.append(time(iconr, ["render", file, "--cache-dir", cacheDirectory, "-o", output]))
             theirs.append(time(rsvgConvert, [file, "-o", output]))
         }
     }
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-    printRow(["", "runs", "mean ms", "median ms"])
-    printRow(["iconr render", "\(ours.count)", number(ours.reduce(0, +) / Double(ours.count) / 1000), number(median(ours) / 1000)])
-    printRow(["rsvg-convert", "\(theirs.count)", number(theirs.reduce(0, +) / Double(theirs.count) / 1000), number(median(theirs) / 1000)])
-    printRow(["iconr/rsvg-convert", "", "", number(median(ours) / median(theirs) * 100) + "%"])
+    func row(_ label: String, _ values: [Double]) {
+        printRow([label, "\(values.count)", number(values.reduce(0, +) / Double(values.count) / 1000),
+                  number(median(values) / 1000), number(median(values) / median(theirs) * 100) + "%"])
+    }
+    printRow(["", "runs", "mean ms", "median ms", "vs rsvg"])
+    row("iconr (rendering)", rendered)
+    row("iconr (cache hit)", cached)
+    row("rsvg-convert", theirs)
 } else {
     print("skipped: rsvg-convert is not installed (apt-get install librsvg2-bin)")
 }
