@@ -9,7 +9,7 @@
 /* libpng reports errors by longjmp, which Swift cannot catch. These static inline helpers
    keep setjmp/longjmp inside C and hand Swift a status code and libpng's own message. */
 
-/** A growable byte buffer that CPNG_encode_rgba fills; free `data` with free(). */
+/** A growable byte buffer that CPNG_encode fills; free `data` with free(). */
 typedef struct {
     unsigned char *data;
     size_t length;
@@ -51,13 +51,18 @@ static inline void CPNG_write_to_buffer(png_structp png, png_bytep bytes, png_si
 static inline void CPNG_flush(png_structp png) { (void)png; }
 
 /**
- Encodes straight (non-premultiplied) 8-bit RGBA rows as a PNG into `out`.
- `compression_level` is zlib's 0-9, `filters` a PNG_FILTER_* mask (0 keeps libpng's default).
+ Encodes 8-bit rows as a PNG into `out`. `color_type` is a PNG_COLOR_TYPE_*; `rows` hold that
+ type's samples (`stride` bytes apart). For PNG_COLOR_TYPE_PALETTE, `palette` holds
+ `palette_count` RGB triples and `alpha` `alpha_count` transparency values (tRNS).
+ `compression_level` is zlib's 0-9, `filters` a PNG_FILTER_* mask (0 keeps libpng's default),
+ `strategy` zlib's (0 is Z_DEFAULT_STRATEGY).
  Returns 1 on success; 0 with `error->message` set on failure (out->data may still need free()).
  */
-static inline int CPNG_encode_rgba(const unsigned char *rgba, png_uint_32 width, png_uint_32 height,
-                                   size_t stride, int compression_level, int filters,
-                                   CPNG_Buffer *out, CPNG_Error *error) {
+static inline int CPNG_encode(const unsigned char *rows, png_uint_32 width, png_uint_32 height, size_t stride,
+                              int color_type, const unsigned char *palette, int palette_count,
+                              const unsigned char *alpha, int alpha_count,
+                              int compression_level, int filters, int strategy,
+                              CPNG_Buffer *out, CPNG_Error *error) {
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, error, CPNG_on_error, CPNG_on_warning);
     if (!png) {
         strcpy(error->message, "png_create_write_struct failed");
@@ -75,22 +80,27 @@ static inline int CPNG_encode_rgba(const unsigned char *rgba, png_uint_32 width,
     }
     png_set_write_fn(png, out, CPNG_write_to_buffer, CPNG_flush);
     png_set_compression_level(png, compression_level);
+    png_set_compression_strategy(png, strategy);
     /* zlib's default state is about 256 KiB. For a small icon, a window no larger than the
        image data and a smaller hash table keep it far below malloc's trim threshold, so
        encoding no longer grows and shrinks the heap (brk) on every icon, which was most of
        the cost. A window never needs to reach before the start of the data, so this does
        not change the output of images up to 32 KiB of pixel data. */
-    size_t data_size = (size_t)height * (1 + (size_t)width * 4);
+    size_t data_size = (size_t)height * (1 + stride);
     int window_bits = 9;
     while (window_bits < 15 && ((size_t)1 << window_bits) < data_size) window_bits++;
     png_set_compression_window_bits(png, window_bits);
     if (window_bits < 15) png_set_compression_mem_level(png, window_bits - 7 > 1 ? window_bits - 7 : 1);
     if (filters) png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
-    png_set_IHDR(png, info, width, height, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
+    png_set_IHDR(png, info, width, height, 8, color_type, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+    if (color_type == PNG_COLOR_TYPE_PALETTE) {
+        png_set_PLTE(png, info, (png_const_colorp)palette, palette_count);
+        if (alpha_count > 0) png_set_tRNS(png, info, alpha, alpha_count, NULL);
+    }
     png_write_info(png, info);
     for (png_uint_32 row = 0; row < height; row++) {
-        png_write_row(png, (png_const_bytep)(rgba + (size_t)row * stride));
+        png_write_row(png, (png_const_bytep)(rows + (size_t)row * stride));
     }
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);

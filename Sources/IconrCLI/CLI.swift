@@ -6,7 +6,7 @@ import IconrRender
 /// The `iconr` command line. `main` returns the process's exit code: 0 on success, 1 when
 /// the work failed, 64 for a usage mistake.
 public enum CLI {
-    static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self, CacheCommand.self]
+    static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self]
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
     static let workerCommand = "render-worker"
 
@@ -18,6 +18,7 @@ public enum CLI {
         COMMANDS:
           render                  Render a parameterized SVG template to a PNG file.
           inspect                 Show a template's size, parameters, stretch areas and content box.
+          sprite                  Build MapLibre/Mapbox sprite sheets from folders of icons.
           cache                   Show or clear the disk cache of rendered icons.
 
         OPTIONS:

@@ -25,6 +25,37 @@ public enum AtomicFile {
     }
 
     public static func write(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
+        try writeTogether([(bytes, path)])
+    }
+
+    /// Writes several files so that they change together: every temporary file is written
+    /// first (a failure leaves all destinations as they were), then all are renamed into
+    /// place while holding the lock `removeTemporaryFiles()` takes, so an interrupt handler
+    /// waits for the renames: a sprite's PNG never stands beside an older JSON.
+    public static func writeTogether(_ files: [(bytes: [UInt8], path: String)]) throws(FileWriteError) {
+        var temporaries: [String] = []
+        do {
+            for file in files { temporaries.append(try writeTemporary(file.bytes, for: file.path)) }
+        } catch {
+            pending.withLock { paths in
+                for path in temporaries { unlink(path); paths.remove(path) }
+            }
+            throw error
+        }
+        let failure = pending.withLock { paths -> FileWriteError? in
+            defer { for path in temporaries { paths.remove(path) } }
+            for (index, file) in files.enumerated() where rename(temporaries[index], file.path) != 0 {
+                let reason = String(cString: strerror(errno))
+                temporaries[index...].forEach { unlink($0) }
+                return FileWriteError(path: file.path, reason: reason)
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
+    /// Writes `bytes` into a new temporary file beside `path` and returns its path.
+    private static func writeTemporary(_ bytes: [UInt8], for path: String) throws(FileWriteError) -> String {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -34,7 +65,6 @@ public enum AtomicFile {
         }
         let temporary = directory + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         pending.withLock { _ = $0.insert(temporary) }
-        defer { pending.withLock { _ = $0.remove(temporary) } }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
         var failure: String?
@@ -48,10 +78,11 @@ public enum AtomicFile {
             }
         }
         if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
-        if failure == nil, rename(temporary, path) != 0 { failure = String(cString: strerror(errno)) }
         if let failure {
             unlink(temporary)
+            pending.withLock { _ = $0.remove(temporary) }
             throw FileWriteError(path: path, reason: failure)
         }
+        return temporary
     }
 }

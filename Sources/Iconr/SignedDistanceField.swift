@@ -1,0 +1,90 @@
+/// Signed distance fields for `sdf: true` sprite images, which a map renderer tints with
+/// `icon-color` and scales without blur. Computed from a render at `supersampling` times the
+/// ratio: an exact Euclidean distance transform (Felzenszwalb and Huttenlocher) of the
+/// shape's inside and outside, sampled at each output pixel's centre. Encoded as Mapbox's
+/// tools do (tiny-sdf): alpha = 255 - 255 * (d / radius + 0.25), d the signed distance in
+/// output pixels (positive outside), so the edge is 191 and the renderer's 0.75 cut-off
+/// finds it; color channels are black. The image gains `buffer` pixels (times the ratio) on
+/// every side so that the field has room to fall off.
+enum SignedDistanceField {
+    static let supersampling = 4.0
+    /// Pixels added around the icon at 1x.
+    static let buffer = 3
+    /// Distance in pixels at 1x that the alpha ramp spans.
+    static let radius = 8.0
+
+    static func make(from supersampled: RasterImage, ratio: Double) -> RasterImage {
+        let factor = Int(supersampling)
+        let border = Int((Double(buffer) * ratio).rounded()) * factor
+        let width = supersampled.size.width + 2 * border, height = supersampled.size.height + 2 * border
+        var inside = [Bool](repeating: false, count: width * height)
+        for y in 0..<supersampled.size.height {
+            for x in 0..<supersampled.size.width where supersampled.pixels[(y * supersampled.size.width + x) * 4 + 3] >= 128 {
+                inside[(y + border) * width + (x + border)] = true
+            }
+        }
+        let toInside = squaredDistances(width, height) { inside[$0] }
+        let toOutside = squaredDistances(width, height) { !inside[$0] }
+        let size = PixelSize(width: width / factor, height: height / factor)
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        let rampLength = radius * ratio
+        for y in 0..<size.height {
+            for x in 0..<size.width {
+                // The supersampled pixel nearest to this output pixel's centre.
+                let index = min(height - 1, y * factor + factor / 2) * width + min(width - 1, x * factor + factor / 2)
+                let outsideDistance = toInside[index].squareRoot(), insideDistance = toOutside[index].squareRoot()
+                let signed = (outsideDistance > 0 ? outsideDistance : -insideDistance) / supersampling
+                let value = 255 - 255 * (signed / rampLength + 0.25)
+                pixels[(y * size.width + x) * 4 + 3] = UInt8(max(0, min(255, value.rounded())))
+            }
+        }
+        return RasterImage(size: size, pixels: pixels)
+    }
+
+    /// Squared distance from every pixel to the nearest pixel where `isTarget` holds.
+    private static func squaredDistances(_ width: Int, _ height: Int, isTarget: (Int) -> Bool) -> [Double] {
+        let far = Double(width * width + height * height) * 4
+        var grid = (0..<(width * height)).map { isTarget($0) ? 0 : far }
+        var line = [Double](repeating: 0, count: max(width, height))
+        for x in 0..<width {
+            for y in 0..<height { line[y] = grid[y * width + x] }
+            let column = transform(line, count: height)
+            for y in 0..<height { grid[y * width + x] = column[y] }
+        }
+        for y in 0..<height {
+            for x in 0..<width { line[x] = grid[y * width + x] }
+            let row = transform(line, count: width)
+            for x in 0..<width { grid[y * width + x] = row[x] }
+        }
+        return grid
+    }
+
+    /// The one-dimensional squared distance transform of the first `count` values of `f`.
+    private static func transform(_ f: [Double], count: Int) -> [Double] {
+        var result = [Double](repeating: 0, count: count)
+        var vertices = [Int](repeating: 0, count: count)
+        var bounds = [Double](repeating: 0, count: count + 1)
+        var k = 0
+        bounds[0] = -.infinity
+        bounds[1] = .infinity
+        for q in 1..<max(1, count) {
+            var s: Double
+            repeat {
+                let p = vertices[k]
+                s = ((f[q] + Double(q * q)) - (f[p] + Double(p * p))) / Double(2 * q - 2 * p)
+                if s <= bounds[k] { k -= 1 } else { break }
+            } while k >= 0
+            k += 1
+            vertices[k] = q
+            bounds[k] = s
+            bounds[k + 1] = .infinity
+        }
+        k = 0
+        for q in 0..<count {
+            while bounds[k + 1] < Double(q) { k += 1 }
+            let p = vertices[k]
+            result[q] = Double((q - p) * (q - p)) + f[p]
+        }
+        return result
+    }
+}

@@ -1,0 +1,375 @@
+import Dispatch
+import Glibc
+import IconrRender
+import Synchronization
+
+/// What goes into a sprite and how it is laid out.
+public struct SpriteOptions: Sendable {
+    /// Pixel ratios to build, one sheet set each (`sprite`, `sprite@2x`, ...).
+    public var ratios: [Double] = [1, 2]
+    /// Empty pixels between images at 1x; times the ratio (rounded up) in each sheet.
+    public var padding = 1
+    /// The largest sheet side; icons that do not fit one sheet go to more sheets.
+    public var maxSize = 4096
+    /// Also read subfolders; their icons get ids `folder/name`.
+    public var recursive = false
+    /// Store pixel-identical images once; their ids share one rectangle.
+    public var unique = false
+    /// Leave out icons that fail instead of failing the build.
+    public var skipInvalid = false
+    /// Sprite ids drawn as signed distance fields (`sdf: true`), tinted by `icon-color`.
+    public var sdf: Set<String> = []
+    /// Parameter variants by icon id.
+    public var variants: [String: [SpriteVariant]] = [:]
+    public var limits = RenderLimits.default
+
+    public init() {}
+}
+
+/// A parameterized variant of an icon to put in a sprite.
+public struct SpriteVariant: Hashable, Sendable {
+    /// The sprite id; nil for the generated one (see `SpriteID`).
+    public var id: String?
+    public var params: [String: String]
+
+    public init(id: String? = nil, params: [String: String]) {
+        self.id = id
+        self.params = params
+    }
+}
+
+/// Sprite ids of generated variants: `name?param=rrggbb&param=rrggbbaa`, parameter names
+/// sorted, colors as lowercase hex without `#`, parameters equal to their default left out.
+/// Deterministic, readable, and free of `:` (multi-sprite prefixes) and `{}` (legacy tokens).
+public enum SpriteID {
+    public static func variant(of name: String, _ params: ResolvedParameters) -> String {
+        let query = params.effectiveValues.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value.hexString.dropFirst())" }
+        return query.isEmpty ? name : name + "?" + query.joined(separator: "&")
+    }
+}
+
+/// An icon that could not go into the sprite, and why.
+public struct SpriteFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    public let id: String
+    public let path: String
+    public let message: String
+
+    public var description: String { "\(path): \(message)" }
+}
+
+/// Why a sprite could not be built.
+public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
+    case noIcons([String])
+    case duplicateID(String, [String])
+    case badVariants(String)
+    case invalidIcons([SpriteFailure])
+
+    public var description: String {
+        switch self {
+        case .noIcons(let directories): "no SVG icons in \(directories.joined(separator: ", "))"
+        case .duplicateID(let id, let paths): "two icons have the id \"\(id)\": \(paths.joined(separator: " and "))"
+        case .badVariants(let message): message
+        case .invalidIcons(let failures):
+            "\(failures.count) icon\(failures.count == 1 ? " is" : "s are") invalid, no sheets written "
+                + "(--skip-invalid leaves them out):\n" + failures.map { "  \($0)" }.joined(separator: "\n")
+        }
+    }
+}
+
+/// One sheet of one ratio: its PNG and index, ready to write.
+public struct SpriteSheetFile: Sendable {
+    public let ratio: Double
+    /// 0 for the first sheet, 1 for the second, ...
+    public let sheet: Int
+    public let png: [UInt8]
+    /// The index entries by sprite id.
+    public let entries: [String: SpriteIndexEntry]
+    public let size: PixelSize
+    /// Sprite ids in the sheet, and distinct images (fewer with `unique`).
+    public let ids: Int
+    public let images: Int
+    /// Image pixels over sheet pixels.
+    public let fill: Double
+    /// Image pixels with their padding over sheet pixels: how tightly the packer worked.
+    public let packing: Double
+
+    /// The sheet's index (`sprite.json`).
+    public func json(minified: Bool = false) -> [UInt8] {
+        SpriteIndex.json(entries, minified: minified)
+    }
+}
+
+/// The result of a build.
+public struct SpriteBuild: Sendable {
+    public let sheets: [SpriteSheetFile]
+    public let sheetCount: Int
+    public let icons: Int
+    public let variants: Int
+    /// Icons left out with `skipInvalid`.
+    public let skipped: [SpriteFailure]
+    public let renders: Int
+    public let cacheHits: Int
+}
+
+/// Builds MapLibre/Mapbox sprite sheets from folders of icon templates: every icon under
+/// its file name, the variants asked for, at every ratio. Icons render in parallel on all
+/// cores through an `IconCache`, in isolated workers: an icon that crashes librsvg or runs
+/// too long fails alone, by name.
+public final class SpriteBuilder: Sendable {
+    public let options: SpriteOptions
+    public let cache: IconCache
+    public let isolation: IsolatedRenderer
+
+    public init(options: SpriteOptions, cache: IconCache, isolation: IsolatedRenderer) {
+        self.options = options
+        self.cache = cache
+        self.isolation = isolation
+    }
+
+    /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
+    public func build(directories: [String],
+                      progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SpriteBuildError) -> SpriteBuild {
+        let sources = try SpriteSources.find(in: directories, recursive: options.recursive)
+        let known = Set(sources.map(\.id))
+        if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
+            throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
+        }
+        let statsBefore = cache.statistics
+        let results = Mutex<[Int: Result<[SpriteImage], SpriteFailure>]>([:])
+        let done = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: sources.count) { index in
+            let result = render(sources[index])
+            results.withLock { $0[index] = result }
+            progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
+        }
+        var images: [SpriteImage] = [], failures: [SpriteFailure] = []
+        for index in sources.indices {
+            switch results.withLock({ $0[index]! }) {
+            case .success(let rendered): images += rendered
+            case .failure(let failure): failures.append(failure)
+            }
+        }
+        let ids = Dictionary(grouping: images, by: \.id)
+        if let duplicate = ids.first(where: { Set($0.value.map(\.source)).count > 1 }) {
+            throw SpriteBuildError.duplicateID(duplicate.key, Array(Set(duplicate.value.map(\.source))).sorted())
+        }
+        guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
+        let statsAfter = cache.statistics
+        let sheets = compose(images)
+        let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
+        return SpriteBuild(sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
+                           variants: variantCount, skipped: failures,
+                           renders: statsAfter.renders - statsBefore.renders,
+                           cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits) + (statsAfter.diskHits - statsBefore.diskHits))
+    }
+
+    /// Every image of one icon: plain and variants, at every ratio.
+    private func render(_ source: SpriteSource) -> Result<[SpriteImage], SpriteFailure> {
+        func failure(_ message: String) -> Result<[SpriteImage], SpriteFailure> {
+            .failure(SpriteFailure(id: source.id, path: source.path, message: message))
+        }
+        let bytes: [UInt8]
+        let template: SVGTemplate
+        do {
+            bytes = try FileReader.read(source.path)
+            guard !bytes.isEmpty else { return failure("the file is empty") }
+            template = try SVGTemplate(bytes: bytes)
+        } catch let error as TemplateError {
+            return failure(error.description)
+        } catch {
+            return failure("\((error as? FileReadError)?.reason ?? "\(error)")")
+        }
+        var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool)] = [(source.id, template.resolve(colors: [:]), false)]
+        for variant in options.variants[source.id] ?? [] {
+            let resolved: ResolvedParameters
+            do {
+                resolved = try template.resolve(variant.params)
+            } catch {
+                return failure(error.description)
+            }
+            let id = variant.id ?? SpriteID.variant(of: source.id, resolved)
+            if !wanted.contains(where: { $0.id == id }) { wanted.append((id, resolved, true)) }
+        }
+        let digest = SHA256.hex(bytes)
+        var images: [SpriteImage] = []
+        for (id, params, isVariant) in wanted {
+            let sdf = options.sdf.contains(id)
+            for ratio in options.ratios {
+                // A signed distance field is computed from a render at 4 times the ratio.
+                let scale = sdf ? ratio * SignedDistanceField.supersampling : ratio
+                let key = VariantKey(name: source.id, templateDigest: digest, params: params, scale: scale)
+                let outcome = Result { () throws(IconrError) -> IconVariant in
+                    try cache.variant(for: key, decode: { RenderedIcon(image: $0, scale: scale, template: template) },
+                                      render: { () throws(IconrError) -> RenderedIcon in
+                        let rendered = Result { () throws(RenderError) -> RasterImage in
+                            try isolation.render(template.apply(params), scale: scale, limits: options.limits)
+                        }
+                        switch rendered {
+                        case .success(let image): return RenderedIcon(image: image, scale: scale, template: template)
+                        case .failure(let error): throw IconrError.render(error, file: source.path)
+                        }
+                    })
+                }
+                let variant: IconVariant
+                switch outcome {
+                case .success(let value): variant = value
+                case .failure(.render(let error, _)): return failure(error.description)
+                case .failure(let error): return failure(error.description)
+                }
+                let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
+                guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
+                    return failure("is \(image.size) at \(format(ratio))x, larger than the \(options.maxSize) px sheet limit")
+                }
+                let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
+                let entry = SpriteIndexEntry(
+                    rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio, sdf: sdf,
+                    content: template.content.map {
+                        let box = $0.scaled(by: ratio)
+                        return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
+                    },
+                    stretchX: template.stretchX.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) },
+                    stretchY: template.stretchY.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) })
+                if let problem = entry.metadataProblem { return failure("\(problem) at \(format(ratio))x") }
+                images.append(SpriteImage(id: id, source: source.path, ratio: ratio, image: image, entry: entry, isVariant: isVariant))
+            }
+        }
+        return .success(images)
+    }
+
+    /// Packs the images into sheets. Which ids share a sheet is decided once, at the largest
+    /// ratio, so that every ratio's sheet N holds the same ids (a style names a sheet once
+    /// for all ratios).
+    private func compose(_ images: [SpriteImage]) -> (files: [SpriteSheetFile], count: Int) {
+        let ratios = options.ratios
+        guard let largest = ratios.max() else { return ([], 0) }
+        let ids = Array(Set(images.map(\.id))).sorted()
+        let atLargest = Dictionary(uniqueKeysWithValues: images.filter { $0.ratio == largest }.map { ($0.id, $0) })
+        let slots = distinctImages(ids, images: atLargest)
+        let padding = padding(at: largest)
+        let split = SpritePacker.split(slots.map { atLargest[$0[0]]!.image.size }, padding: padding, maxSide: options.maxSize)
+        let groups = split.groups.map { group in group.flatMap { slots[$0] }.sorted() }
+        var files: [SpriteSheetFile] = []
+        for ratio in ratios.sorted() {
+            let byID = Dictionary(uniqueKeysWithValues: images.filter { $0.ratio == ratio }.map { ($0.id, $0) })
+            for (sheet, group) in groups.enumerated() {
+                files.append(composeSheet(group, images: byID, ratio: ratio, sheet: sheet))
+            }
+        }
+        return (files, groups.count)
+    }
+
+    /// Ids grouped by identical image (one id each unless `unique`).
+    private func distinctImages(_ ids: [String], images: [String: SpriteImage]) -> [[String]] {
+        guard options.unique else { return ids.map { [$0] } }
+        var slotByImage: [RasterImage: Int] = [:]
+        var slots: [[String]] = []
+        for id in ids {
+            let image = images[id]!.image
+            if let slot = slotByImage[image] {
+                slots[slot].append(id)
+            } else {
+                slotByImage[image] = slots.count
+                slots.append([id])
+            }
+        }
+        return slots
+    }
+
+    private func padding(at ratio: Double) -> Int {
+        Int((Double(options.padding) * ratio).rounded(.up))
+    }
+
+    private func composeSheet(_ ids: [String], images: [String: SpriteImage], ratio: Double, sheet: Int) -> SpriteSheetFile {
+        let slots = distinctImages(ids, images: images)
+        let sizes = slots.map { images[$0[0]]!.image.size }
+        let padding = padding(at: ratio)
+        // The ids fit at the largest ratio, so they fit at this one.
+        let packed = SpritePacker.pack(sizes, padding: padding, maxSide: options.maxSize)!
+        let size = PixelSize(width: max(1, packed.width), height: max(1, packed.height))
+        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
+        var entries: [String: SpriteIndexEntry] = [:]
+        var imageArea = 0, paddedArea = 0
+        for (slot, slotIDs) in slots.enumerated() {
+            let rect = packed.placements[slot]!
+            let source = images[slotIDs[0]]!.image
+            source.pixels.withUnsafeBufferPointer { from in
+                for row in 0..<rect.height {
+                    let target = ((rect.y + row) * size.width + rect.x) * 4
+                    pixels.replaceSubrange(target..<(target + rect.width * 4),
+                                           with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
+                }
+            }
+            imageArea += rect.width * rect.height
+            paddedArea += (rect.width + padding) * (rect.height + padding)
+            for id in slotIDs {
+                var entry = images[id]!.entry
+                entry.rect = rect
+                entries[id] = entry
+            }
+        }
+        let image = RasterImage(size: size, pixels: pixels)
+        let sheetArea = Double(size.width * size.height)
+        let paddedSheet = Double((size.width + padding) * (size.height + padding))
+        return SpriteSheetFile(ratio: ratio, sheet: sheet, png: (try? PNGEncoder.encodeSmallest(image)) ?? [],
+                               entries: entries, size: size, ids: ids.count,
+                               images: slots.count, fill: Double(imageArea) / sheetArea, packing: Double(paddedArea) / paddedSheet)
+    }
+}
+
+/// One image of one sprite id at one ratio.
+private struct SpriteImage: Sendable {
+    let id: String
+    let source: String
+    let ratio: Double
+    let image: RasterImage
+    let entry: SpriteIndexEntry
+    let isVariant: Bool
+}
+
+/// An icon file and its sprite id.
+struct SpriteSource: Sendable {
+    let id: String
+    let path: String
+}
+
+enum SpriteSources {
+    /// The `*.svg` files of `directories` (and their subfolders when `recursive`), by id.
+    static func find(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [SpriteSource] {
+        var sources: [SpriteSource] = []
+        for directory in directories {
+            let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+            collect(root, prefix: "", recursive: recursive, into: &sources)
+        }
+        guard !sources.isEmpty else { throw SpriteBuildError.noIcons(directories) }
+        let byID = Dictionary(grouping: sources, by: \.id)
+        if let duplicate = byID.filter({ $0.value.count > 1 }).min(by: { $0.key < $1.key }) {
+            throw SpriteBuildError.duplicateID(duplicate.key, duplicate.value.map(\.path))
+        }
+        return sources.sorted { $0.id < $1.id }
+    }
+
+    private static func collect(_ directory: String, prefix: String, recursive: Bool, into sources: inout [SpriteSource]) {
+        guard let handle = opendir(directory) else { return }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        for name in names.sorted() {
+            let path = directory + "/" + name
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            if (info.st_mode & S_IFMT) == S_IFDIR {
+                if recursive { collect(path, prefix: prefix + name + "/", recursive: true, into: &sources) }
+            } else if name.hasSuffix(".svg") {
+                sources.append(SpriteSource(id: prefix + String(name.dropLast(4)), path: path))
+            }
+        }
+    }
+}
+
+private func format(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+}

@@ -1,0 +1,147 @@
+import FoundationEssentials
+import Glibc
+import Iconr
+
+/// `iconr sprite <icons-dir>... -o <out/prefix> [options]`
+enum SpriteCommand: Command {
+    static let name = "sprite"
+    static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
+    static let usage = "<icons-dir>... -o <out/prefix> [--ratio R]... [--variants FILE] [--recursive] [--padding N] "
+        + "[--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID]..."
+    static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of SVG icons (ids are file names).")]
+    static let options: [OptionSpec] = [
+        OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
+                   help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required)."),
+        OptionSpec(names: ["--ratio", "-r"], valueName: "R", help: "A pixel ratio to build, repeatable (default: 1 and 2).",
+                   isRepeatable: true),
+        OptionSpec(names: ["--variants"], valueName: "FILE",
+                   help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
+        OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
+        OptionSpec(names: ["--padding"], valueName: "N", help: "Empty pixels between images at 1x (default: 1)."),
+        OptionSpec(names: ["--max-size"], valueName: "PX", help: "The largest sheet side; more sheets past it (default: 4096)."),
+        OptionSpec(names: ["--unique"], help: "Store pixel-identical images once."),
+        OptionSpec(names: ["--minify"], help: "Write the JSON index without white space."),
+        OptionSpec(names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
+        OptionSpec(names: ["--sdf"], valueName: "ID", help: "Draw this sprite id as a signed distance field (repeatable).",
+                   isRepeatable: true),
+        OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
+    ] + CacheSettings.options
+
+    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
+        guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
+        guard let prefix = arguments.value("--output") else { throw UsageError(message: "missing -o <out/prefix>") }
+        var options = SpriteOptions()
+        let ratios = try arguments.all("--ratio").map { text throws(UsageError) -> Double in
+            guard let ratio = RenderCommand.parseScale(text) else {
+                throw UsageError(message: "invalid value '\(text)' for --ratio: expected a finite number > 0")
+            }
+            return ratio
+        }
+        if !ratios.isEmpty { options.ratios = Array(Set(ratios)).sorted() }
+        options.recursive = arguments.has("--recursive")
+        options.unique = arguments.has("--unique")
+        options.skipInvalid = arguments.has("--skip-invalid")
+        options.sdf = Set(arguments.all("--sdf"))
+        options.padding = try arguments.value("--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
+        options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { $0 > 0 ? $0 : nil } }, expected: "a whole number > 0") ?? 4096
+        options.limits.maxSize = PixelSize(width: options.maxSize, height: options.maxSize)
+        if let timeout = try arguments.value("--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
+                                             expected: "a number of seconds > 0") {
+            options.limits.timeout = timeout
+        }
+        if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
+        let minify = arguments.has("--minify")
+
+        let started = ContinuousClock.now
+        let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache()),
+                                    isolation: IsolatedRenderer(executable: "/proc/self/exe", arguments: [CLI.workerCommand]))
+        let progress = ProgressBar(label: "rendering")
+        let build = try builder.build(directories: arguments.positionals) { done, total in progress.update(done, of: total) }
+        progress.finish()
+        for failure in build.skipped { console.warning("skipped \(failure)") }
+
+        let files = try write(build, prefix: prefix, minify: minify)
+        files.forEach { console.out($0) }
+        if build.sheetCount > 1 { console.out(styleSnippet(prefix: prefix, sheets: build.sheetCount)) }
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
+        let fill = largest.reduce(0.0) { $0 + $1.fill * Double($1.size.width * $1.size.height) }
+            / Double(max(1, largest.reduce(0) { $0 + $1.size.width * $1.size.height }))
+        let bytes = build.sheets.reduce(0) { $0 + $1.png.count }
+        console.out("sprite: \(build.icons) icons, \(build.variants) variants, \(build.sheetCount) sheet"
+            + "\(build.sheetCount == 1 ? "" : "s") x \(options.ratios.count) ratio\(options.ratios.count == 1 ? "" : "s"), "
+            + "fill \(percent(fill)), \(bytes) PNG bytes, \(build.renders) rendered, \(build.cacheHits) from cache, "
+            + "\(String((seconds * 100).rounded() / 100)) s"
+            + (build.skipped.isEmpty ? "" : ", \(build.skipped.count) skipped"))
+        return 0
+    }
+
+    /// The variants file: `{"flag": [{"params": {"flag_color": "red"}}, {"id": "x", "params": {...}}]}`.
+    private static func readVariants(_ path: String) throws -> [String: [SpriteVariant]] {
+        struct Entry: Decodable {
+            var id: String?
+            var params: [String: String]
+        }
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReader.read(path)
+        } catch {
+            throw IconrError.io(error.reason, file: path)
+        }
+        do {
+            let entries = try JSONDecoder().decode([String: [Entry]].self, from: Data(bytes))
+            return entries.mapValues { $0.map { SpriteVariant(id: $0.id, params: $0.params) } }
+        } catch {
+            throw IconrError.io("not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}",
+                                file: path)
+        }
+    }
+
+    /// Writes each ratio's sheets, every PNG with its JSON, together; returns the paths.
+    private static func write(_ build: SpriteBuild, prefix: String, minify: Bool) throws -> [String] {
+        if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
+            try makeDirectories(String(prefix[..<slash]))
+        }
+        var written: [String] = []
+        for ratio in Set(build.sheets.map(\.ratio)).sorted() {
+            var files: [(bytes: [UInt8], path: String)] = []
+            for sheet in build.sheets.filter({ $0.ratio == ratio }).sorted(by: { $0.sheet < $1.sheet }) {
+                let base = sheetPrefix(prefix, sheet: sheet.sheet) + (ratio == 1 ? "" : "@\(formatScale(ratio))x")
+                files += [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
+            }
+            try AtomicFile.writeTogether(files)
+            written += files.map(\.path)
+        }
+        return written
+    }
+
+    /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...
+    static func sheetPrefix(_ prefix: String, sheet: Int) -> String {
+        sheet == 0 ? prefix : "\(prefix)-\(sheet + 1)"
+    }
+
+    /// The style's `"sprite"` value for several sheets.
+    private static func styleSnippet(prefix: String, sheets: Int) -> String {
+        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+        let entries = (0..<sheets).map { sheet in
+            let id = sheet == 0 ? "default" : "\(name)-\(sheet + 1)"
+            return "{\"id\": \"\(id)\", \"url\": \"\(sheetPrefix(prefix, sheet: sheet))\"}"
+        }
+        return "The icons need \(sheets) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):\n"
+            + "\"sprite\": [" + entries.joined(separator: ", ") + "]"
+    }
+
+    private static func makeDirectories(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 { return }
+        if let slash = path.lastIndex(of: "/"), slash != path.startIndex { try makeDirectories(String(path[..<slash])) }
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: path)
+        }
+    }
+
+    private static func percent(_ fraction: Double) -> String {
+        String((fraction * 1000).rounded() / 10) + "%"
+    }
+}

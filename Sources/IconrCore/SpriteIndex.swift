@@ -1,0 +1,102 @@
+/// One image of a sprite index (`sprite.json`), in sheet pixels at the sheet's ratio.
+public struct SpriteIndexEntry: Hashable, Sendable {
+    public var rect: PixelRect
+    public var pixelRatio: Double
+    public var sdf: Bool
+    public var content: ContentBox?
+    public var stretchX: [StretchArea]
+    public var stretchY: [StretchArea]
+
+    public init(rect: PixelRect, pixelRatio: Double, sdf: Bool = false, content: ContentBox? = nil,
+                stretchX: [StretchArea] = [], stretchY: [StretchArea] = []) {
+        self.rect = rect
+        self.pixelRatio = pixelRatio
+        self.sdf = sdf
+        self.content = content
+        self.stretchX = stretchX
+        self.stretchY = stretchY
+    }
+
+    /// Why the metadata does not fit the image, or nil: stretch areas and the content box
+    /// must be ordered and lie inside the image.
+    public var metadataProblem: String? {
+        let width = Double(rect.width), height = Double(rect.height)
+        for (axis, areas, limit) in [("stretchX", stretchX, width), ("stretchY", stretchY, height)] {
+            var previousEnd = 0.0
+            for area in areas {
+                guard area.start >= previousEnd, area.end >= area.start, area.end <= limit + 1e-9 else {
+                    return "\(axis) [\(format(area.start)), \(format(area.end))] is not ordered inside the "
+                        + "\(rect.width)x\(rect.height) image"
+                }
+                previousEnd = area.end
+            }
+        }
+        if let content, !(content.left >= 0 && content.top >= 0 && content.right <= width + 1e-9
+                          && content.bottom <= height + 1e-9 && content.left <= content.right && content.top <= content.bottom) {
+            return "content [\(format(content.left)), \(format(content.top)), \(format(content.right)), \(format(content.bottom))] "
+                + "is not inside the \(rect.width)x\(rect.height) image"
+        }
+        return nil
+    }
+}
+
+/// Writes sprite index JSON the same way every time: ids sorted, keys sorted, numbers in
+/// their shortest form. Readable (one image a line) or minified.
+public enum SpriteIndex {
+    public static func json(_ entries: [String: SpriteIndexEntry], minified: Bool) -> [UInt8] {
+        let separator = minified ? "," : ", "
+        let colon = minified ? ":" : ": "
+        let lines = entries.keys.sorted().map { id -> String in
+            let entry = entries[id]!
+            var fields: [(String, String)] = []
+            if let content = entry.content {
+                fields.append(("content", "[" + [content.left, content.top, content.right, content.bottom].map(format)
+                    .joined(separator: separator) + "]"))
+            }
+            fields.append(("height", "\(entry.rect.height)"))
+            fields.append(("pixelRatio", format(entry.pixelRatio)))
+            if entry.sdf { fields.append(("sdf", "true")) }
+            if !entry.stretchX.isEmpty { fields.append(("stretchX", spans(entry.stretchX, separator))) }
+            if !entry.stretchY.isEmpty { fields.append(("stretchY", spans(entry.stretchY, separator))) }
+            fields.append(("width", "\(entry.rect.width)"))
+            fields.append(("x", "\(entry.rect.x)"))
+            fields.append(("y", "\(entry.rect.y)"))
+            let body = fields.map { "\"\($0.0)\"\(colon)\($0.1)" }.joined(separator: separator)
+            return "\(quoted(id))\(colon){\(body)}"
+        }
+        let text = minified ? "{" + lines.joined(separator: ",") + "}"
+            : lines.isEmpty ? "{}\n" : "{\n  " + lines.joined(separator: ",\n  ") + "\n}\n"
+        return Array(text.utf8)
+    }
+
+    private static func spans(_ areas: [StretchArea], _ separator: String) -> String {
+        "[" + areas.map { "[\(format($0.start))\(separator)\(format($0.end))]" }.joined(separator: separator) + "]"
+    }
+
+    /// A JSON string literal.
+    public static func quoted(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            case "\r": result += "\\r"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}
+
+/// Numbers as JSON: integers without a fraction, others in Swift's shortest round-trip form.
+func format(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+}
