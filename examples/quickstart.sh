@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what iconr needs (Debian packages in .ci/packages), builds it, and renders the
+# Installs what iconr and its tests need (Debian packages in .ci/packages, and MapLibre
+# Native's pymgl from PyPI for the sprite test), builds iconr, and renders the
 # bundled flag in red, yellow and #800080 at 1x and 2x into out/flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ if [ ${#missing[@]} -gt 0 ]; then
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+python3 -c "import pymgl" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pymgl==0.5.0
 swift build -c release --static-swift-stdlib
 iconr=.build/release/iconr
 out=out/flags

@@ -1,0 +1,195 @@
+import Foundation
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// Sprite sheets from `iconr sprite`, loaded by a real client: MapLibre Native (the PyPI
+/// package pymgl, headless on Mesa with EGL_PLATFORM=surfaceless). Each sprite id is drawn
+/// at a point; each must appear there, as the sheet has it. MapLibre places icons within a
+/// pixel or so of where iconr computes, so each is looked for within +-2 pixels, and matches
+/// when the mean difference of its channels (over white, both blurred 3x3) is under 16 of 255.
+struct MapLibreTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-maplibre-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+    }
+
+    private func iconr(_ arguments: [String]) throws {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+    }
+
+    /// Renders `points` (logical pixels) with MapLibre and returns the map's RGBA pixels.
+    private func render(sprite: Any, ratio: Double, width: Int, height: Int,
+                        points: [(icon: String, x: Int, y: Int)]) throws -> [UInt8] {
+        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre test")
+        let request: [String: Any] = [
+            "sprite": sprite, "ratio": ratio, "width": width, "height": height, "zoom": 1,
+            "points": points.map { ["icon": $0.icon, "x": $0.x, "y": $0.y] },
+        ]
+        let requestFile = directory.appendingPathComponent("request.json")
+        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
+        let output = directory.appendingPathComponent("map.png")
+        let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/render.py").path
+        let result = try TestSupport.run("/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path])
+        let failure = "MapLibre (pymgl) failed; pip install pymgl and the Mesa EGL packages (.ci/packages): "
+            + String(decoding: result.stderr, as: UTF8.self)
+        try #require(result.status == 0, Comment(rawValue: failure))
+        let map = try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+        try #require(map.size == PixelSize(width: Int(Double(width) * ratio), height: Int(Double(height) * ratio)))
+        return map.pixels
+    }
+
+    /// The smallest mean channel difference between `icon` (over white) and the map at any
+    /// placement within 2 pixels of being centred on (`centreX`, `centreY`), in whole and
+    /// half pixels: MapLibre may put an icon half a pixel off, and then filters it. Both are
+    /// blurred with a 3x3 box, so the filtering itself does not count; colors and shapes do.
+    private func difference(_ icon: RasterImage, in map: [UInt8], mapWidth: Int, centreX: Int, centreY: Int) -> Double {
+        let (width, height) = (icon.size.width, icon.size.height)
+        var overWhite = [Double](repeating: 255, count: width * height * 3)
+        for y in 0..<height {
+            for x in 0..<width {
+                let pixel = icon[x, y]
+                for (channel, value) in [pixel.red, pixel.green, pixel.blue].enumerated() {
+                    overWhite[(y * width + x) * 3 + channel] = Double(Int(value) * Int(pixel.alpha) + 255 * (255 - Int(pixel.alpha))) / 255
+                }
+            }
+        }
+        func sample(_ x: Int, _ y: Int, _ channel: Int) -> Double {
+            x >= 0 && y >= 0 && x < width && y < height ? overWhite[(y * width + x) * 3 + channel] : 255
+        }
+        // The icon moved right and down by half a pixel or not, along each axis.
+        let shifted = [(0, 0), (1, 0), (0, 1), (1, 1)].map { shiftX, shiftY in
+            blurred((0..<(width * height * 3)).map { index in
+                let (x, y, channel) = (index / 3 % width, index / 3 / width, index % 3)
+                let xs = shiftX == 0 ? [x] : [x - 1, x], ys = shiftY == 0 ? [y] : [y - 1, y]
+                let values = ys.flatMap { sy in xs.map { sample($0, sy, channel) } }
+                return values.reduce(0, +) / Double(values.count)
+            }, width, height)
+        }
+        var best = Double.infinity
+        for dy in -2...2 {
+            for dx in -2...2 {
+                let left = centreX - width / 2 + dx, top = centreY - height / 2 + dy
+                let window = blurred((0..<(width * height * 3)).map { index in
+                    let (x, y, channel) = (index / 3 % width, index / 3 / width, index % 3)
+                    let offset = ((top + y) * mapWidth + (left + x)) * 4
+                    return offset >= 0 && offset + 3 < map.count ? Double(map[offset + channel]) : 0
+                }, width, height)
+                for expected in shifted {
+                    let total = zip(expected, window).reduce(0.0) { $0 + abs($1.0 - $1.1) }
+                    best = min(best, total / Double(width * height * 3))
+                }
+            }
+        }
+        return best
+    }
+
+    private func blurred(_ values: [Double], _ width: Int, _ height: Int) -> [Double] {
+        var result = values
+        for y in 0..<height {
+            for x in 0..<width {
+                for channel in 0..<3 {
+                    var sum = 0.0, count = 0.0
+                    for ny in max(0, y - 1)...min(height - 1, y + 1) {
+                        for nx in max(0, x - 1)...min(width - 1, x + 1) {
+                            sum += values[(ny * width + nx) * 3 + channel]
+                            count += 1
+                        }
+                    }
+                    result[(y * width + x) * 3 + channel] = sum / count
+                }
+            }
+        }
+        return result
+    }
+
+    /// The image of `id` cut out of a sheet, with its index.
+    private func sheet(_ prefix: String, ratio: Double) throws -> (image: RasterImage, index: [String: [String: Any]]) {
+        let suffix = ratio == 1 ? "" : "@\(Int(ratio))x"
+        let png = try Data(contentsOf: directory.appendingPathComponent(prefix + suffix + ".png"))
+        let json = try Data(contentsOf: directory.appendingPathComponent(prefix + suffix + ".json"))
+        return (try PNGDecoder.decode([UInt8](png)), try JSONSerialization.jsonObject(with: json) as! [String: [String: Any]])
+    }
+
+    private func crop(_ sheet: RasterImage, _ entry: [String: Any]) -> RasterImage {
+        let (x, y, width, height) = (entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int)
+        var pixels: [UInt8] = []
+        for row in y..<(y + height) {
+            let start = (row * sheet.size.width + x) * 4
+            pixels += sheet.pixels[start..<(start + width * 4)]
+        }
+        return RasterImage(size: PixelSize(width: width, height: height), pixels: pixels)
+    }
+
+    @Test func everySpriteIDAppearsAtItsPointAtRatios1And2() throws {
+        for name in ["flag", "marker", "badge", "label"] {
+            try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("\(name).svg"),
+                                             to: directory.appendingPathComponent("icons/\(name).svg"))
+        }
+        try Data("""
+            {"flag": [{"params": {"flag_color": "red"}}, {"id": "flag-selected", "params": {"flag_color": "#800080"}}],
+             "marker": [{"params": {"fill_color": "#2a9d8f", "stroke_color": "navy"}}]}
+            """.utf8).write(to: directory.appendingPathComponent("variants.json"))
+        try iconr(["sprite", "icons", "-o", "out/sprite", "--variants", "variants.json", "--no-cache"])
+
+        for ratio in [1.0, 2.0] {
+            let (sheetImage, index) = try sheet("out/sprite", ratio: ratio)
+            let ids = index.keys.sorted()
+            #expect(ids.count == 7)
+            let points = ids.enumerated().map { (icon: $0.element, x: 40 + 60 * ($0.offset % 4), y: 40 + 60 * ($0.offset / 4)) }
+            let map = try render(sprite: "file://" + directory.appendingPathComponent("out/sprite").path, ratio: ratio,
+                                 width: 260, height: 140, points: points)
+            let mapWidth = Int(260 * ratio)
+            for point in points {
+                let icon = crop(sheetImage, index[point.icon]!)
+                let score = difference(icon, in: map, mapWidth: mapWidth, centreX: Int(Double(point.x) * ratio),
+                                       centreY: Int(Double(point.y) * ratio))
+                #expect(score < 16, "\(point.icon) at \(ratio)x: mean difference \(score)")
+            }
+            // The check can fail: the purple flag is not where the red one is drawn.
+            let purple = crop(sheetImage, index["flag-selected"]!)
+            let red = points.first { $0.icon == "flag?flag_color=ff0000" }!
+            #expect(difference(purple, in: map, mapWidth: mapWidth, centreX: Int(Double(red.x) * ratio),
+                               centreY: Int(Double(red.y) * ratio)) >= 16)
+        }
+    }
+
+    @Test func iconsSplitOverSeveralSheetsAllLoad() throws {
+        let maki = TestSupport.svgFiles(in: "maki").prefix(10)
+        for file in maki {
+            try FileManager.default.copyItem(at: file, to: directory.appendingPathComponent("icons/\(file.lastPathComponent)"))
+        }
+        // 30 px icons at 2x with 2 px padding: four fit a 64 px sheet.
+        try iconr(["sprite", "icons", "-o", "out/multi", "--max-size", "64", "--no-cache"])
+        let sheets = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("out").path)
+            .filter { $0.hasSuffix("@2x.png") }
+        #expect(sheets.count == 3)
+        for ratio in [1.0, 2.0] {
+            var sprite: [[String: String]] = []
+            var points: [(icon: String, x: Int, y: Int)] = []
+            var expected: [String: RasterImage] = [:]
+            for number in 0..<sheets.count {
+                let prefix = number == 0 ? "out/multi" : "out/multi-\(number + 1)"
+                let id = number == 0 ? "default" : "multi-\(number + 1)"
+                sprite.append(["id": id, "url": "file://" + directory.appendingPathComponent(prefix).path])
+                let (image, index) = try sheet(prefix, ratio: ratio)
+                for name in index.keys.sorted() {
+                    let styleName = number == 0 ? name : "\(id):\(name)"
+                    points.append((styleName, 30 + 40 * (points.count % 6), 30 + 40 * (points.count / 6)))
+                    expected[styleName] = crop(image, index[name]!)
+                }
+            }
+            #expect(points.count == 10)
+            let map = try render(sprite: sprite, ratio: ratio, width: 260, height: 100, points: points)
+            for point in points {
+                let score = difference(expected[point.icon]!, in: map, mapWidth: Int(260 * ratio),
+                                       centreX: Int(Double(point.x) * ratio), centreY: Int(Double(point.y) * ratio))
+                #expect(score < 16, "\(point.icon) at \(ratio)x: mean difference \(score)")
+            }
+        }
+    }
+}
