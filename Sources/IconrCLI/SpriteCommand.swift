@@ -44,7 +44,6 @@ enum SpriteCommand: Command {
         options.sdf = Set(arguments.all("--sdf"))
         options.padding = try arguments.value("--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
         options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { $0 > 0 ? $0 : nil } }, expected: "a whole number > 0") ?? 4096
-        options.limits.maxSize = PixelSize(width: options.maxSize, height: options.maxSize)
         if let timeout = try arguments.value("--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
                                              expected: "a number of seconds > 0") {
             options.limits.timeout = timeout

@@ -129,23 +129,28 @@ private struct MaxRectsBin {
             }
         }
         guard let placed = best else { return nil }
-        var next: [PixelRect] = []
+        var kept: [PixelRect] = [], split: [PixelRect] = []
         for rect in free {
             guard rect.intersects(placed) else {
-                next.append(rect)
+                kept.append(rect)
                 continue
             }
-            if placed.x > rect.x { next.append(PixelRect(x: rect.x, y: rect.y, width: placed.x - rect.x, height: rect.height)) }
-            if placed.maxX < rect.maxX { next.append(PixelRect(x: placed.maxX, y: rect.y, width: rect.maxX - placed.maxX, height: rect.height)) }
-            if placed.y > rect.y { next.append(PixelRect(x: rect.x, y: rect.y, width: rect.width, height: placed.y - rect.y)) }
-            if placed.maxY < rect.maxY { next.append(PixelRect(x: rect.x, y: placed.maxY, width: rect.width, height: rect.maxY - placed.maxY)) }
+            if placed.x > rect.x { split.append(PixelRect(x: rect.x, y: rect.y, width: placed.x - rect.x, height: rect.height)) }
+            if placed.maxX < rect.maxX { split.append(PixelRect(x: placed.maxX, y: rect.y, width: rect.maxX - placed.maxX, height: rect.height)) }
+            if placed.y > rect.y { split.append(PixelRect(x: rect.x, y: rect.y, width: rect.width, height: placed.y - rect.y)) }
+            if placed.maxY < rect.maxY { split.append(PixelRect(x: rect.x, y: placed.maxY, width: rect.width, height: rect.maxY - placed.maxY)) }
         }
-        // Drop rectangles inside others (keeping one of equal ones).
-        free = next.enumerated().filter { index, rect in
-            !next.enumerated().contains { other, container in
-                other != index && container.contains(rect) && (container != rect || other < index)
+        // The kept rectangles contain none of each other already: only the new pieces need
+        // checking, against each other and against the kept ones.
+        var pieces: [PixelRect] = []
+        for (index, piece) in split.enumerated() {
+            let inKept = kept.contains { $0.contains(piece) }
+            let inPiece = split.indices.contains { other in
+                other != index && split[other].contains(piece) && (split[other] != piece || other < index)
             }
-        }.map(\.element)
+            if !inKept && !inPiece { pieces.append(piece) }
+        }
+        free = kept.filter { rect in !pieces.contains { $0.contains(rect) } } + pieces
         return placed
     }
 }

@@ -1,0 +1,164 @@
+import Foundation
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// `iconr sprite` end to end.
+struct SpriteCommandTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-sprite-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons/more"), withIntermediateDirectories: true)
+        for name in ["flag", "marker", "badge", "label"] {
+            try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("\(name).svg"),
+                                             to: directory.appendingPathComponent("icons/\(name).svg"))
+        }
+        try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("maki/airport.svg"),
+                                         to: directory.appendingPathComponent("icons/more/airport.svg"))
+    }
+
+    @discardableResult
+    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    private func data(_ path: String) throws -> Data {
+        try Data(contentsOf: directory.appendingPathComponent(path))
+    }
+
+    private func index(_ path: String) throws -> [String: [String: Any]] {
+        try JSONSerialization.jsonObject(with: data(path)) as! [String: [String: Any]]
+    }
+
+    private func image(_ sheet: String, _ entry: [String: Any]) throws -> RasterImage {
+        let full = try PNGDecoder.decode([UInt8](data(sheet)))
+        let (x, y, width, height) = (entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int)
+        var pixels: [UInt8] = []
+        for row in y..<(y + height) {
+            pixels += full.pixels[((row * full.size.width + x) * 4)..<((row * full.size.width + x + width) * 4)]
+        }
+        return RasterImage(size: PixelSize(width: width, height: height), pixels: pixels)
+    }
+
+    @Test func buildsASheetPerRatioWithTheRenderedPixels() throws {
+        let result = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("out/sprite.png\nout/sprite.json\nout/sprite@2x.png\nout/sprite@2x.json\nsprite: 4 icons, 0 variants, 1 sheet x 2 ratios"))
+        for (suffix, ratio) in [("", 1), ("@2x", 2)] {
+            let entries = try index("out/sprite\(suffix).json")
+            #expect(entries.keys.sorted() == ["badge", "flag", "label", "marker"])
+            let flag = try #require(entries["flag"])
+            #expect(flag["pixelRatio"] as? Int == ratio && flag["width"] as? Int == 24 * ratio)
+            // The sheet holds exactly what `iconr render` draws.
+            _ = try iconr("render", "icons/flag.svg", "-s", "\(ratio)", "-o", "flag\(ratio).png", "--no-cache")
+            #expect(try image("out/sprite\(suffix).png", flag) == PNGDecoder.decode([UInt8](data("flag\(ratio).png"))))
+        }
+        let label = try #require(try index("out/sprite@2x.json")["label"])
+        #expect(label["stretchX"] as? [[Double]] == [[16, 64]] && label["stretchY"] as? [[Double]] == [[16, 32]])
+        #expect(label["content"] as? [Double] == [12, 10, 68, 38])
+    }
+
+    @Test func variantsRecursiveIdsAndFractionalRatios() throws {
+        try Data("""
+            {"flag": [{"params": {"flag_color": "red"}}, {"id": "flag-selected", "params": {"flag_color": "#800080"}},
+                      {"params": {"flag_color": "black"}}],
+             "more/airport": [{"params": {}}]}
+            """.utf8).write(to: directory.appendingPathComponent("variants.json"))
+        let result = try iconr("sprite", "icons", "-o", "out/s", "--variants", "variants.json", "--recursive",
+                               "--ratio", "1.5", "-r", "3x", "--no-cache")
+        #expect(result.status == 0, "\(result.stderr)")
+        let entries = try index("out/s@1.5x.json")
+        #expect(entries.keys.sorted() == ["badge", "flag", "flag-selected", "flag?flag_color=ff0000", "label", "marker", "more/airport"])
+        #expect(entries["flag"]?["width"] as? Int == 36 && entries["flag"]?["pixelRatio"] as? Double == 1.5)
+        #expect(try image("out/s@1.5x.png", entries["flag-selected"]!).hex(x: 20, y: 12) == "#800080ff")
+        #expect(try image("out/s@1.5x.png", entries["flag?flag_color=ff0000"]!).hex(x: 20, y: 12) == "#ff0000ff")
+        #expect(try index("out/s@3x.json")["more/airport"]?["width"] as? Int == 45)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/s.json").path))
+    }
+
+    @Test func outputIsByteIdenticalAndASecondRunRendersNothing() throws {
+        let cache = directory.appendingPathComponent("cache").path
+        let first = try iconr("sprite", "icons", "-o", "a/sprite", "--cache-dir", cache)
+        #expect(first.stdout.contains(", 8 rendered, 0 from cache, "))
+        let second = try iconr("sprite", "icons", "-o", "b/sprite", "--cache-dir", cache)
+        #expect(second.stdout.contains(", 0 rendered, 8 from cache, "), "\(second.stdout)")
+        _ = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache")
+        for file in ["sprite.png", "sprite.json", "sprite@2x.png", "sprite@2x.json"] {
+            #expect(try data("a/\(file)") == data("b/\(file)") && data("a/\(file)") == data("c/\(file)"), "\(file)")
+        }
+    }
+
+    @Test func uniqueStoresIdenticalImagesOnceAndMinifyDropsWhiteSpace() throws {
+        try FileManager.default.copyItem(at: directory.appendingPathComponent("icons/flag.svg"),
+                                         to: directory.appendingPathComponent("icons/flag-copy.svg"))
+        #expect(try iconr("sprite", "icons", "-o", "u/sprite", "--unique", "--minify", "--no-cache").status == 0)
+        let entries = try index("u/sprite.json")
+        #expect(entries["flag"]?["x"] as? Int == entries["flag-copy"]?["x"] as? Int)
+        #expect(entries["flag"]?["y"] as? Int == entries["flag-copy"]?["y"] as? Int)
+        let json = String(decoding: try data("u/sprite.json"), as: UTF8.self)
+        #expect(!json.contains(" ") && !json.contains("\n"))
+        #expect(try iconr("sprite", "icons", "-o", "n/sprite", "--no-cache").status == 0)
+        let separate = try index("n/sprite.json")
+        #expect(separate["flag"]?["x"] as? Int != separate["flag-copy"]?["x"] as? Int
+                || separate["flag"]?["y"] as? Int != separate["flag-copy"]?["y"] as? Int)
+    }
+
+    @Test func invalidIconsFailTheBuildByNameOrAreSkipped() throws {
+        for name in ["empty-region.svg", "bug928-empty-feTile-bounds.svg"] {
+            try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/\(name)"),
+                                             to: directory.appendingPathComponent("icons/\(name)"))
+        }
+        try Data("<svg xmlns='http://www.w3.org/2000/svg'><g>".utf8).write(to: directory.appendingPathComponent("icons/broken.svg"))
+        let failed = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache")
+        #expect(failed.status == 1)
+        #expect(failed.stderr.hasPrefix("error: 3 icons are invalid, no sheets written"))
+        #expect(failed.stderr.contains("icons/empty-region.svg: librsvg crashed on this document (SIGABRT)"))
+        #expect(failed.stderr.contains("icons/bug928-empty-feTile-bounds.svg: librsvg crashed on this document (SIGABRT)"))
+        #expect(failed.stderr.contains("icons/broken.svg: "))
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out").path))
+        let skipped = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache", "--skip-invalid")
+        #expect(skipped.status == 0)
+        #expect(skipped.stderr.components(separatedBy: "warning: skipped ").count == 4)
+        #expect(try index("out/sprite.json").keys.sorted() == ["badge", "flag", "label", "marker"])
+    }
+
+    @Test func tooManyIconsSplitAndAnIconOverTheLimitIsNamed() throws {
+        let split = try iconr("sprite", "icons", "-o", "out/sprite", "--max-size", "90", "--no-cache")
+        #expect(split.status == 0, "\(split.stderr)")
+        #expect(split.stdout.contains("\"sprite\": [{\"id\": \"default\", \"url\": \"out/sprite\"}, {\"id\": \"sprite-2\", \"url\": \"out/sprite-2\"}"))
+        let first = try index("out/sprite@2x.json"), second = try index("out/sprite-2@2x.json")
+        #expect(Set(first.keys).isDisjoint(with: second.keys))
+        #expect(try index("out/sprite.json").keys.sorted() == first.keys.sorted())
+        let tooLarge = try iconr("sprite", "icons", "-o", "big/sprite", "--max-size", "60", "--no-cache")
+        #expect(tooLarge.status == 1)
+        #expect(tooLarge.stderr.contains("icons/label.svg: is 80x48 at 2x, larger than the 60 px sheet limit"))
+    }
+
+    @Test func signedDistanceFields() throws {
+        #expect(try iconr("sprite", "icons", "-o", "out/sprite", "--sdf", "badge", "--no-cache").status == 0)
+        let badge = try #require(try index("out/sprite@2x.json")["badge"])
+        #expect(badge["sdf"] as? Bool == true)
+        // 24 px at 2x plus a buffer of 3 px (times 2) on each side.
+        #expect(badge["width"] as? Int == 60)
+        let field = try image("out/sprite@2x.png", badge)
+        #expect(field[30, 30].alpha == 255 && field[0, 0].alpha == 0)
+        // The circle's edge (radius 10.5 at 1x: 21 px at 2x from the centre) is near 191.
+        let edge = Int(field[30 + 21, 30].alpha)
+        #expect(abs(edge - 191) < 40, "edge \(edge)")
+        #expect(try index("out/sprite@2x.json")["flag"]?["sdf"] == nil)
+    }
+
+    @Test func usageMistakes() throws {
+        #expect(try iconr("sprite", "icons").status == 64)
+        #expect(try iconr("sprite", "-o", "x").status == 64)
+        #expect(try iconr("sprite", "icons", "-o", "x", "--ratio", "0").status == 64)
+        let missing = try iconr("sprite", "nowhere", "-o", "x")
+        #expect(missing.status == 1 && missing.stderr == "error: no SVG icons in nowhere\n")
+        try Data("{\"nope\": [{\"params\": {}}]}".utf8).write(to: directory.appendingPathComponent("v.json"))
+        let unknown = try iconr("sprite", "icons", "-o", "x", "--variants", "v.json", "--no-cache")
+        #expect(unknown.status == 1 && unknown.stderr.contains("the variants name icon \"nope\", which is not among the icons"))
+    }
+}

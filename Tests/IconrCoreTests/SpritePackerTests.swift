@@ -1,0 +1,98 @@
+import Testing
+@testable import IconrCore
+
+struct SpritePackerTests {
+    /// Mixed sizes from a fixed generator: 8 to 64 px a side.
+    static let mixed: [PixelSize] = {
+        var state: UInt64 = 42
+        func next() -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33)
+        }
+        return (0..<300).map { _ in PixelSize(width: 8 + next() % 57, height: 8 + next() % 57) }
+    }()
+
+    static func check(_ sheet: SpritePacker.Sheet, _ sizes: [PixelSize], padding: Int) {
+        #expect(sheet.placements.count == sizes.count)
+        let rects = sizes.indices.map { sheet.placements[$0]! }
+        for (index, rect) in rects.enumerated() {
+            #expect(rect.width == sizes[index].width && rect.height == sizes[index].height)
+            #expect(rect.x >= 0 && rect.y >= 0 && rect.maxX <= sheet.width && rect.maxY <= sheet.height)
+        }
+        // Grown by the padding, no two touch.
+        for a in rects.indices {
+            for b in rects.indices where b > a {
+                let grownA = PixelRect(x: rects[a].x, y: rects[a].y, width: rects[a].width + padding, height: rects[a].height + padding)
+                let grownB = PixelRect(x: rects[b].x, y: rects[b].y, width: rects[b].width + padding, height: rects[b].height + padding)
+                #expect(!grownA.intersects(grownB), "\(rects[a]) and \(rects[b])")
+            }
+        }
+    }
+
+    static func fill(_ sheet: SpritePacker.Sheet, _ sizes: [PixelSize]) -> Double {
+        Double(sizes.reduce(0) { $0 + $1.width * $1.height }) / Double(sheet.width * sheet.height)
+    }
+
+    @Test(arguments: [0, 1, 2])
+    func placesEveryItemInsideWithoutOverlapOrTouching(_ padding: Int) throws {
+        let sheet = try #require(SpritePacker.pack(Self.mixed, padding: padding, maxSide: 4096))
+        Self.check(sheet, Self.mixed, padding: padding)
+        #expect(SpritePacker.pack(Self.mixed, padding: padding, maxSide: 4096) == sheet, "deterministic")
+    }
+
+    @Test func fillsSheetsTightly() throws {
+        let maki = [PixelSize](repeating: PixelSize(width: 15, height: 15), count: 214)
+        let makiSheet = try #require(SpritePacker.pack(maki, padding: 0, maxSide: 4096))
+        #expect(Self.fill(makiSheet, maki) >= 0.95, "maki: \(Self.fill(makiSheet, maki))")
+        let mixedSheet = try #require(SpritePacker.pack(Self.mixed, padding: 0, maxSide: 4096))
+        #expect(Self.fill(mixedSheet, Self.mixed) >= 0.90, "mixed: \(Self.fill(mixedSheet, Self.mixed))")
+    }
+
+    @Test func splitsIntoSheetsThatFit() throws {
+        let sizes = Self.mixed + [PixelSize(width: 300, height: 20)]
+        let split = SpritePacker.split(sizes, padding: 1, maxSide: 256)
+        #expect(split.tooLarge == [sizes.count - 1])
+        #expect(split.groups.count > 1)
+        #expect(Set(split.groups.flatMap { $0 }).count == sizes.count - 1)
+        for group in split.groups {
+            let groupSizes = group.map { sizes[$0] }
+            let sheet = try #require(SpritePacker.pack(groupSizes, padding: 1, maxSide: 256))
+            #expect(sheet.width <= 256 && sheet.height <= 256)
+            Self.check(sheet, groupSizes, padding: 1)
+        }
+        #expect(SpritePacker.pack(sizes, padding: 1, maxSide: 256) == nil)
+    }
+}
+
+struct SpriteIndexTests {
+    @Test func writesSortedDeterministicJSON() {
+        let entries = [
+            "b": SpriteIndexEntry(rect: PixelRect(x: 0, y: 0, width: 30, height: 30), pixelRatio: 2),
+            "a \"q\"": SpriteIndexEntry(rect: PixelRect(x: 31, y: 0, width: 80, height: 48), pixelRatio: 1.5, sdf: true,
+                                        content: ContentBox(left: 9, top: 7.5, right: 51, bottom: 28.5),
+                                        stretchX: [StretchArea(start: 12, end: 48)], stretchY: [StretchArea(start: 12, end: 24)]),
+        ]
+        let expected = """
+            {
+              "a \\"q\\"": {"content": [9, 7.5, 51, 28.5], "height": 48, "pixelRatio": 1.5, "sdf": true, "stretchX": [[12, 48]], "stretchY": [[12, 24]], "width": 80, "x": 31, "y": 0},
+              "b": {"height": 30, "pixelRatio": 2, "width": 30, "x": 0, "y": 0}
+            }
+
+            """
+        #expect(String(decoding: SpriteIndex.json(entries, minified: false), as: UTF8.self) == expected)
+        #expect(String(decoding: SpriteIndex.json(["b": entries["b"]!], minified: true), as: UTF8.self)
+                == #"{"b":{"height":30,"pixelRatio":2,"width":30,"x":0,"y":0}}"#)
+    }
+
+    @Test func validatesMetadataAgainstTheImage() {
+        var entry = SpriteIndexEntry(rect: PixelRect(x: 5, y: 5, width: 40, height: 24), pixelRatio: 1,
+                                     content: ContentBox(left: 6, top: 5, right: 34, bottom: 19),
+                                     stretchX: [StretchArea(start: 8, end: 32)])
+        #expect(entry.metadataProblem == nil)
+        entry.stretchX = [StretchArea(start: 20, end: 30), StretchArea(start: 8, end: 12)]
+        #expect(entry.metadataProblem == "stretchX [8, 12] is not ordered inside the 40x24 image")
+        entry.stretchX = []
+        entry.content = ContentBox(left: 6, top: 5, right: 44, bottom: 19)
+        #expect(entry.metadataProblem == "content [6, 5, 44, 19] is not inside the 40x24 image")
+    }
+}
