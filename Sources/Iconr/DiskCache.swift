@@ -8,6 +8,8 @@ import Synchronization
 /// number of processes can share a directory. A truncated or corrupted entry fails its PNG
 /// decode (chunk CRCs, zlib checksum), is deleted and reported as a miss. Past `byteLimit`,
 /// the least recently used entries (by modification time, refreshed on every hit) go.
+/// Entries spread over 256 subfolders by their first two hex digits: concurrent writers
+/// into one folder queue on its lock (measured: an eighth of a cold sprite build).
 public final class DiskCache: Sendable {
     public let directory: String
     public let byteLimit: Int
@@ -49,7 +51,12 @@ public final class DiskCache: Sendable {
 
     /// Stores `png` for `key`; a failure to write only costs a later render.
     public func write(_ png: [UInt8], for key: VariantKey) {
-        guard (try? AtomicFile.write(png, to: entryPath(key))) != nil else { return }
+        let path = entryPath(key)
+        if (try? AtomicFile.write(png, to: path)) == nil {
+            // The entry's subfolder may not exist yet.
+            mkdir(String(path[..<path.lastIndex(of: "/")!]), 0o755)
+            guard (try? AtomicFile.write(png, to: path)) != nil else { return }
+        }
         let total = knownBytes.withLock { known -> Int in
             let total = (known ?? countBytes()) + png.count
             known = total
@@ -71,7 +78,8 @@ public final class DiskCache: Sendable {
     }
 
     func entryPath(_ key: VariantKey) -> String {
-        entries + "/" + SHA256.hex(Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8)) + ".png"
+        let name = SHA256.hex(Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8))
+        return entries + "/" + name.prefix(2) + "/" + name + ".png"
     }
 
     /// Deletes least recently used entries until the total is at most 90% of the limit.
@@ -91,18 +99,28 @@ public final class DiskCache: Sendable {
     }
 
     private func listEntries() -> [(path: String, size: Int, modified: Int)] {
-        guard let handle = opendir(entries) else { return [] }
-        defer { closedir(handle) }
         var files: [(String, Int, Int)] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            guard name.hasSuffix(".png"), !name.hasPrefix(".") else { continue }
-            let path = entries + "/" + name
-            var info = stat()
-            guard stat(path, &info) == 0 else { continue }
-            files.append((path, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+        for folder in Self.names(in: entries) where folder.count == 2 {
+            for name in Self.names(in: entries + "/" + folder) where name.hasSuffix(".png") {
+                let path = entries + "/" + folder + "/" + name
+                var info = stat()
+                guard stat(path, &info) == 0 else { continue }
+                files.append((path, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+            }
         }
         return files
+    }
+
+    /// The names in a folder, without hidden ones (temporary files start with a dot).
+    private static func names(in directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names
     }
 
     private static func makeDirectory(_ path: String) -> Bool {

@@ -110,6 +110,9 @@ public struct SpriteBuild: Sendable {
     public let skipped: [SpriteFailure]
     public let renders: Int
     public let cacheHits: Int
+    /// Seconds spent rendering (or reading the cache), and packing and encoding sheets.
+    public let renderSeconds: Double
+    public let composeSeconds: Double
 }
 
 /// Builds MapLibre/Mapbox sprite sheets from folders of icon templates: every icon under
@@ -136,6 +139,7 @@ public final class SpriteBuilder: Sendable {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
         }
         let statsBefore = cache.statistics
+        let started = ContinuousClock.now
         let results = Mutex<[Int: Result<[SpriteImage], SpriteFailure>]>([:])
         let done = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: sources.count) { index in
@@ -156,12 +160,14 @@ public final class SpriteBuilder: Sendable {
         }
         guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
         let statsAfter = cache.statistics
+        let rendered = ContinuousClock.now
         let sheets = compose(images)
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
         return SpriteBuild(sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
                            variants: variantCount, skipped: failures,
                            renders: statsAfter.renders - statsBefore.renders,
-                           cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits) + (statsAfter.diskHits - statsBefore.diskHits))
+                           cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits) + (statsAfter.diskHits - statsBefore.diskHits),
+                           renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered))
     }
 
     /// Every image of one icon: plain and variants, at every ratio.
@@ -249,14 +255,17 @@ public final class SpriteBuilder: Sendable {
         let padding = padding(at: largest)
         let split = SpritePacker.split(slots.map { atLargest[$0[0]]!.image.size }, padding: padding, maxSide: options.maxSize)
         let groups = split.groups.map { group in group.flatMap { slots[$0] }.sorted() }
-        var files: [SpriteSheetFile] = []
-        for ratio in ratios.sorted() {
-            let byID = Dictionary(uniqueKeysWithValues: images.filter { $0.ratio == ratio }.map { ($0.id, $0) })
-            for (sheet, group) in groups.enumerated() {
-                files.append(composeSheet(group, images: byID, ratio: ratio, sheet: sheet))
-            }
+        // Every sheet of every ratio packs and encodes on its own: in parallel.
+        let jobs = ratios.sorted().flatMap { ratio in groups.indices.map { (ratio, $0) } }
+        let byRatio = Dictionary(grouping: images, by: \.ratio)
+            .mapValues { Dictionary(uniqueKeysWithValues: $0.map { ($0.id, $0) }) }
+        let files = Mutex<[Int: SpriteSheetFile]>([:])
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let (ratio, sheet) = jobs[index]
+            let file = composeSheet(groups[sheet], images: byRatio[ratio] ?? [:], ratio: ratio, sheet: sheet)
+            files.withLock { $0[index] = file }
         }
-        return (files, groups.count)
+        return (jobs.indices.map { index in files.withLock { $0[index]! } }, groups.count)
     }
 
     /// Ids grouped by identical image (one id each unless `unique`).
@@ -368,6 +377,10 @@ enum SpriteSources {
             }
         }
     }
+}
+
+private func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
 
 private func format(_ value: Double) -> String {

@@ -71,7 +71,8 @@ enum SpriteCommand: Command {
         console.out("sprite: \(build.icons) icons, \(build.variants) variants, \(build.sheetCount) sheet"
             + "\(build.sheetCount == 1 ? "" : "s") x \(options.ratios.count) ratio\(options.ratios.count == 1 ? "" : "s"), "
             + "fill \(percent(fill)), \(bytes) PNG bytes, \(build.renders) rendered, \(build.cacheHits) from cache, "
-            + "\(String((seconds * 100).rounded() / 100)) s"
+            + "\(String((seconds * 100).rounded() / 100)) s (render \(String((build.renderSeconds * 100).rounded() / 100)) s, "
+            + "pack and encode \(String((build.composeSeconds * 100).rounded() / 100)) s)"
             + (build.skipped.isEmpty ? "" : ", \(build.skipped.count) skipped"))
         return 0
     }

@@ -13,19 +13,20 @@ public enum PNGEncoder {
     /// The smallest of several lossless encodings, for files that are published (sprite
     /// sheets): the pixels in every color type that holds them exactly (palette with
     /// transparency when there are at most 256 colors, gray with or without alpha, RGB,
-    /// RGBA), each with and without libpng's adaptive filters, at zlib level 9, as optipng
-    /// tries. The same pixels always give the same bytes.
+    /// RGBA), each with and without libpng's adaptive filters, as optipng tries. The trials
+    /// run at zlib level 6, the winner again at level 8: on the Maki sheet at 2x, level 9
+    /// took 3 times as long as 8 (121 ms against 38) for 1.6% fewer bytes, and level 8 is
+    /// within 2% of `optipng -o2`. The same pixels always give the same bytes.
     public static func encodeSmallest(_ image: RasterImage) throws(RenderError) -> [UInt8] {
         let noFilter: Int32 = 0x08, adaptive: Int32 = 0xF8
-        var best: [UInt8]?
+        var best: (size: Int, samples: Samples, filters: Int32)?
         for samples in Samples.reductions(of: image) {
-            let filterChoices = samples.colorType == PNG_COLOR_TYPE_PALETTE ? [noFilter, adaptive] : [adaptive, noFilter]
-            for filters in filterChoices {
-                let candidate = try encode(samples, image.size, compressionLevel: 9, filters: filters, strategy: 0)
-                if best == nil || candidate.count < best!.count { best = candidate }
+            for filters in [noFilter, adaptive] {
+                let size = try encode(samples, image.size, compressionLevel: 6, filters: filters, strategy: 0).count
+                if best == nil || size < best!.size { best = (size, samples, filters) }
             }
         }
-        return best!
+        return try encode(best!.samples, image.size, compressionLevel: 8, filters: best!.filters, strategy: 0)
     }
 
     private static func encode(_ samples: Samples, _ size: PixelSize, compressionLevel: Int32, filters: Int32,

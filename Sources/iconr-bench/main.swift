@@ -7,6 +7,7 @@ import IconrRender
 //
 //   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
+//   .build/release/iconr-bench sprite     (sprite builds: SpriteBenchmark.swift)
 //
 // 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
 //    against librsvg + cairo + cairo's libpng writer on the same bytes (ReferencePipeline).
@@ -19,6 +20,11 @@ import IconrRender
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "cache" {
     CacheBenchmark.run()
+    exit(0)
+}
+if arguments.first == "sprite" {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iconr").path
+    SpriteBenchmark.run(folder: arguments.count > 1 ? arguments[1] : "../shared/corpora/maki", iconr: executable)
     exit(0)
 }
 let folder = arguments.first ?? "../shared/corpora/maki"

@@ -62,7 +62,7 @@ struct IconLibraryTests {
         let first = try library()
         let good = try first.icon(named: "badge", params: ["badge_color": "orange"], scale: 2)
         let entries = folder.appendingPathComponent("cache/entries-v1")
-        let entry = try #require(try FileManager.default.contentsOfDirectory(atPath: entries.path).first)
+        let entry = try #require(try FileManager.default.subpathsOfDirectory(atPath: entries.path).first { $0.hasSuffix(".png") })
         let path = entries.appendingPathComponent(entry)
         var bytes = try Data(contentsOf: path)
         switch damage {

@@ -1,0 +1,57 @@
+import Foundation
+import IconrRender
+
+/// `iconr sprite` on a folder at ratios 1 and 2, cold (empty cache) and warm, side by side
+/// with a shell loop of `rsvg-convert` making the same images, and with the raw librsvg +
+/// cairo + libpng cost of those images divided by the cores.
+enum SpriteBenchmark {
+    static func run(folder: String, iconr: String) {
+        let clock = ContinuousClock()
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".svg") }.sorted()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-sprite-bench-\(getpid())").path
+        try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        func seconds(_ duration: Duration) -> Double {
+            Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        }
+        func run(_ executable: String, _ arguments: [String]) -> (Double, String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            let output = Pipe()
+            process.standardOutput = output
+            let start = clock.now
+            try? process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { fatalError("\(executable) \(arguments.joined(separator: " ")) failed") }
+            return (seconds(clock.now - start), text)
+        }
+        let cache = scratch + "/cache"
+        let (cold, coldOutput) = run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache])
+        let (warm, _) = run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache])
+        let loop = "for f in \"\(folder)\"/*.svg; do rsvg-convert \"$f\" -o \"\(scratch)/one.png\" && "
+            + "rsvg-convert --zoom 2 \"$f\" -o \"\(scratch)/two.png\" || exit 1; done"
+        let (rsvgLoop, _) = run("/bin/sh", ["-c", loop])
+        var raw = 0.0
+        for file in files {
+            let bytes = [UInt8](FileManager.default.contents(atPath: "\(folder)/\(file)") ?? Data())
+            for scale in [1.0, 2.0] {
+                let start = clock.now
+                _ = ReferencePipeline.renderPNG(bytes, scale: scale)
+                raw += seconds(clock.now - start)
+            }
+        }
+        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
+        let summary = coldOutput.split(separator: "\n").last.map(String.init) ?? ""
+        let images = Double(files.count * 2)
+        func ms(_ value: Double) -> String { String((value * 10000).rounded() / 10) }
+        print("iconr-bench sprite: \(files.count) icons from \(folder) at ratios 1 and 2 (\(Int(images)) images), \(Int(cores)) cores\n")
+        print("iconr sprite, cold cache: \(ms(cold)) ms (\(Int(Double(files.count) / cold)) icons/s)")
+        print("iconr sprite, warm cache: \(ms(warm)) ms (\(Int(Double(files.count) / warm)) icons/s)")
+        print("rsvg-convert shell loop:  \(ms(rsvgLoop)) ms, \(String((rsvgLoop / cold * 10).rounded() / 10))x the cold sprite build")
+        print("raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(Int(cores)) cores = \(ms(raw / cores)) ms; "
+              + "cold build per image \(String((cold / (raw / cores) * 100).rounded() / 100))x that")
+        print(summary)
+    }
+}
