@@ -198,6 +198,16 @@ public final class SpriteBuilder: Sendable {
             if !wanted.contains(where: { $0.id == id }) { wanted.append((id, resolved, true)) }
         }
         let digest = SHA256.hex(bytes)
+        var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content)
+        if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
+            let measurement: SVGMeasurement
+            do {
+                measurement = try isolation.measure(bytes, elementIDs: template.legacyAreaIDs, timeout: options.limits.timeout)
+            } catch {
+                return failure(error.description)
+            }
+            areas = LegacyAreas.areas(boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+        }
         var images: [SpriteImage] = []
         for (id, params, isVariant) in wanted {
             let sdf = options.sdf.contains(id)
@@ -230,12 +240,12 @@ public final class SpriteBuilder: Sendable {
                 let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
                 let entry = SpriteIndexEntry(
                     rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio, sdf: sdf,
-                    content: template.content.map {
+                    content: areas.content.map {
                         let box = $0.scaled(by: ratio)
                         return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
                     },
-                    stretchX: template.stretchX.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) },
-                    stretchY: template.stretchY.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) })
+                    stretchX: areas.stretchX.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) },
+                    stretchY: areas.stretchY.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) })
                 if let problem = entry.metadataProblem { return failure("\(problem) at \(format(ratio))x") }
                 images.append(SpriteImage(id: id, source: source.path, ratio: ratio, image: image, entry: entry, isVariant: isVariant))
             }

@@ -68,7 +68,8 @@ enum SpriteCommand: Command {
         let fill = largest.reduce(0.0) { $0 + $1.fill * Double($1.size.width * $1.size.height) }
             / Double(max(1, largest.reduce(0) { $0 + $1.size.width * $1.size.height }))
         let bytes = build.sheets.reduce(0) { $0 + $1.png.count }
-        console.out("sprite: \(build.icons) icons, \(build.variants) variants, \(build.sheetCount) sheet"
+        func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
+        console.out("sprite: \(count(build.icons, "icon")), \(count(build.variants, "variant")), \(build.sheetCount) sheet"
             + "\(build.sheetCount == 1 ? "" : "s") x \(options.ratios.count) ratio\(options.ratios.count == 1 ? "" : "s"), "
             + "fill \(percent(fill)), \(bytes) PNG bytes, \(build.renders) rendered, \(build.cacheHits) from cache, "
             + "\(String((seconds * 100).rounded() / 100)) s (render \(String((build.renderSeconds * 100).rounded() / 100)) s, "

@@ -23,6 +23,10 @@ public struct SVGTemplate: Sendable {
     public let stretchY: [StretchArea]
     public let content: ContentBox?
     public let warnings: [TemplateWarning]
+    /// Ids of elements that mark areas in spritezero's older convention (`mapbox-stretch`,
+    /// `mapbox-stretch-x`, `mapbox-stretch-y`, `mapbox-content`, optionally with `-N`); their
+    /// boxes, which only librsvg can measure, are the areas (see `LegacyAreas`).
+    public let legacyAreaIDs: [String]
     let paintEdits: [PaintEdit]
 
     /// Parses `bytes` as a template. `file` only names the file in errors.
@@ -36,6 +40,7 @@ public struct SVGTemplate: Sendable {
             stretchY = parser.stretchY
             content = parser.content
             warnings = parser.warnings
+            legacyAreaIDs = parser.legacyAreaIDs
             paintEdits = parser.edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
         } catch {
             var error = error
@@ -64,6 +69,7 @@ private struct TemplateParser {
     var content: ContentBox?
     var warnings: [TemplateWarning] = []
     var edits: [PaintEdit] = []
+    var legacyAreaIDs: [String] = []
 
     /// Namespace bindings and names of the open elements.
     private var scopes: [(name: String, namespaces: [String: String])] = []
@@ -130,6 +136,9 @@ private struct TemplateParser {
             edits.append(.insertion(of: .stopColor, at: tag.attributeInsertionPoint))
         }
         for attribute in tag.attributes {
+            if attribute.name == "id", case let id = scanner.value(of: attribute), LegacyAreas.kind(of: id) != nil {
+                legacyAreaIDs.append(id)
+            }
             if PaintProperty(name: attribute.name) != nil {
                 collectAttribute(attribute) { decoded in
                     PaintEdit.colorToken(in: decoded, value: CSSDeclarations.trimmed(decoded, 0..<decoded.count))

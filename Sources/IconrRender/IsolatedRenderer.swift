@@ -32,9 +32,17 @@ public final class IsolatedRenderer: Sendable {
 
     /// Like `Rasterizer.intrinsicSize(of:)`, in a worker process: loading alone can crash librsvg.
     public func intrinsicSize(of svg: [UInt8], timeout: Double = RenderLimits.default.timeout) throws(RenderError) -> (width: Double, height: Double) {
-        let reply = try perform(RenderRequest(svg: svg, scale: 0, maxSize: PixelSize(width: 0, height: 0)), timeout: timeout)
-        guard case .size(let width, let height) = reply else { throw RenderError.workerFailed("expected a size in the reply") }
-        return (width, height)
+        let measurement = try measure(svg, elementIDs: [], timeout: timeout)
+        return (measurement.width, measurement.height)
+    }
+
+    /// Like `Rasterizer.measure`, in a worker process.
+    public func measure(_ svg: [UInt8], elementIDs: [String], timeout: Double = RenderLimits.default.timeout) throws(RenderError) -> SVGMeasurement {
+        let request = RenderRequest(svg: svg, scale: 0, maxSize: PixelSize(width: 0, height: 0), elementIDs: elementIDs)
+        guard case .measurement(let measurement) = try perform(request, timeout: timeout) else {
+            throw RenderError.workerFailed("expected a measurement in the reply")
+        }
+        return measurement
     }
 
     private func perform(_ request: RenderRequest, timeout: Double) throws(RenderError) -> RenderReply {

@@ -57,9 +57,35 @@ public enum Rasterizer {
         try SVGDocument(bytes: svg).intrinsicSize()
     }
 
+    /// The intrinsic size of `svg` and the boxes of the elements with the given ids, in
+    /// pixels at scale 1, as drawn (with their transforms); ids not found are left out.
+    public static func measure(_ svg: [UInt8], elementIDs: [String]) throws(RenderError) -> SVGMeasurement {
+        let document = try SVGDocument(bytes: svg)
+        let (width, height) = try document.intrinsicSize()
+        var boxes: [String: SVGMeasurement.Box] = [:]
+        for id in elementIDs {
+            if let box = document.box(of: id, width: width, height: height) { boxes[id] = box }
+        }
+        return SVGMeasurement(width: width, height: height, elementBoxes: boxes)
+    }
+
     /// Loads and draws `svg` at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
     public static func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
         return try LoadedSVG(bytes: svg).render(scale: scale, limits: limits)
     }
+}
+
+/// A document's size and the boxes of some of its elements, in pixels at scale 1.
+public struct SVGMeasurement: Hashable, Sendable {
+    public struct Box: Hashable, Sendable {
+        public var x: Double
+        public var y: Double
+        public var width: Double
+        public var height: Double
+    }
+
+    public var width: Double
+    public var height: Double
+    public var elementBoxes: [String: Box]
 }

@@ -1,34 +1,46 @@
 import IconrCore
 
 /// What the parent asks a worker: to render at a scale, or (scale 0) only to measure the
-/// document. Little-endian, framed by `frame(_:)`.
+/// document and the boxes of `elementIDs`. Little-endian, framed by `frame(_:)`.
 struct RenderRequest {
     var svg: [UInt8]
     var scale: Double
     var maxSize: PixelSize
+    var elementIDs: [String] = []
 
     var isMeasurement: Bool { scale == 0 }
 
     func encoded() -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(svg.count + 24)
+        bytes.reserveCapacity(svg.count + 32)
         bytes.append(littleEndian: scale.bitPattern)
         bytes.append(littleEndian: UInt64(maxSize.width))
         bytes.append(littleEndian: UInt64(maxSize.height))
+        bytes.append(littleEndian: UInt64(elementIDs.count))
+        for id in elementIDs {
+            bytes.append(littleEndian: UInt64(id.utf8.count))
+            bytes += Array(id.utf8)
+        }
         return bytes + svg
     }
 
-    init(svg: [UInt8], scale: Double, maxSize: PixelSize) {
+    init(svg: [UInt8], scale: Double, maxSize: PixelSize, elementIDs: [String] = []) {
         self.svg = svg
         self.scale = scale
         self.maxSize = maxSize
+        self.elementIDs = elementIDs
     }
 
     init?(decoding bytes: [UInt8]) {
         var reader = ByteReader(bytes)
-        guard let scale = reader.uint64(), let width = reader.uint64(), let height = reader.uint64() else { return nil }
+        guard let scale = reader.uint64(), let width = reader.uint64(), let height = reader.uint64(),
+              let count = reader.uint64(), count < 1024 else { return nil }
         self.scale = Double(bitPattern: scale)
         maxSize = PixelSize(width: Int(clamping: width), height: Int(clamping: height))
+        for _ in 0..<count {
+            guard let length = reader.uint64(), let id = reader.bytes(Int(clamping: length)) else { return nil }
+            elementIDs.append(String(decoding: id, as: UTF8.self))
+        }
         svg = reader.rest()
     }
 }
@@ -36,7 +48,7 @@ struct RenderRequest {
 /// A worker's answer: a raster, a size, or the error the in-process renderer would have thrown.
 enum RenderReply {
     case image(RasterImage)
-    case size(width: Double, height: Double)
+    case measurement(SVGMeasurement)
 
     private enum Tag: UInt8 {
         case image, invalidDocument, noIntrinsicSize, invalidScale, tooLarge, drawingFailed, size
@@ -45,10 +57,17 @@ enum RenderReply {
     static func encode(_ result: Result<RenderReply, RenderError>) -> [UInt8] {
         var bytes: [UInt8] = []
         switch result {
-        case .success(.size(let width, let height)):
+        case .success(.measurement(let measurement)):
             bytes = [Tag.size.rawValue]
-            bytes.append(littleEndian: width.bitPattern)
-            bytes.append(littleEndian: height.bitPattern)
+            bytes.append(littleEndian: measurement.width.bitPattern)
+            bytes.append(littleEndian: measurement.height.bitPattern)
+            let boxes = measurement.elementBoxes.sorted { $0.key < $1.key }
+            bytes.append(littleEndian: UInt64(boxes.count))
+            for (id, box) in boxes {
+                bytes.append(littleEndian: UInt64(id.utf8.count))
+                bytes += Array(id.utf8)
+                for value in [box.x, box.y, box.width, box.height] { bytes.append(littleEndian: value.bitPattern) }
+            }
         case .success(.image(let image)):
             bytes.reserveCapacity(image.pixels.count + 17)
             bytes.append(Tag.image.rawValue)
@@ -86,10 +105,21 @@ enum RenderReply {
             }
             return .success(.image(RasterImage(size: PixelSize(width: Int(width), height: Int(height)), pixels: pixels)))
         case .size:
-            guard let width = reader.uint64(), let height = reader.uint64() else {
+            guard let width = reader.uint64(), let height = reader.uint64(), let count = reader.uint64(), count < 1024 else {
                 throw RenderError.workerFailed("truncated size in reply")
             }
-            return .success(.size(width: Double(bitPattern: width), height: Double(bitPattern: height)))
+            var boxes: [String: SVGMeasurement.Box] = [:]
+            for _ in 0..<count {
+                guard let length = reader.uint64(), let id = reader.bytes(Int(clamping: length)),
+                      let x = reader.uint64(), let y = reader.uint64(), let boxWidth = reader.uint64(), let boxHeight = reader.uint64() else {
+                    throw RenderError.workerFailed("truncated element boxes in reply")
+                }
+                boxes[String(decoding: id, as: UTF8.self)] = SVGMeasurement.Box(
+                    x: Double(bitPattern: x), y: Double(bitPattern: y),
+                    width: Double(bitPattern: boxWidth), height: Double(bitPattern: boxHeight))
+            }
+            return .success(.measurement(SVGMeasurement(width: Double(bitPattern: width), height: Double(bitPattern: height),
+                                                        elementBoxes: boxes)))
         case .invalidDocument:
             return .failure(.invalidDocument(String(decoding: reader.rest(), as: UTF8.self)))
         case .noIntrinsicSize:
@@ -124,6 +154,12 @@ struct ByteReader {
         for index in 0..<8 { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
         offset += 8
         return value
+    }
+
+    mutating func bytes(_ count: Int) -> [UInt8]? {
+        guard count >= 0, offset + count <= bytes.count else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
     }
 
     mutating func rest() -> [UInt8] {

@@ -13,8 +13,7 @@ public enum RenderWorker {
             if let request = RenderRequest(decoding: request) {
                 let result = Result { () throws(RenderError) -> RenderReply in
                     if request.isMeasurement {
-                        let size = try Rasterizer.intrinsicSize(of: request.svg)
-                        return .size(width: size.width, height: size.height)
+                        return .measurement(try Rasterizer.measure(request.svg, elementIDs: request.elementIDs))
                     }
                     return .image(try Rasterizer.render(request.svg, scale: request.scale,
                                                         limits: RenderLimits(maxSize: request.maxSize)))

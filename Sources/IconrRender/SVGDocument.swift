@@ -44,6 +44,19 @@ final class SVGDocument {
         return (ink.width, ink.height)
     }
 
+    /// The box of the element with `id` as drawn into a `width` x `height` viewport (its
+    /// geometry without stroke, with every transform above it), or nil when there is none.
+    func box(of id: String, width: Double, height: Double) -> SVGMeasurement.Box? {
+        var viewport = RsvgRectangle(x: 0, y: 0, width: width, height: height)
+        var ink = RsvgRectangle(), logical = RsvgRectangle()
+        var error: UnsafeMutablePointer<GError>?
+        guard rsvg_handle_get_geometry_for_layer(handle, "#" + id, &viewport, &ink, &logical, &error) != 0 else {
+            if let error { g_error_free(error) }
+            return nil
+        }
+        return SVGMeasurement.Box(x: logical.x, y: logical.y, width: logical.width, height: logical.height)
+    }
+
     /// Draws the document stretched to fill `size` exactly.
     func render(size: PixelSize, limit: PixelSize) throws(RenderError) -> RasterImage {
         guard size.width <= limit.width, size.height <= limit.height else {

@@ -151,6 +151,22 @@ struct SpriteCommandTests {
         #expect(try index("out/sprite@2x.json")["flag"]?["sdf"] == nil)
     }
 
+    @Test func spritezeroElementIDsMarkStretchAndContentAreas() throws {
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="30" height="20" viewBox="0 0 30 20">
+              <rect x="0.5" y="0.5" width="29" height="19" rx="4" fill="#fff" stroke="#000"/>
+              <rect id="mapbox-stretch-x" x="6" y="0" width="18" height="20" fill="none"/>
+              <rect id="mapbox-stretch-y-2" x="0" y="5" width="30" height="10" fill="none"/>
+              <g transform="translate(2 1)"><rect id="mapbox-content" x="2" y="2" width="22" height="14" fill="none"/></g>
+            </svg>
+            """.utf8).write(to: directory.appendingPathComponent("icons/more/shield.svg"))
+        #expect(try iconr("sprite", "icons/more", "-o", "out/shield", "--no-cache").status == 0)
+        let shield = try #require(try index("out/shield@2x.json")["shield"])
+        #expect(shield["stretchX"] as? [[Double]] == [[12, 48]] && shield["stretchY"] as? [[Double]] == [[10, 30]])
+        #expect(shield["content"] as? [Double] == [8, 6, 52, 34])
+        #expect(try index("out/shield.json")["airport"]?["content"] == nil)
+    }
+
     @Test func usageMistakes() throws {
         #expect(try iconr("sprite", "icons").status == 64)
         #expect(try iconr("sprite", "-o", "x").status == 64)
