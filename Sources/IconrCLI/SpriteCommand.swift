@@ -65,13 +65,14 @@ enum SpriteCommand: Command {
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
-        let fill = largest.reduce(0.0) { $0 + $1.fill * Double($1.size.width * $1.size.height) }
-            / Double(max(1, largest.reduce(0) { $0 + $1.size.width * $1.size.height }))
+        let area = Double(max(1, largest.reduce(0) { $0 + $1.size.width * $1.size.height }))
+        let fill = largest.reduce(0.0) { $0 + $1.fill * Double($1.size.width * $1.size.height) } / area
+        let packing = largest.reduce(0.0) { $0 + $1.packing * Double($1.size.width * $1.size.height) } / area
         let bytes = build.sheets.reduce(0) { $0 + $1.png.count }
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
         console.out("sprite: \(count(build.icons, "icon")), \(count(build.variants, "variant")), \(build.sheetCount) sheet"
             + "\(build.sheetCount == 1 ? "" : "s") x \(options.ratios.count) ratio\(options.ratios.count == 1 ? "" : "s"), "
-            + "fill \(percent(fill)), \(bytes) PNG bytes, \(build.renders) rendered, \(build.cacheHits) from cache, "
+            + "fill \(percent(fill)) (\(percent(packing)) with padding), \(bytes) PNG bytes, \(build.renders) rendered, \(build.cacheHits) from cache, "
             + "\(String((seconds * 100).rounded() / 100)) s (render \(String((build.renderSeconds * 100).rounded() / 100)) s, "
             + "pack and encode \(String((build.composeSeconds * 100).rounded() / 100)) s)"
             + (build.skipped.isEmpty ? "" : ", \(build.skipped.count) skipped"))
