@@ -63,11 +63,6 @@ public final class IconCache: Sendable {
         disk?.write(variant.png, for: key)
         return variant
     }
-
-    /// Drops what is in memory (the disk keeps its entries).
-    public func removeAllFromMemory() {
-        memory.removeAll()
-    }
 }
 
 /// One render under way that other requests for the same key wait for.

@@ -110,12 +110,4 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     public var statistics: Statistics { state.withLock { $0.statistics } }
-
-    public func removeAll() {
-        state.withLock { state in
-            let statistics = state.statistics
-            state = State()
-            state.statistics = Statistics(hits: statistics.hits, misses: statistics.misses, evictions: statistics.evictions)
-        }
-    }
 }

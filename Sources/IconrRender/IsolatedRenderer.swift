@@ -30,7 +30,7 @@ public final class IsolatedRenderer: Sendable {
         return image
     }
 
-    /// Like `Rasterizer.intrinsicSize(of:)`, in a worker process: loading alone can crash librsvg.
+    /// The size in pixels at scale 1, measured in a worker process: loading alone can crash librsvg.
     public func intrinsicSize(of svg: [UInt8], timeout: Double = RenderLimits.default.timeout) throws(RenderError) -> (width: Double, height: Double) {
         let measurement = try measure(svg, elementIDs: [], timeout: timeout)
         return (measurement.width, measurement.height)

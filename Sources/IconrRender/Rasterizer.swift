@@ -52,11 +52,6 @@ public enum Rasterizer {
     /// The version of the librsvg this process loaded, e.g. `2.54.7`.
     public static let librsvgVersion = "\(rsvg_major_version).\(rsvg_minor_version).\(rsvg_micro_version)"
 
-    /// The size in pixels of `svg` at scale 1 (from width/height, else the viewBox).
-    public static func intrinsicSize(of svg: [UInt8]) throws(RenderError) -> (width: Double, height: Double) {
-        try SVGDocument(bytes: svg).intrinsicSize()
-    }
-
     /// The intrinsic size of `svg` and the boxes of the elements with the given ids, in
     /// pixels at scale 1, as drawn (with their transforms); ids not found are left out.
     public static func measure(_ svg: [UInt8], elementIDs: [String]) throws(RenderError) -> SVGMeasurement {
