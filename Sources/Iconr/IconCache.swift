@@ -59,8 +59,8 @@ public final class IconCache: Sendable {
         }
         counters.withLock { $0.renders += 1 }
         let icon = try render()
-        let variant = IconVariant(key: key, icon: icon, png: try icon.pngData())
-        disk?.write(variant.png, for: key)
+        let variant = IconVariant(key: key, icon: icon)
+        if let disk { disk.write(variant.png, for: key) }
         return variant
     }
 }

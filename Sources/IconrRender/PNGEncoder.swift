@@ -1,6 +1,8 @@
 import CPNG
+import Dispatch
 import Glibc
 import IconrCore
+import Synchronization
 
 /// Encodes RGBA rasters as PNG with libpng.
 public enum PNGEncoder {
@@ -19,14 +21,16 @@ public enum PNGEncoder {
     /// within 2% of `optipng -o2`. The same pixels always give the same bytes.
     public static func encodeSmallest(_ image: RasterImage) throws(RenderError) -> [UInt8] {
         let noFilter: Int32 = 0x08, adaptive: Int32 = 0xF8
-        var best: (size: Int, samples: Samples, filters: Int32)?
-        for samples in Samples.reductions(of: image) {
-            for filters in [noFilter, adaptive] {
-                let size = try encode(samples, image.size, compressionLevel: 6, filters: filters, strategy: 0).count
-                if best == nil || size < best!.size { best = (size, samples, filters) }
-            }
+        let trials = Samples.reductions(of: image).flatMap { samples in [noFilter, adaptive].map { (samples, $0) } }
+        // The trials are independent: run them on all cores. Ties go to the earlier trial.
+        let sizes = Mutex<[Int: Int]>([:])
+        DispatchQueue.concurrentPerform(iterations: trials.count) { index in
+            let size = (try? encode(trials[index].0, image.size, compressionLevel: 6, filters: trials[index].1, strategy: 0))?.count
+            sizes.withLock { $0[index] = size ?? .max }
         }
-        return try encode(best!.samples, image.size, compressionLevel: 8, filters: best!.filters, strategy: 0)
+        let sorted = sizes.withLock { $0 }.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
+        let best = trials[sorted[0].key]
+        return try encode(best.0, image.size, compressionLevel: 8, filters: best.1, strategy: 0)
     }
 
     private static func encode(_ samples: Samples, _ size: PixelSize, compressionLevel: Int32, filters: Int32,
