@@ -31,21 +31,15 @@ public struct SpriteVariant: Hashable, Sendable {
     /// The sprite id; nil for the generated one (see `SpriteID`).
     public var id: String?
     public var params: [String: String]
+    /// Drawn at this many times each ratio, with `pixelRatio` to match, so that a style's
+    /// `icon-size` of up to `scale` stays sharp. With no params and no id, it applies to the
+    /// plain icon.
+    public var scale: Double
 
-    public init(id: String? = nil, params: [String: String]) {
+    public init(id: String? = nil, params: [String: String], scale: Double = 1) {
         self.id = id
         self.params = params
-    }
-}
-
-/// Sprite ids of generated variants: `name?param=rrggbb&param=rrggbbaa`, parameter names
-/// sorted, colors as lowercase hex without `#`, parameters equal to their default left out.
-/// Deterministic, readable, and free of `:` (multi-sprite prefixes) and `{}` (legacy tokens).
-public enum SpriteID {
-    public static func variant(of name: String, _ params: ResolvedParameters) -> String {
-        let query = params.effectiveValues.sorted { $0.key < $1.key }
-            .map { "\($0.key)=\($0.value.hexString.dropFirst())" }
-        return query.isEmpty ? name : name + "?" + query.joined(separator: "&")
+        self.scale = scale
     }
 }
 
@@ -130,6 +124,11 @@ public final class SpriteBuilder: Sendable {
         self.isolation = isolation
     }
 
+    /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
+    public static func iconFiles(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [(id: String, path: String)] {
+        try SpriteSources.find(in: directories, recursive: recursive).map { ($0.id, $0.path) }
+    }
+
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
     public func build(directories: [String],
                       progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SpriteBuildError) -> SpriteBuild {
@@ -186,7 +185,8 @@ public final class SpriteBuilder: Sendable {
         } catch {
             return failure("\((error as? FileReadError)?.reason ?? "\(error)")")
         }
-        var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool)] = [(source.id, template.resolve(colors: [:]), false)]
+        var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
+            [(source.id, template.resolve(colors: [:]), false, 1)]
         for variant in options.variants[source.id] ?? [] {
             let resolved: ResolvedParameters
             do {
@@ -195,7 +195,11 @@ public final class SpriteBuilder: Sendable {
                 return failure(error.description)
             }
             let id = variant.id ?? SpriteID.variant(of: source.id, resolved)
-            if !wanted.contains(where: { $0.id == id }) { wanted.append((id, resolved, true)) }
+            if let existing = wanted.firstIndex(where: { $0.id == id }) {
+                wanted[existing].scale = max(wanted[existing].scale, variant.scale)
+            } else {
+                wanted.append((id, resolved, true, variant.scale))
+            }
         }
         let digest = SHA256.hex(bytes)
         var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content)
@@ -209,9 +213,11 @@ public final class SpriteBuilder: Sendable {
             areas = LegacyAreas.areas(boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
         }
         var images: [SpriteImage] = []
-        for (id, params, isVariant) in wanted {
+        for (id, params, isVariant, variantScale) in wanted {
             let sdf = options.sdf.contains(id)
-            for ratio in options.ratios {
+            for sheetRatio in options.ratios {
+                // The image's own ratio: the sheet's, times the variant's scale.
+                let ratio = sheetRatio * variantScale
                 // A signed distance field is computed from a render at 4 times the ratio.
                 let scale = sdf ? ratio * SignedDistanceField.supersampling : ratio
                 let key = VariantKey(name: source.id, templateDigest: digest, params: params, scale: scale)
@@ -247,7 +253,7 @@ public final class SpriteBuilder: Sendable {
                     stretchX: areas.stretchX.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) },
                     stretchY: areas.stretchY.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) })
                 if let problem = entry.metadataProblem { return failure("\(problem) at \(format(ratio))x") }
-                images.append(SpriteImage(id: id, source: source.path, ratio: ratio, image: image, entry: entry, isVariant: isVariant))
+                images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: entry, isVariant: isVariant))
             }
         }
         return .success(images)

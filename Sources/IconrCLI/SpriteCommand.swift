@@ -6,8 +6,8 @@ import Iconr
 enum SpriteCommand: Command {
     static let name = "sprite"
     static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
-    static let usage = "<icons-dir>... -o <out/prefix> [--ratio R]... [--variants FILE] [--recursive] [--padding N] "
-        + "[--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID]..."
+    static let usage = "<icons-dir>... -o <out/prefix> [--ratio R]... [--variants FILE] [--style FILE [--data FILE]... "
+        + "[--emit-style FILE]] [--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID]..."
     static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of SVG icons (ids are file names).")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
@@ -16,6 +16,14 @@ enum SpriteCommand: Command {
                    isRepeatable: true),
         OptionSpec(names: ["--variants"], valueName: "FILE",
                    help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
+        OptionSpec(names: ["--style"], valueName: "FILE",
+                   help: "Add the icon variants a style's symbol layers show for their GeoJSON features."),
+        OptionSpec(names: ["--data"], valueName: "FILE",
+                   help: "GeoJSON for a --style source that loads a URL with this file name (repeatable).", isRepeatable: true),
+        OptionSpec(names: ["--emit-style"], valueName: "FILE",
+                   help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
+        OptionSpec(names: ["--sprite-url"], valueName: "URL",
+                   help: "The sprite URL in --emit-style's copy (default: file:// and the absolute -o prefix)."),
         OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
         OptionSpec(names: ["--padding"], valueName: "N", help: "Empty pixels between images at 1x (default: 1)."),
         OptionSpec(names: ["--max-size"], valueName: "PX", help: "The largest sheet side; more sheets past it (default: 4096)."),
@@ -50,6 +58,12 @@ enum SpriteCommand: Command {
         }
         if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
         let minify = arguments.has("--minify")
+        if arguments.has("--emit-style") && !arguments.has("--style") { throw UsageError(message: "--emit-style needs --style") }
+        let style = try arguments.value("--style").map { path in
+            try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), directories: arguments.positionals,
+                              recursive: options.recursive, console: console)
+        }
+        if let style { style.add(to: &options) }
 
         let started = ContinuousClock.now
         let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache()),
@@ -59,7 +73,12 @@ enum SpriteCommand: Command {
         progress.finish()
         for failure in build.skipped { console.warning("skipped \(failure)") }
 
-        let files = try write(build, prefix: prefix, minify: minify)
+        var files = try write(build, prefix: prefix, minify: minify)
+        if let style, let output = arguments.value("--emit-style") {
+            let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
+            try AtomicFile.write(style.emitted(spriteURL: url), to: output)
+            files.append(output)
+        }
         files.forEach { console.out($0) }
         if build.sheetCount > 1 { console.out(styleSnippet(prefix: prefix, sheets: build.sheetCount)) }
         let elapsed = ContinuousClock.now - started
@@ -141,6 +160,13 @@ enum SpriteCommand: Command {
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: path)
         }
+    }
+
+    private static func absolutePath(_ path: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+        guard getcwd(&buffer, buffer.count) != nil else { return path }
+        return String(cString: buffer) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 
     private static func percent(_ fraction: Double) -> String {

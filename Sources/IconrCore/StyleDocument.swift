@@ -1,0 +1,117 @@
+/// A symbol layer of a style: how it picks and sizes icons.
+public struct StyleLayer: Sendable {
+    public let id: String
+    public let source: String?
+    /// `layout.icon-image`, parsed; nil when the layer shows no icon.
+    public let iconImage: StyleExpression?
+    /// `layout.icon-size`, parsed; nil means 1.
+    public let iconSize: StyleExpression?
+    /// Where the layer stands in the style, for messages (`layers[1]`).
+    public let path: String
+
+    /// The icon a feature shows in this layer, or nil (no icon, or an evaluation error, when
+    /// the property takes its default: no icon).
+    public func image(for properties: [String: JSONValue], imageExists: @escaping (String) -> Bool = { _ in true }) -> ImageReference? {
+        guard let iconImage else { return nil }
+        switch try? iconImage.evaluate(StyleExpression.Context(properties: properties, imageExists: imageExists)) {
+        case .image(let reference)?: return reference.name.isEmpty ? nil : reference
+        case .string(let name)? where !name.isEmpty: return ImageReference(name: name)
+        default: return nil
+        }
+    }
+
+    /// The scale to rasterize this layer's icons at, times the pixel ratio: the constant
+    /// `icon-size`, or the largest a data-driven one can reach (as Mapbox does), here the
+    /// largest of its written outcomes, else of its values for `features`.
+    public func rasterScale(features: [[String: JSONValue]]) -> Double {
+        guard let iconSize else { return 1 }
+        if let numbers = iconSize.reachableNumbers, let largest = numbers.max() { return max(largest, 0.01) }
+        let values = features.compactMap { properties -> Double? in
+            if case .number(let value)? = try? iconSize.evaluate(StyleExpression.Context(properties: properties)) { return value }
+            return nil
+        }
+        return max(values.max() ?? 1, 0.01)
+    }
+}
+
+/// A style's error: its JSON, a layer, or a source.
+public struct StyleError: Error, Hashable, Sendable, CustomStringConvertible {
+    public let message: String
+
+    public var description: String { message }
+}
+
+/// The parts of a MapLibre/Mapbox style that decide which icons are drawn: its symbol
+/// layers and the features of their GeoJSON sources.
+public struct StyleDocument: Sendable {
+    public let json: JSONValue
+    public let layers: [StyleLayer]
+    /// The features' properties by GeoJSON source id.
+    public let features: [String: [[String: JSONValue]]]
+
+    /// Parses a style. `data` gives the contents of GeoJSON sources whose `data` is a URL,
+    /// by that URL's file name.
+    public init(bytes: [UInt8], file: String, data: [String: JSONValue] = [:]) throws(StyleError) {
+        do {
+            json = try JSONValue.parse(bytes)
+        } catch {
+            throw StyleError(message: "\(file): not a JSON style")
+        }
+        var features: [String: [[String: JSONValue]]] = [:]
+        for (id, source) in json["sources"]?.objectValue ?? [:] where source["type"]?.stringValue == "geojson" {
+            switch source["data"] {
+            case .string(let url)?:
+                let name = url.split(separator: "/").last.map(String.init) ?? url
+                guard let given = data[name] else {
+                    throw StyleError(message: "\(file): source \"\(id)\" loads \(url): give it with --data \(name)")
+                }
+                features[id] = Self.features(of: given)
+            case let inline?:
+                features[id] = Self.features(of: inline)
+            case nil:
+                features[id] = []
+            }
+        }
+        var layers: [StyleLayer] = []
+        for (index, layer) in (json["layers"]?.arrayValue ?? []).enumerated() where layer["type"]?.stringValue == "symbol" {
+            let path = "layers[\(index)]"
+            let layout = layer["layout"]
+            do {
+                layers.append(StyleLayer(
+                    id: layer["id"]?.stringValue ?? path, source: layer["source"]?.stringValue,
+                    iconImage: try layout?["icon-image"].map { value throws(ExpressionError) in try StyleExpression.parse(value, path: "\(path).layout.icon-image") },
+                    iconSize: try layout?["icon-size"].map { value throws(ExpressionError) in try StyleExpression.parse(value, path: "\(path).layout.icon-size") },
+                    path: path))
+            } catch {
+                throw StyleError(message: "\(file): \(error)")
+            }
+        }
+        self.layers = layers
+        self.features = features
+    }
+
+    /// Every icon the style's layers show for their features: name, parameter colors, and the
+    /// scale (times the pixel ratio) to rasterize at. Equal requests are merged, keeping the
+    /// largest scale.
+    public func neededIcons(imageExists: @escaping (String) -> Bool = { _ in true }) -> [(image: ImageReference, scale: Double)] {
+        var scales: [ImageReference: Double] = [:]
+        for layer in layers {
+            let properties = layer.source.flatMap { features[$0] } ?? []
+            let scale = layer.rasterScale(features: properties)
+            // A layer with no features may still name a constant icon.
+            for feature in properties.isEmpty ? [[:]] : properties {
+                guard let image = layer.image(for: feature, imageExists: imageExists) else { continue }
+                scales[image] = max(scales[image] ?? 0, scale)
+            }
+        }
+        return scales.map { ($0.key, $0.value) }.sorted { ($0.image.name, "\($0.image.params)") < ($1.image.name, "\($1.image.params)") }
+    }
+
+    private static func features(of geoJSON: JSONValue) -> [[String: JSONValue]] {
+        switch geoJSON["type"]?.stringValue {
+        case "FeatureCollection": (geoJSON["features"]?.arrayValue ?? []).map { $0["properties"]?.objectValue ?? [:] }
+        case "Feature": [geoJSON["properties"]?.objectValue ?? [:]]
+        default: [[:]]
+        }
+    }
+}
