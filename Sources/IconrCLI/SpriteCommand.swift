@@ -22,6 +22,9 @@ enum SpriteCommand: Command {
                    help: "GeoJSON for a --style source that loads a URL with this file name (repeatable).", isRepeatable: true),
         OptionSpec(names: ["--emit-style"], valueName: "FILE",
                    help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
+        OptionSpec(names: ["--preview"], valueName: "FILE",
+                   help: "Draw --style's point features with their icons into a PNG (its center and zoom)."),
+        OptionSpec(names: ["--preview-size"], valueName: "WxH", help: "The preview's size in logical pixels (default: 300x200)."),
         OptionSpec(names: ["--sprite-url"], valueName: "URL",
                    help: "The sprite URL in --emit-style's copy (default: file:// and the absolute -o prefix)."),
         OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
@@ -58,7 +61,11 @@ enum SpriteCommand: Command {
         }
         if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
         let minify = arguments.has("--minify")
-        if arguments.has("--emit-style") && !arguments.has("--style") { throw UsageError(message: "--emit-style needs --style") }
+        for option in ["--emit-style", "--preview", "--data"] where arguments.has(option) && !arguments.has("--style") {
+            throw UsageError(message: "\(option) needs --style")
+        }
+        let previewSize = try arguments.value("--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers > 0")
+            ?? PixelSize(width: 300, height: 200)
         let style = try arguments.value("--style").map { path in
             try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), directories: arguments.positionals,
                               recursive: options.recursive, console: console)
@@ -77,6 +84,12 @@ enum SpriteCommand: Command {
         if let style, let output = arguments.value("--emit-style") {
             let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
             try AtomicFile.write(style.emitted(spriteURL: url), to: output)
+            files.append(output)
+        }
+        if let style, let output = arguments.value("--preview") {
+            let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
+            try AtomicFile.write(try ScenePreview.png(style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID),
+                                 to: output)
             files.append(output)
         }
         files.forEach { console.out($0) }

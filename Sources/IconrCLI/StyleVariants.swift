@@ -47,6 +47,12 @@ struct StyleVariants {
         }
     }
 
+    /// The sprite id of an image the style shows.
+    func spriteID(_ image: ImageReference) -> String {
+        guard !image.params.isEmpty, let template = templates[image.name] else { return image.name }
+        return SpriteID.variant(of: image.name, template.resolve(colors: image.params))
+    }
+
     /// The style for MapLibre: sprite at `spriteURL`, parameterized images prebaked.
     func emitted(spriteURL: String) -> [UInt8] {
         Array((style.emitted(spriteURL: spriteURL, templates: templates, needed: needed.map(\.image)).serialized + "\n").utf8)

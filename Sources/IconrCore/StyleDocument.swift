@@ -38,7 +38,18 @@ public struct StyleLayer: Sendable {
 public struct StyleError: Error, Hashable, Sendable, CustomStringConvertible {
     public let message: String
 
+    public init(message: String) {
+        self.message = message
+    }
+
     public var description: String { message }
+}
+
+/// A GeoJSON feature: its properties, and its position when it is a point.
+public struct StyleFeature: Sendable {
+    public let properties: [String: JSONValue]
+    /// Longitude and latitude of a Point geometry.
+    public let point: (longitude: Double, latitude: Double)?
 }
 
 /// The parts of a MapLibre/Mapbox style that decide which icons are drawn: its symbol
@@ -46,8 +57,8 @@ public struct StyleError: Error, Hashable, Sendable, CustomStringConvertible {
 public struct StyleDocument: Sendable {
     public let json: JSONValue
     public let layers: [StyleLayer]
-    /// The features' properties by GeoJSON source id.
-    public let features: [String: [[String: JSONValue]]]
+    /// The features by GeoJSON source id.
+    public let features: [String: [StyleFeature]]
 
     /// Parses a style. `data` gives the contents of GeoJSON sources whose `data` is a URL,
     /// by that URL's file name.
@@ -57,7 +68,7 @@ public struct StyleDocument: Sendable {
         } catch {
             throw StyleError(message: "\(file): not a JSON style")
         }
-        var features: [String: [[String: JSONValue]]] = [:]
+        var features: [String: [StyleFeature]] = [:]
         for (id, source) in json["sources"]?.objectValue ?? [:] where source["type"]?.stringValue == "geojson" {
             switch source["data"] {
             case .string(let url)?:
@@ -96,7 +107,7 @@ public struct StyleDocument: Sendable {
     public func neededIcons(imageExists: @escaping (String) -> Bool = { _ in true }) -> [(image: ImageReference, scale: Double)] {
         var scales: [ImageReference: Double] = [:]
         for layer in layers {
-            let properties = layer.source.flatMap { features[$0] } ?? []
+            let properties = (layer.source.flatMap { features[$0] } ?? []).map(\.properties)
             let scale = layer.rasterScale(features: properties)
             // A layer with no features may still name a constant icon.
             for feature in properties.isEmpty ? [[:]] : properties {
@@ -107,11 +118,19 @@ public struct StyleDocument: Sendable {
         return scales.map { ($0.key, $0.value) }.sorted { ($0.image.name, "\($0.image.params)") < ($1.image.name, "\($1.image.params)") }
     }
 
-    private static func features(of geoJSON: JSONValue) -> [[String: JSONValue]] {
+    private static func features(of geoJSON: JSONValue) -> [StyleFeature] {
+        func feature(_ json: JSONValue) -> StyleFeature {
+            var point: (Double, Double)?
+            if json["geometry"]?["type"]?.stringValue == "Point", let coordinates = json["geometry"]?["coordinates"]?.arrayValue,
+               coordinates.count >= 2, case .number(let longitude) = coordinates[0], case .number(let latitude) = coordinates[1] {
+                point = (longitude, latitude)
+            }
+            return StyleFeature(properties: json["properties"]?.objectValue ?? [:], point: point)
+        }
         switch geoJSON["type"]?.stringValue {
-        case "FeatureCollection": (geoJSON["features"]?.arrayValue ?? []).map { $0["properties"]?.objectValue ?? [:] }
-        case "Feature": [geoJSON["properties"]?.objectValue ?? [:]]
-        default: [[:]]
+        case "FeatureCollection": return (geoJSON["features"]?.arrayValue ?? []).map(feature)
+        case "Feature": return [feature(geoJSON)]
+        default: return [StyleFeature(properties: [:], point: nil)]
         }
     }
 }

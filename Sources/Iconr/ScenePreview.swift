@@ -1,0 +1,99 @@
+import Glibc
+import IconrRender
+
+/// A picture of a style's icons where its features are: each point feature's icon, taken
+/// from the built sprite sheet, drawn at its Web Mercator position and its `icon-size` on a
+/// plain background. Not a map renderer: no labels, lines or collisions; a quick look at
+/// what the sprite gives each feature.
+public enum ScenePreview {
+    /// Draws `size` logical pixels around the style's `center` at its `zoom`, at the pixel
+    /// ratio of `sheets` (which must hold every id `spriteID` gives), as PNG bytes.
+    public static func png(style: StyleDocument, sheets: [SpriteSheetFile], size: PixelSize,
+                           spriteID: (ImageReference) -> String) throws -> [UInt8] {
+        guard let sheet = sheets.first else { throw StyleError(message: "no sprite sheet to draw from") }
+        let ratio = sheet.ratio
+        let sheetImages = try Dictionary(uniqueKeysWithValues: sheets.map { ($0.sheet, try PNGDecoder.decode($0.png)) })
+        let center = style.json["center"]?.arrayValue.flatMap { values -> (Double, Double)? in
+            guard values.count >= 2, case .number(let longitude) = values[0], case .number(let latitude) = values[1] else { return nil }
+            return (longitude, latitude)
+        } ?? (0, 0)
+        let zoom: Double = if case .number(let value)? = style.json["zoom"] { value } else { 0 }
+        let width = Int(Double(size.width) * ratio), height = Int(Double(size.height) * ratio)
+        let background = backgroundColor(style)
+        var canvas = [Double](repeating: 0, count: width * height * 3)
+        for index in 0..<(width * height) {
+            canvas[index * 3] = Double(background.red)
+            canvas[index * 3 + 1] = Double(background.green)
+            canvas[index * 3 + 2] = Double(background.blue)
+        }
+        let world = 512 * pow(2, zoom) * ratio
+        func project(_ longitude: Double, _ latitude: Double) -> (Double, Double) {
+            let radians = latitude * .pi / 180
+            return ((longitude + 180) / 360 * world, (1 - log(tan(radians) + 1 / cos(radians)) / .pi) / 2 * world)
+        }
+        let origin = project(center.0, center.1)
+        for layer in style.layers {
+            for feature in layer.source.flatMap({ style.features[$0] }) ?? [] {
+                guard let point = feature.point, let image = layer.image(for: feature.properties) else { continue }
+                let id = spriteID(image)
+                guard let file = sheets.first(where: { $0.entries[id] != nil }), let entry = file.entries[id],
+                      let source = sheetImages[file.sheet] else { continue }
+                var iconSize = 1.0
+                if let expression = layer.iconSize,
+                   case .number(let value)? = try? expression.evaluate(StyleExpression.Context(properties: feature.properties)) {
+                    iconSize = value
+                }
+                let scale = iconSize * ratio / entry.pixelRatio
+                let (x, y) = project(point.longitude, point.latitude)
+                let centreX = x - origin.0 + Double(width) / 2, centreY = y - origin.1 + Double(height) / 2
+                draw(source, entry.rect, scale: scale, centreX: centreX, centreY: centreY, into: &canvas, width: width, height: height)
+            }
+        }
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for index in 0..<(width * height) {
+            for channel in 0..<3 { pixels[index * 4 + channel] = UInt8(max(0, min(255, canvas[index * 3 + channel].rounded()))) }
+        }
+        return try PNGEncoder.encode(RasterImage(size: PixelSize(width: width, height: height), pixels: pixels))
+    }
+
+    /// Draws the `rect` of `sheet` scaled by `scale` (each output pixel averages the source
+    /// pixels it covers) and centred on the point, over the canvas.
+    private static func draw(_ sheet: RasterImage, _ rect: PixelRect, scale: Double, centreX: Double, centreY: Double,
+                             into canvas: inout [Double], width: Int, height: Int) {
+        let outWidth = max(1, Int((Double(rect.width) * scale).rounded())), outHeight = max(1, Int((Double(rect.height) * scale).rounded()))
+        let left = Int((centreX - Double(outWidth) / 2).rounded()), top = Int((centreY - Double(outHeight) / 2).rounded())
+        for oy in 0..<outHeight {
+            for ox in 0..<outWidth {
+                let x = left + ox, y = top + oy
+                guard x >= 0, y >= 0, x < width, y < height else { continue }
+                let x0 = Int(Double(ox) / scale), x1 = max(x0 + 1, Int(Double(ox + 1) / scale))
+                let y0 = Int(Double(oy) / scale), y1 = max(y0 + 1, Int(Double(oy + 1) / scale))
+                var sum = [0.0, 0.0, 0.0], alpha = 0.0, count = 0.0
+                for sy in y0..<min(y1, rect.height) {
+                    for sx in x0..<min(x1, rect.width) {
+                        let pixel = sheet[rect.x + sx, rect.y + sy]
+                        let a = Double(pixel.alpha) / 255
+                        sum[0] += Double(pixel.red) * a
+                        sum[1] += Double(pixel.green) * a
+                        sum[2] += Double(pixel.blue) * a
+                        alpha += a
+                        count += 1
+                    }
+                }
+                guard count > 0 else { continue }
+                let coverage = alpha / count
+                let index = (y * width + x) * 3
+                for channel in 0..<3 {
+                    canvas[index + channel] = sum[channel] / count + canvas[index + channel] * (1 - coverage)
+                }
+            }
+        }
+    }
+
+    private static func backgroundColor(_ style: StyleDocument) -> Color {
+        for layer in style.json["layers"]?.arrayValue ?? [] where layer["type"]?.stringValue == "background" {
+            if let text = layer["paint"]?["background-color"]?.stringValue, let color = Color(css: text) { return color }
+        }
+        return Color(red: 255, green: 255, blue: 255)
+    }
+}
