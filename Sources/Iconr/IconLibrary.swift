@@ -170,3 +170,20 @@ private final class TemplateFile: Sendable {
         return loaded
     }
 }
+
+extension IconLibrary {
+    /// The icon a style `layer` shows for a feature with `properties`, at `pixelRatio`:
+    /// `icon-image` picks the icon and its parameter colors, and the variant is rasterized at
+    /// the largest `icon-size` the layer can reach times the pixel ratio, as Mapbox does.
+    /// Nil when the layer shows no icon for this feature.
+    public func icon(for properties: [String: JSONValue], layer: StyleLayer,
+                     pixelRatio: Double) throws(IconrError) -> IconVariant? {
+        // Asked only by image fallbacks and coalesce, so most features never touch the disk here.
+        let directory = directory
+        guard let image = layer.image(for: properties, imageExists: { access(directory + "/" + $0 + ".svg", F_OK) == 0 }) else {
+            return nil
+        }
+        let scale = layer.rasterScale(features: [properties]) * pixelRatio
+        return try icon(named: image.name, params: image.params.mapValues(\.hexString), scale: scale)
+    }
+}
