@@ -25,11 +25,15 @@ struct MapLibreTests {
     /// Renders `points` (logical pixels) with MapLibre and returns the map's RGBA pixels.
     private func render(sprite: Any, ratio: Double, width: Int, height: Int,
                         points: [(icon: String, x: Int, y: Int)]) throws -> [UInt8] {
-        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre test")
-        let request: [String: Any] = [
+        try render([
             "sprite": sprite, "ratio": ratio, "width": width, "height": height, "zoom": 1,
             "points": points.map { ["icon": $0.icon, "x": $0.x, "y": $0.y] },
-        ]
+        ], width: width, height: height, ratio: ratio)
+    }
+
+    /// Runs Tests/MapLibre/render.py with `request` and returns the map's RGBA pixels.
+    private func render(_ request: [String: Any], width: Int, height: Int, ratio: Double) throws -> [UInt8] {
+        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre test")
         let requestFile = directory.appendingPathComponent("request.json")
         try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
         let output = directory.appendingPathComponent("map.png")
@@ -190,6 +194,73 @@ struct MapLibreTests {
                                        centreX: Int(Double(point.x) * ratio), centreY: Int(Double(point.y) * ratio))
                 #expect(score < 16, "\(point.icon) at \(ratio)x: mean difference \(score)")
             }
+        }
+    }
+
+    /// Pixels within 60 of `color` in a square of `radius` around (`x`, `y`): how many, and
+    /// how wide their bounding box is.
+    private func colored(_ pixels: [UInt8], width: Int, x: Int, y: Int, radius: Int, color: (Int, Int, Int)) -> (count: Int, width: Int) {
+        var count = 0, minX = Int.max, maxX = Int.min
+        let height = pixels.count / 4 / width
+        for py in max(0, y - radius)..<min(height, y + radius) {
+            for px in max(0, x - radius)..<min(width, x + radius) {
+                let offset = (py * width + px) * 4
+                let distance = abs(Int(pixels[offset]) - color.0) + abs(Int(pixels[offset + 1]) - color.1) + abs(Int(pixels[offset + 2]) - color.2)
+                if distance < 60 {
+                    count += 1
+                    minX = min(minX, px)
+                    maxX = max(maxX, px)
+                }
+            }
+        }
+        return (count, count == 0 ? 0 : maxX - minX + 1)
+    }
+
+    /// Where a longitude and latitude fall in a `width` x `height` map centred on
+    /// (24.6881, 60.185755) at zoom 16 (Web Mercator, 512-pixel tiles).
+    private func helsinkiPixel(_ longitude: Double, _ latitude: Double, ratio: Double, width: Int, height: Int) -> (Int, Int) {
+        let world = 512 * pow(2, 16) * ratio
+        func project(_ longitude: Double, _ latitude: Double) -> (Double, Double) {
+            let radians = latitude * .pi / 180
+            return ((longitude + 180) / 360 * world, (1 - log(tan(radians) + 1 / cos(radians)) / .pi) / 2 * world)
+        }
+        let point = project(longitude, latitude), centre = project(24.6881, 60.185755)
+        return (Int(point.0 - centre.0 + Double(width) / 2), Int(point.1 - centre.1 + Double(height) / 2))
+    }
+
+    /// The Helsinki example: the emitted style and sprite in MapLibre (ratios 1 and 2), and
+    /// iconr's own preview, each show every flag at its point in its color, the selected one
+    /// twice as large.
+    @Test func theHelsinkiFlagsRenderInMapLibreFromTheEmittedStyle() throws {
+        let example = TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json").path
+        try iconr(["sprite", TestSupport.icons.path, "--style", example, "-o", "out/sprite", "--emit-style", "out/style.json",
+                   "--preview", "out/preview.png", "--preview-size", "320x280", "--no-cache"])
+        let flags: [(name: String, longitude: Double, latitude: Double, color: (Int, Int, Int))] = [
+            ("flag-red", 24.68727, 60.185755, (255, 0, 0)),
+            ("flag-yellow", 24.68827, 60.186255, (255, 255, 0)),
+            ("flag-purple", 24.68927, 60.186055, (128, 0, 128)),
+        ]
+        let preview = try PNGDecoder.decode([UInt8](try Data(contentsOf: directory.appendingPathComponent("out/preview.png"))))
+        #expect(preview.size == PixelSize(width: 640, height: 560))
+        var pictures: [(String, [UInt8], Double)] = [("iconr preview", preview.pixels, 2)]
+        for ratio in [1.0, 2.0] {
+            let map = try render(["style_file": directory.appendingPathComponent("out/style.json").path, "ratio": ratio,
+                                  "width": 320, "height": 280, "zoom": 16, "longitude": 24.6881, "latitude": 60.185755],
+                                 width: 320, height: 280, ratio: ratio)
+            pictures.append(("MapLibre at \(Int(ratio))x", map, ratio))
+        }
+        for (picture, pixels, ratio) in pictures {
+            let width = Int(320 * ratio)
+            var widths: [String: Int] = [:]
+            for flag in flags {
+                // The cloth is right of the pole and above the anchor (the icon's centre).
+                let (x, y) = helsinkiPixel(flag.longitude, flag.latitude, ratio: ratio, width: width, height: Int(280 * ratio))
+                let found = colored(pixels, width: width, x: x, y: y, radius: Int(30 * ratio), color: flag.color)
+                #expect(found.count > Int(40 * ratio * ratio), "\(picture): \(flag.name) not found near its point")
+                widths[flag.name] = found.width
+            }
+            let selected = Double(widths["flag-red"]!), others = Double(widths["flag-yellow"]! + widths["flag-purple"]!) / 2
+            #expect(selected / others > 1.7 && selected / others < 2.3, "\(picture): selected \(selected), others \(others)")
         }
     }
 }
