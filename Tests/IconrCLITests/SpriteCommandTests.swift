@@ -167,7 +167,42 @@ struct SpriteCommandTests {
         #expect(try index("out/shield.json")["airport"]?["content"] == nil)
     }
 
+    @Test func aStyleAddsTheVariantsItsFeaturesNeed() throws {
+        try Data("""
+            {"version": 8, "sources": {"p": {"type": "geojson", "data": "https://example.org/data/points.geojson"}},
+             "layers": [{"id": "s", "type": "symbol", "source": "p", "layout": {
+               "icon-image": ["match", ["get", "kind"], "pin", ["image", "marker", {"params": {"fill_color": ["get", "color"]}}], "flag"],
+               "icon-size": 1.5}},
+               {"id": "t", "type": "symbol", "source": "p", "layout": {"icon-image": "not-an-icon"}}]}
+            """.utf8).write(to: directory.appendingPathComponent("style.json"))
+        try Data("""
+            {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"kind": "pin", "color": "teal"}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 0]}, "properties": {"kind": "pin", "color": "#2a9d8f"}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [2, 0]}, "properties": {"kind": "other"}}]}
+            """.utf8).write(to: directory.appendingPathComponent("points.geojson"))
+        let missing = try iconr("sprite", "icons", "--style", "style.json", "-o", "out/sprite", "--no-cache")
+        #expect(missing.status == 1)
+        #expect(missing.stderr == "error: style.json: source \"p\" loads https://example.org/data/points.geojson: give it with --data points.geojson\n")
+        let result = try iconr("sprite", "icons", "--style", "style.json", "--data", "points.geojson", "-o", "out/sprite",
+                               "--emit-style", "out/style.json", "--no-cache")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning: style.json: the style shows icon \"not-an-icon\", which is not among the icons"))
+        let entries = try index("out/sprite.json")
+        #expect(entries["marker?fill_color=008080"]?["pixelRatio"] as? Double == 1.5)
+        #expect(entries["marker?fill_color=2a9d8f"]?["width"] as? Int == 30)
+        #expect(entries["flag"]?["pixelRatio"] as? Double == 1.5)
+        #expect(try index("out/sprite@2x.json")["flag"]?["pixelRatio"] as? Int == 3)
+        let style = try JSONSerialization.jsonObject(with: data("out/style.json")) as! [String: Any]
+        #expect((style["sprite"] as? String) == "file://" + directory.appendingPathComponent("out/sprite").path)
+        let layout = ((style["layers"] as! [[String: Any]])[0]["layout"] as! [String: Any])
+        let image = try JSONSerialization.data(withJSONObject: layout["icon-image"]!, options: [.sortedKeys, .withoutEscapingSlashes])
+        #expect(String(decoding: image, as: UTF8.self).contains(#""rgba(0,128,128,1)|rgba(122,31,26,1)","marker?fill_color=008080""#))
+    }
+
     @Test func usageMistakes() throws {
+        #expect(try iconr("sprite", "icons", "-o", "x", "--emit-style", "s.json").status == 64)
+        #expect(try iconr("sprite", "icons", "-o", "x", "--preview", "p.png").status == 64)
         #expect(try iconr("sprite", "icons").status == 64)
         #expect(try iconr("sprite", "-o", "x").status == 64)
         #expect(try iconr("sprite", "icons", "-o", "x", "--ratio", "0").status == 64)
