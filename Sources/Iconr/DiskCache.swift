@@ -100,8 +100,8 @@ public final class DiskCache: Sendable {
 
     private func listEntries() -> [(path: String, size: Int, modified: Int)] {
         var files: [(String, Int, Int)] = []
-        for folder in Self.names(in: entries) where folder.count == 2 {
-            for name in Self.names(in: entries + "/" + folder) where name.hasSuffix(".png") {
+        for folder in FileReader.names(in: entries) where folder.count == 2 {
+            for name in FileReader.names(in: entries + "/" + folder) where name.hasSuffix(".png") {
                 let path = entries + "/" + folder + "/" + name
                 var info = stat()
                 guard stat(path, &info) == 0 else { continue }
@@ -109,18 +109,6 @@ public final class DiskCache: Sendable {
             }
         }
         return files
-    }
-
-    /// The names in a folder, without hidden ones (temporary files start with a dot).
-    private static func names(in directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { names.append(name) }
-        }
-        return names
     }
 
     private static func makeDirectory(_ path: String) -> Bool {

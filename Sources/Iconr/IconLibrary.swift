@@ -33,14 +33,7 @@ public final class IconLibrary: Sendable {
 
     /// The icon names the directory holds (`*.svg`, without the extension), sorted.
     public var names: [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".svg"), !name.hasPrefix(".") { names.append(String(name.dropLast(4))) }
-        }
-        return names.sorted()
+        FileReader.names(in: directory).filter { $0.hasSuffix(".svg") }.map { String($0.dropLast(4)) }.sorted()
     }
 
     /// The variant of icon `name` with `params` (color text in the style specification's
@@ -127,12 +120,7 @@ private final class TemplateFile: Sendable {
     }
 
     init(path: String, version: FileVersion) throws(IconrError) {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileReader.read(path)
-        } catch {
-            throw IconrError.io(error.reason, file: path)
-        }
+        let bytes = try IconrError.reading(path)
         do {
             source = try SVGTemplate(bytes: bytes, file: path)
         } catch {

@@ -33,12 +33,7 @@ public struct IconTemplate: Sendable {
 
     /// Like `init(contentsOf:)`, from a file path.
     public init(path: String, isolation: IsolatedRenderer? = nil, limits: RenderLimits = .default) throws(IconrError) {
-        let bytes: [UInt8]
-        do {
-            bytes = try FileReader.read(path)
-        } catch {
-            throw IconrError.io(error.reason, file: path)
-        }
+        let bytes = try IconrError.reading(path)
         try self.init(name: Self.iconName(path: path), bytes: bytes, path: path, isolation: isolation, limits: limits)
     }
 

@@ -25,3 +25,14 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
 private func prefixed(_ file: String?, _ message: String) -> String {
     file.map { "\($0): \(message)" } ?? message
 }
+
+extension IconrError {
+    /// The bytes of the file at `path`, or an `.io` error naming it (`no such file`, ...).
+    public static func reading(_ path: String) throws(IconrError) -> [UInt8] {
+        do {
+            return try FileReader.read(path)
+        } catch {
+            throw IconrError.io(error.reason, file: path)
+        }
+    }
+}

@@ -375,14 +375,7 @@ enum SpriteSources {
     }
 
     private static func collect(_ directory: String, prefix: String, recursive: Bool, into sources: inout [SpriteSource]) {
-        guard let handle = opendir(directory) else { return }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if !name.hasPrefix(".") { names.append(name) }
-        }
-        for name in names.sorted() {
+        for name in FileReader.names(in: directory).sorted() {
             let path = directory + "/" + name
             var info = stat()
             guard stat(path, &info) == 0 else { continue }

@@ -27,12 +27,7 @@ enum RenderCommand: Command {
 
         // Reading the template and its parameters is pure Swift: enough for the cache key,
         // so a cache hit never loads librsvg.
-        let bytes: [UInt8]
-        do {
-            bytes = try FileReader.read(path)
-        } catch {
-            throw IconrError.io(error.reason, file: path)
-        }
+        let bytes = try IconrError.reading(path)
         guard !bytes.isEmpty else { throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty")) }
         let source = try SVGTemplate(bytes: bytes, file: path)
         source.warnings.forEach { console.warning("\(path):\($0)") }

@@ -117,12 +117,7 @@ enum SpriteCommand: Command {
             var id: String?
             var params: [String: String]
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try FileReader.read(path)
-        } catch {
-            throw IconrError.io(error.reason, file: path)
-        }
+        let bytes = try IconrError.reading(path)
         do {
             let entries = try JSONDecoder().decode([String: [Entry]].self, from: Data(bytes))
             return entries.mapValues { $0.map { SpriteVariant(id: $0.id, params: $0.params) } }

@@ -11,20 +11,14 @@ struct StyleVariants {
         var data: [String: JSONValue] = [:]
         for path in dataPaths {
             let name = path.split(separator: "/").last.map(String.init) ?? path
+            let bytes = try IconrError.reading(path)
             do {
-                data[name] = try JSONValue.parse(try FileReader.read(path))
-            } catch let error as FileReadError {
-                throw IconrError.io(error.reason, file: path)
+                data[name] = try JSONValue.parse(bytes)
             } catch {
                 throw IconrError.io("not GeoJSON", file: path)
             }
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try FileReader.read(stylePath)
-        } catch {
-            throw IconrError.io(error.reason, file: stylePath)
-        }
+        let bytes = try IconrError.reading(stylePath)
         style = try StyleDocument(bytes: bytes, file: stylePath, data: data)
         let files = Dictionary(uniqueKeysWithValues: try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) })
         let all = style.neededIcons(imageExists: { files[$0] != nil })

@@ -40,6 +40,19 @@ public enum FileReader {
         }
     }
 
+    /// The names in a folder, without hidden ones (temporary files start with a dot);
+    /// empty when it cannot be read.
+    public static func names(in directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if !name.hasPrefix(".") { names.append(name) }
+        }
+        return names
+    }
+
     private static func reasonText(_ code: Int32) -> String {
         switch code {
         case ENOENT: "no such file"
