@@ -8,6 +8,9 @@ public enum RenderWorker {
     public static func serve() -> Never {
         let input: Int32 = 0, output: Int32 = 1
         exitWhenOrphaned()
+        // The document of the last render: a sprite build asks for one icon at several
+        // scales in a row, and parsing is about half the cost of a small icon.
+        var lastDocument: LoadedSVG?
         while let request = readFrame(from: input) {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
@@ -15,8 +18,13 @@ public enum RenderWorker {
                     if request.isMeasurement {
                         return .measurement(try Rasterizer.measure(request.svg, elementIDs: request.elementIDs))
                     }
-                    return .image(try Rasterizer.render(request.svg, scale: request.scale,
-                                                        limits: RenderLimits(maxSize: request.maxSize)))
+                    let document = if let lastDocument, lastDocument.bytes == request.svg {
+                        lastDocument
+                    } else {
+                        try LoadedSVG(bytes: request.svg)
+                    }
+                    lastDocument = document
+                    return .image(try document.render(scale: request.scale, limits: RenderLimits(maxSize: request.maxSize)))
                 }
                 reply = RenderReply.encode(result)
             } else {
