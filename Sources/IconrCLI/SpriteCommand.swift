@@ -72,6 +72,8 @@ enum SpriteCommand: Command {
         }
         if let style { style.add(to: &options) }
 
+        // An interrupt removes the temporary files of sheets being written and exits 130.
+        CLI.removeTemporaryFilesOnInterrupt()
         let started = ContinuousClock.now
         let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache()),
                                     isolation: IsolatedRenderer(executable: "/proc/self/exe", arguments: [CLI.workerCommand]))
