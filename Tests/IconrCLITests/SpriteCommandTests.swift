@@ -200,6 +200,24 @@ struct SpriteCommandTests {
         #expect(String(decoding: image, as: UTF8.self).contains(#""rgba(0,128,128,1)|rgba(122,31,26,1)","marker?fill_color=008080""#))
     }
 
+    @Test func anInterruptedBuildLeavesAllSheetsOrNone() throws {
+        for delay in [0.1, 0.3] {
+            let out = directory.appendingPathComponent("interrupted-\(delay)")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: TestSupport.iconrExecutable)
+            process.arguments = ["sprite", TestSupport.corpora.appendingPathComponent("maki").path, "-o", out.path + "/sprite", "--no-cache"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            process.interrupt()
+            process.waitUntilExit()
+            #expect(process.terminationReason == .exit && [0, 130].contains(process.terminationStatus))
+            let files = ((try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []).sorted()
+            #expect(files.isEmpty || files == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"], "\(files)")
+        }
+    }
+
     @Test func usageMistakes() throws {
         #expect(try iconr("sprite", "icons", "-o", "x", "--emit-style", "s.json").status == 64)
         #expect(try iconr("sprite", "icons", "-o", "x", "--preview", "p.png").status == 64)
