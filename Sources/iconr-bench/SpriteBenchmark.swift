@@ -53,5 +53,18 @@ enum SpriteBenchmark {
         print("raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(Int(cores)) cores = \(ms(raw / cores)) ms; "
               + "cold build per image \(String((cold / (raw / cores) * 100).rounded() / 100))x that")
         print(summary)
+        // The sheets against what optipng makes of them (the size goal: within 10%).
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/optipng") {
+            for name in ["sprite.png", "sprite@2x.png"] {
+                let ours = scratch + "/" + name, theirs = scratch + "/optipng-" + name
+                try? FileManager.default.copyItem(atPath: ours, toPath: theirs)
+                _ = run("/usr/bin/optipng", ["-quiet", "-o2", theirs])
+                let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+                print("\(name): \(size(ours)) bytes, optipng -o2 \(size(theirs)) bytes "
+                      + "(\(String((Double(size(ours)) / Double(max(1, size(theirs))) * 1000).rounded() / 10))%)")
+            }
+        } else {
+            print("optipng is not installed: no PNG size comparison (apt-get install optipng)")
+        }
     }
 }
