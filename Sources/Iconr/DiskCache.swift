@@ -23,7 +23,7 @@ public final class DiskCache: Sendable {
         self.byteLimit = byteLimit
         entries = directory + "/entries-v1"
         for path in [directory, entries] {
-            guard Self.makeDirectory(path) else {
+            guard FileReader.makeFolder(path) else {
                 throw IconrError.io("cannot create the cache directory: \(String(cString: strerror(errno)))", file: path)
             }
         }
@@ -109,14 +109,5 @@ public final class DiskCache: Sendable {
             }
         }
         return files
-    }
-
-    private static func makeDirectory(_ path: String) -> Bool {
-        if mkdir(path, 0o755) == 0 || errno == EEXIST {
-            var info = stat()
-            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
-        }
-        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return false }
-        return makeDirectory(String(path[..<slash])) && (mkdir(path, 0o755) == 0 || errno == EEXIST)
     }
 }

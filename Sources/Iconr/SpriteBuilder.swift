@@ -241,7 +241,7 @@ public final class SpriteBuilder: Sendable {
                 }
                 let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
-                    return failure("is \(image.size) at \(format(ratio))x, larger than the \(options.maxSize) px sheet limit")
+                    return failure("is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
                 }
                 let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
                 let entry = SpriteIndexEntry(
@@ -252,7 +252,7 @@ public final class SpriteBuilder: Sendable {
                     },
                     stretchX: areas.stretchX.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) },
                     stretchY: areas.stretchY.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) })
-                if let problem = entry.metadataProblem { return failure("\(problem) at \(format(ratio))x") }
+                if let problem = entry.metadataProblem { return failure("\(problem) at \(ratio.shortText)x") }
                 images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: entry, isVariant: isVariant))
             }
         }
@@ -390,8 +390,4 @@ enum SpriteSources {
 
 private func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
-
-private func format(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }

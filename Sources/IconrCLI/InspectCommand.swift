@@ -62,11 +62,10 @@ enum InspectCommand: Command {
         }
 
         var text: String {
-            func number(_ value: Double) -> String { formatScale(value) }
             func spans(_ areas: [[Double]]) -> String {
-                areas.isEmpty ? "none" : areas.map { "[\(number($0[0])), \(number($0[1]))]" }.joined(separator: " ")
+                areas.isEmpty ? "none" : areas.map { "[\($0[0].shortText), \($0[1].shortText)]" }.joined(separator: " ")
             }
-            var lines = ["\(file)", "  size: \(number(width)) x \(number(height))"]
+            var lines = ["\(file)", "  size: \(width.shortText) x \(height.shortText)"]
             if parameters.isEmpty {
                 lines.append("  parameters: none")
             } else {
@@ -79,7 +78,7 @@ enum InspectCommand: Command {
             }
             lines.append("  stretch x: \(spans(stretchX))")
             lines.append("  stretch y: \(spans(stretchY))")
-            lines.append("  content: " + (content.map { "[\($0.map(number).joined(separator: ", "))]" } ?? "none"))
+            lines.append("  content: " + (content.map { "[\($0.map(\.shortText).joined(separator: ", "))]" } ?? "none"))
             lines += warnings.map { "  warning: \($0)" }
             return lines.joined(separator: "\n")
         }

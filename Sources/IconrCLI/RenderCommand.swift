@@ -75,7 +75,7 @@ enum RenderCommand: Command {
 
     /// `flag.png` at scale 1, `flag@2x.png` at 2, `flag@1.5x.png` at 1.5.
     static func defaultOutputName(_ name: String, scale: Double) -> String {
-        scale == 1 ? "\(name).png" : "\(name)@\(formatScale(scale))x.png"
+        scale == 1 ? "\(name).png" : "\(name)@\(scale.shortText)x.png"
     }
 
     /// Accepts `2` and `2x`.
@@ -95,10 +95,6 @@ enum RenderCommand: Command {
         }
         return params
     }
-}
-
-func formatScale(_ scale: Double) -> String {
-    scale == scale.rounded() && abs(scale) < 1e15 ? String(Int(scale)) : String(scale)
 }
 
 /// Options shared by commands that load templates: limits.

@@ -132,13 +132,16 @@ enum SpriteCommand: Command {
     /// Writes each ratio's sheets, every PNG with its JSON, together; returns the paths.
     private static func write(_ build: SpriteBuild, prefix: String, minify: Bool) throws -> [String] {
         if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
-            try makeDirectories(String(prefix[..<slash]))
+            let folder = String(prefix[..<slash])
+            guard FileReader.makeFolder(folder) else {
+                throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: folder)
+            }
         }
         var written: [String] = []
         for ratio in Set(build.sheets.map(\.ratio)).sorted() {
             var files: [(bytes: [UInt8], path: String)] = []
             for sheet in build.sheets.filter({ $0.ratio == ratio }).sorted(by: { $0.sheet < $1.sheet }) {
-                let base = sheetPrefix(prefix, sheet: sheet.sheet) + (ratio == 1 ? "" : "@\(formatScale(ratio))x")
+                let base = sheetPrefix(prefix, sheet: sheet.sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
                 files += [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
             }
             try AtomicFile.writeTogether(files)
@@ -161,15 +164,6 @@ enum SpriteCommand: Command {
         }
         return "The icons need \(sheets) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):\n"
             + "\"sprite\": [" + entries.joined(separator: ", ") + "]"
-    }
-
-    private static func makeDirectories(_ path: String) throws {
-        var info = stat()
-        if stat(path, &info) == 0 { return }
-        if let slash = path.lastIndex(of: "/"), slash != path.startIndex { try makeDirectories(String(path[..<slash])) }
-        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
-            throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: path)
-        }
     }
 
     private static func absolutePath(_ path: String) -> String {

@@ -53,6 +53,17 @@ public enum FileReader {
         return names
     }
 
+    /// Makes the folder `path` and any missing parents, like `mkdir -p`. False (with `errno`
+    /// set) when it cannot, or when something other than a folder is in the way.
+    public static func makeFolder(_ path: String) -> Bool {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST {
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+        }
+        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return false }
+        return makeFolder(String(path[..<slash])) && (mkdir(path, 0o755) == 0 || errno == EEXIST)
+    }
+
     private static func reasonText(_ code: Int32) -> String {
         switch code {
         case ENOENT: "no such file"

@@ -49,7 +49,7 @@ public enum JSONValue: Hashable, Sendable, Decodable {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
-        case .number(let value): value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+        case .number(let value): value.shortText
         case .string(let value): SpriteIndex.quoted(value)
         case .array(let values): "[" + values.map(\.serialized).joined(separator: ",") + "]"
         case .object(let object):

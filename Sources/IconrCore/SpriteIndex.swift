@@ -25,7 +25,7 @@ public struct SpriteIndexEntry: Hashable, Sendable {
             var previousEnd = 0.0
             for area in areas {
                 guard area.start >= previousEnd, area.end >= area.start, area.end <= limit + 1e-9 else {
-                    return "\(axis) [\(format(area.start)), \(format(area.end))] is not ordered inside the "
+                    return "\(axis) [\(area.start.shortText), \(area.end.shortText)] is not ordered inside the "
                         + "\(rect.width)x\(rect.height) image"
                 }
                 previousEnd = area.end
@@ -33,7 +33,7 @@ public struct SpriteIndexEntry: Hashable, Sendable {
         }
         if let content, !(content.left >= 0 && content.top >= 0 && content.right <= width + 1e-9
                           && content.bottom <= height + 1e-9 && content.left <= content.right && content.top <= content.bottom) {
-            return "content [\(format(content.left)), \(format(content.top)), \(format(content.right)), \(format(content.bottom))] "
+            return "content [\(content.left.shortText), \(content.top.shortText), \(content.right.shortText), \(content.bottom.shortText)] "
                 + "is not inside the \(rect.width)x\(rect.height) image"
         }
         return nil
@@ -50,11 +50,11 @@ public enum SpriteIndex {
             let entry = entries[id]!
             var fields: [(String, String)] = []
             if let content = entry.content {
-                fields.append(("content", "[" + [content.left, content.top, content.right, content.bottom].map(format)
+                fields.append(("content", "[" + [content.left, content.top, content.right, content.bottom].map(\.shortText)
                     .joined(separator: separator) + "]"))
             }
             fields.append(("height", "\(entry.rect.height)"))
-            fields.append(("pixelRatio", format(entry.pixelRatio)))
+            fields.append(("pixelRatio", entry.pixelRatio.shortText))
             if entry.sdf { fields.append(("sdf", "true")) }
             if !entry.stretchX.isEmpty { fields.append(("stretchX", spans(entry.stretchX, separator))) }
             if !entry.stretchY.isEmpty { fields.append(("stretchY", spans(entry.stretchY, separator))) }
@@ -70,7 +70,7 @@ public enum SpriteIndex {
     }
 
     private static func spans(_ areas: [StretchArea], _ separator: String) -> String {
-        "[" + areas.map { "[\(format($0.start))\(separator)\(format($0.end))]" }.joined(separator: separator) + "]"
+        "[" + areas.map { "[\($0.start.shortText)\(separator)\($0.end.shortText)]" }.joined(separator: separator) + "]"
     }
 
     /// A JSON string literal.
@@ -94,9 +94,4 @@ public enum SpriteIndex {
         }
         return result + "\""
     }
-}
-
-/// Numbers as JSON: integers without a fraction, others in Swift's shortest round-trip form.
-func format(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }

@@ -24,9 +24,9 @@ public enum ExpressionValue: Hashable, Sendable {
         switch self {
         case .null: ""
         case .bool(let value): value ? "true" : "false"
-        case .number(let value): formatNumber(value)
+        case .number(let value): value.shortText
         case .string(let value): value
-        case .color(let color): "rgba(\(color.red),\(color.green),\(color.blue),\(formatNumber((color.alpha * 1000).rounded() / 1000)))"
+        case .color(let color): "rgba(\(color.red),\(color.green),\(color.blue),\(((color.alpha * 1000).rounded() / 1000).shortText))"
         case .array(let values): "[" + values.map { $0.jsonText }.joined(separator: ",") + "]"
         case .image(let image): image.name
         }
@@ -375,8 +375,4 @@ extension StyleExpression.ImageCandidate {
         }
         return reference
     }
-}
-
-func formatNumber(_ value: Double) -> String {
-    value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
 }

@@ -24,7 +24,7 @@ public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
         self.templateDigest = templateDigest
         self.scale = scale
         let query = params.effectiveValues.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }
-        description = name + (query.isEmpty ? "" : "?" + query.joined(separator: "&")) + "@\(Self.format(scale))x"
+        description = name + (query.isEmpty ? "" : "?" + query.joined(separator: "&")) + "@\(scale.shortText)x"
         identity = templateDigest + ":" + description
         identityHash = identity.hashValue
     }
@@ -32,9 +32,4 @@ public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
     public static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.identity == rhs.identity }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(identityHash) }
-
-    /// `2`, `1.5`, `0.25`: integers without a fraction, others as Swift's shortest round-trip form.
-    static func format(_ scale: Double) -> String {
-        scale == scale.rounded() && abs(scale) < 1e15 ? String(Int(scale)) : String(scale)
-    }
 }

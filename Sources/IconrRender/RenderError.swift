@@ -29,14 +29,10 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
         case .encodingFailed(let message): "PNG encoding failed: \(message)"
         case .decodingFailed(let message): "PNG decoding failed: \(message)"
         case .crashed(let signal): "librsvg crashed on this document (\(signalName(signal)))"
-        case .timedOut(let seconds): "rendering took longer than the \(formatSeconds(seconds)) s limit"
+        case .timedOut(let seconds): "rendering took longer than the \(seconds.shortText) s limit"
         case .workerFailed(let message): "render worker failed: \(message)"
         }
     }
-}
-
-private func formatSeconds(_ seconds: Double) -> String {
-    seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
 }
 
 private func signalName(_ signal: Int32) -> String {
