@@ -92,20 +92,36 @@ public struct IconTemplate: Sendable {
         try render(resolve(params), scale: scale, limits: limits, isolation: isolation)
     }
 
-    /// Renders with parameters already resolved against this template.
+    /// Renders with parameters already resolved against this template: in a worker with
+    /// `isolation`; else from the loaded document when no color changes; else by loading the
+    /// document with the new colors.
     public func render(_ params: ResolvedParameters, scale: Double = 1,
                        limits: RenderLimits = .default, isolation: IsolatedRenderer? = nil) throws(IconrError) -> RenderedIcon {
+        let rendered: Result<RasterImage, RenderError>
+        if let isolation {
+            rendered = Result { () throws(RenderError) in try isolation.render(template.apply(params), scale: scale, limits: limits) }
+        } else if let loaded, params.replacements.isEmpty {
+            rendered = Result { () throws(RenderError) in try loaded.render(scale: scale, limits: limits) }
+        } else {
+            return try template.render(params, scale: scale, limits: limits, file: path)
+        }
         do {
-            let image = if let isolation {
-                try isolation.render(template.apply(params), scale: scale, limits: limits)
-            } else if let loaded, params.replacements.isEmpty {
-                try loaded.render(scale: scale, limits: limits)
-            } else {
-                try Rasterizer.render(template.apply(params), scale: scale, limits: limits)
-            }
-            return RenderedIcon(image: image, scale: scale, template: template)
+            return RenderedIcon(image: try rendered.get(), scale: scale, template: template)
         } catch {
             throw IconrError.render(error, file: path)
+        }
+    }
+}
+
+extension SVGTemplate {
+    /// Renders with `params` applied, in this process, loading the final document once:
+    /// the way for one-shot renders (no `IconTemplate` to load first). `file` names it in errors.
+    public func render(_ params: ResolvedParameters, scale: Double, limits: RenderLimits = .default,
+                       file: String? = nil) throws(IconrError) -> RenderedIcon {
+        do {
+            return RenderedIcon(image: try Rasterizer.render(apply(params), scale: scale, limits: limits), scale: scale, template: self)
+        } catch {
+            throw IconrError.render(error, file: file)
         }
     }
 }

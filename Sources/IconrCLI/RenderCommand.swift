@@ -56,8 +56,8 @@ enum RenderCommand: Command {
         }
         return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
             console.reportingErrors {
-                let template = try IconTemplate(name: name, bytes: bytes, path: path)
-                let png = try template.render(resolved, scale: scale, limits: settings.limits).pngData()
+                // One librsvg load, of the document with the new colors: the metadata was read above.
+                let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path).pngData()
                 cache?.write(png, for: key)
                 try deliver(png, to: destination, console: console)
             }

@@ -39,11 +39,12 @@ public final class LoadedSVG: Sendable {
     public func render(scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
         let size = PixelSize.raster(width: intrinsicWidth, height: intrinsicHeight, scale: scale)
+        let intrinsic = (intrinsicWidth, intrinsicHeight)
         let result = document.withLockIfAvailable { document -> Result<RasterImage, RenderError> in
-            Result { () throws(RenderError) in try document.render(size: size, limit: limits.maxSize) }
+            Result { () throws(RenderError) in try document.render(size: size, intrinsic: intrinsic, limit: limits.maxSize) }
         }
         if let result { return try result.get() }
-        return try SVGDocument(bytes: bytes).render(size: size, limit: limits.maxSize)
+        return try SVGDocument(bytes: bytes).render(size: size, intrinsic: intrinsic, limit: limits.maxSize)
     }
 }
 

@@ -57,12 +57,11 @@ final class SVGDocument {
         return SVGMeasurement.Box(x: logical.x, y: logical.y, width: logical.width, height: logical.height)
     }
 
-    /// Draws the document stretched to fill `size` exactly.
-    func render(size: PixelSize, limit: PixelSize) throws(RenderError) -> RasterImage {
+    /// Draws the document, whose intrinsic size is `intrinsic`, stretched to fill `size` exactly.
+    func render(size: PixelSize, intrinsic: (width: Double, height: Double), limit: PixelSize) throws(RenderError) -> RasterImage {
         guard size.width <= limit.width, size.height <= limit.height else {
             throw RenderError.tooLarge(size, limit: limit)
         }
-        let intrinsic = try intrinsicSize()
         guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
             throw RenderError.drawingFailed("cairo_image_surface_create returned nothing")
         }
