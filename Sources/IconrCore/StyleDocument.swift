@@ -115,7 +115,7 @@ public struct StyleDocument: Sendable {
                 scales[image] = max(scales[image] ?? 0, scale)
             }
         }
-        return scales.map { ($0.key, $0.value) }.sorted { ($0.image.name, "\($0.image.params)") < ($1.image.name, "\($1.image.params)") }
+        return scales.map { ($0.key, $0.value) }.sorted { $0.image.sortKey < $1.image.sortKey }
     }
 
     private static func features(of geoJSON: JSONValue) -> [StyleFeature] {

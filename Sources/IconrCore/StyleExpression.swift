@@ -47,6 +47,12 @@ public struct ImageReference: Hashable, Sendable {
         self.name = name
         self.params = params
     }
+
+    /// `name?param=#rrggbb&...` with names sorted: the same for equal references in every
+    /// run (a dictionary's own order is seeded per process), so lists sort the same.
+    var sortKey: String {
+        name + "?" + params.keys.sorted().map { "\($0)=\(params[$0]!.hexString)" }.joined(separator: "&")
+    }
 }
 
 /// A style expression that cannot be used, with where it is in the style.

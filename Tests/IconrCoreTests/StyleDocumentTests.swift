@@ -29,11 +29,11 @@ struct StyleDocumentTests {
         let needed = style.neededIcons()
         let described = needed.map { "\($0.image.name) \($0.image.params.mapValues(\.hexString)) \($0.scale)" }
         #expect(described == [
+            // The feature whose color is no color shows the default.
+            "flag [:] 2.0",
             "flag [\"flag_color\": \"#800080\"] 2.0",
             "flag [\"flag_color\": \"#ff0000\"] 2.0",
             "flag [\"flag_color\": \"#ffff00\"] 2.0",
-            // The feature whose color is no color shows the default.
-            "flag [:] 2.0",
             "marker [:] 1.0",
         ])
     }
@@ -44,9 +44,10 @@ struct StyleDocumentTests {
                                     needed: style.neededIcons().map(\.image))
         #expect(emitted["sprite"] == .string("file:///out/sprite"))
         let image = emitted["layers"]?.arrayValue?[1]["layout"]?["icon-image"]
+        // Branches in a stable order: by icon, then by parameter colors.
         let expected = ##"["match",["concat",["to-string",["to-color",["get","flagColor"],"#000000"]]],"##
-            + ##""rgba(128,0,128,1)","flag?flag_color=800080","rgba(255,0,0,1)","flag?flag_color=ff0000","##
-            + ##""rgba(255,255,0,1)","flag?flag_color=ffff00","rgba(0,0,0,1)","flag","flag"]"##
+            + ##""rgba(0,0,0,1)","flag","rgba(128,0,128,1)","flag?flag_color=800080","rgba(255,0,0,1)","flag?flag_color=ff0000","##
+            + ##""rgba(255,255,0,1)","flag?flag_color=ffff00","flag"]"##
         #expect(image?.serialized == expected)
         // Other layers and properties are kept.
         #expect(emitted["layers"]?.arrayValue?[2]["layout"]?["icon-image"] == .string("marker"))
