@@ -66,5 +66,23 @@ enum SpriteBenchmark {
         } else {
             print("optipng is not installed: no PNG size comparison (apt-get install optipng)")
         }
+
+        // Fill (icon pixels / sheet pixels) without padding, and on a set of mixed sizes:
+        // Maki's 15 px icons, the bundled icons, and 20 of resvg's 200 x 200 tests.
+        let (_, unpadded) = run(iconr, ["sprite", folder, "-o", scratch + "/unpadded", "--padding", "0", "--no-cache"])
+        print("--padding 0: " + (unpadded.split(separator: "\n").last.map(String.init) ?? ""))
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let mixed = scratch + "/mixed"
+        try? FileManager.default.createDirectory(atPath: mixed, withIntermediateDirectories: true)
+        let rects = repository.deletingLastPathComponent().appendingPathComponent("shared/corpora/resvg-svg/shapes/rect").path
+        let sources = files.map { "\(folder)/\($0)" }
+            + ["flag", "marker", "badge", "label"].map { repository.appendingPathComponent("icons/\($0).svg").path }
+            + ((try? FileManager.default.contentsOfDirectory(atPath: rects)) ?? []).sorted().prefix(20).map { "\(rects)/\($0)" }
+        for (index, source) in sources.enumerated() {
+            try? FileManager.default.copyItem(atPath: source, toPath: "\(mixed)/\(index)-\((source as NSString).lastPathComponent)")
+        }
+        let (_, mixedOutput) = run(iconr, ["sprite", mixed, "-o", scratch + "/mixed-sprite", "--no-cache"])
+        print("mixed set of \(sources.count) icons: " + (mixedOutput.split(separator: "\n").last.map(String.init) ?? ""))
     }
 }
