@@ -10,7 +10,7 @@
 /// This was chosen over swapping a user stylesheet on one loaded handle
 /// (`rsvg_handle_set_stylesheet`): a user rule selects elements, not the color the cascade
 /// resolved for them, so it could not be exact without a cascade of our own. Measured with
-/// `iconr-bench` on the Maki icons, resolving and rewriting cost 12-14 us of a 250-370 us
+/// `iconr-bench` on the Maki icons, resolving and rewriting cost 12-16 us of a 250-370 us
 /// variant; the parse it forces is what the stylesheet route would have saved.
 public struct SVGTemplate: Sendable {
     public static let mapboxNamespace = "https://www.mapbox.com"
