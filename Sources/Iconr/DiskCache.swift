@@ -1,6 +1,5 @@
 import Glibc
 import IconrRender
-import Synchronization
 
 /// Rendered PNGs on disk, content-addressed: an entry's file name is the SHA-256 of its
 /// variant key together with iconr's and librsvg's versions, so a new version of either
@@ -15,7 +14,7 @@ public final class DiskCache: Sendable {
     public let byteLimit: Int
     private let entries: String
     /// Bytes of entries as last counted plus what this process wrote since; nil until counted.
-    private let knownBytes = Mutex<Int?>(nil)
+    private let knownBytes = Locked<Int?>(nil)
 
     /// Uses (and creates) `directory`.
     public init(directory: String, byteLimit: Int = 256 << 20) throws(IconrError) {

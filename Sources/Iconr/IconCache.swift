@@ -1,6 +1,5 @@
 import Dispatch
 import IconrRender
-import Synchronization
 
 /// Rendered variants in memory (an LRU bounded by bytes) and optionally on disk, with
 /// single flight: concurrent requests for one missing variant render it once, the others
@@ -16,8 +15,8 @@ public final class IconCache: Sendable {
 
     public let disk: DiskCache?
     private let memory: LRUCache<VariantKey, IconVariant>
-    private let inFlight = Mutex<[VariantKey: Flight]>([:])
-    private let counters = Mutex((diskHits: 0, renders: 0))
+    private let inFlight = Locked<[VariantKey: Flight]>([:])
+    private let counters = Locked((diskHits: 0, renders: 0))
 
     /// `memoryLimit` bounds pixels + PNG bytes kept in memory (default 64 MiB).
     public init(memoryLimit: Int = 64 << 20, disk: DiskCache? = nil) {
@@ -68,7 +67,7 @@ public final class IconCache: Sendable {
 /// One render under way that other requests for the same key wait for.
 private final class Flight: Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private let result = Mutex<Result<IconVariant, IconrError>?>(nil)
+    private let result = Locked<Result<IconVariant, IconrError>?>(nil)
 
     func finish(_ outcome: Result<IconVariant, IconrError>) {
         result.withLock { $0 = outcome }

@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import IconrRender
-import Synchronization
 
 /// A folder of icon templates that a renderer asks for variants by name:
 ///
@@ -18,7 +17,7 @@ public final class IconLibrary: Sendable {
     public let isolation: IsolatedRenderer?
     public let limits: RenderLimits
     /// Loaded templates by name, with when their file was last checked for changes.
-    private let templates = Mutex<[String: (file: TemplateFile, checked: ContinuousClock.Instant)]>([:])
+    private let templates = Locked<[String: (file: TemplateFile, checked: ContinuousClock.Instant)]>([:])
 
     /// How often a template's file is checked for changes.
     static let recheckInterval = Duration.seconds(1)
@@ -108,10 +107,10 @@ private final class TemplateFile: Sendable {
     let source: SVGTemplate
     let digest: String
     let version: FileVersion
-    private let template = Mutex<IconTemplate?>(nil)
+    private let template = Locked<IconTemplate?>(nil)
     /// Keys of the requests seen, so that a repeated request skips parsing colors and
     /// building the key: what keeps a memory hit under a microsecond.
-    private let keys = Mutex<[Request: (VariantKey, ResolvedParameters)]>([:])
+    private let keys = Locked<[Request: (VariantKey, ResolvedParameters)]>([:])
     private static let maxRememberedKeys = 4096
 
     private struct Request: Hashable {

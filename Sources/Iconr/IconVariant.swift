@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A rendered variant as a renderer uses it: pixels, PNG bytes, and the metadata that
 /// `icon-text-fit` needs, all at the variant's pixel ratio.
@@ -36,10 +35,10 @@ public struct IconVariant: Hashable, Sendable {
 
 /// A variant's PNG bytes, encoded once when first asked for.
 private final class EncodedPNG: Sendable {
-    private let bytes: Mutex<[UInt8]?>
+    private let bytes: Locked<[UInt8]?>
 
     init(_ bytes: [UInt8]?) {
-        self.bytes = Mutex(bytes)
+        self.bytes = Locked(bytes)
     }
 
     func bytes(of icon: RenderedIcon) -> [UInt8] {

@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A thread-safe least-recently-used cache bounded by the total cost (bytes) of its values.
 /// Lookups and inserts are O(1): a dictionary of slots in an array-backed doubly linked list.
@@ -55,7 +54,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// The most the values may cost together; a value costing more is not kept.
     public let costLimit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(costLimit: Int) {
         self.costLimit = costLimit

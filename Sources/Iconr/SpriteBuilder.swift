@@ -139,7 +139,7 @@ public final class SpriteBuilder: Sendable {
         }
         let statsBefore = cache.statistics
         let started = ContinuousClock.now
-        let results = Mutex<[Int: Result<[SpriteImage], SpriteFailure>]>([:])
+        let results = Locked<[Int: Result<[SpriteImage], SpriteFailure>]>([:])
         let done = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: sources.count) { index in
             let result = render(sources[index])
@@ -275,7 +275,7 @@ public final class SpriteBuilder: Sendable {
         let jobs = ratios.sorted().flatMap { ratio in groups.indices.map { (ratio, $0) } }
         let byRatio = Dictionary(grouping: images, by: \.ratio)
             .mapValues { Dictionary(uniqueKeysWithValues: $0.map { ($0.id, $0) }) }
-        let files = Mutex<[Int: SpriteSheetFile]>([:])
+        let files = Locked<[Int: SpriteSheetFile]>([:])
         DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
             let (ratio, sheet) = jobs[index]
             let file = composeSheet(groups[sheet], images: byRatio[ratio] ?? [:], ratio: ratio, sheet: sheet)

@@ -1,11 +1,11 @@
 import Glibc
-import Synchronization
+import Iconr
 
 /// A one-line progress bar on stderr, drawn only when stderr is a terminal.
 final class ProgressBar: Sendable {
     private let label: String
     private let isTerminal = isatty(2) == 1
-    private let lastDrawn = Mutex(-1)
+    private let lastDrawn = Locked(-1)
 
     init(label: String) {
         self.label = label

@@ -168,9 +168,9 @@ enum SpriteCommand: Command {
 
     private static func absolutePath(_ path: String) -> String {
         guard !path.hasPrefix("/") else { return path }
-        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-        guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+        guard let directory = getcwd(nil, 0) else { return path }
+        defer { free(directory) }
+        return String(cString: directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 
     private static func percent(_ fraction: Double) -> String {

@@ -35,6 +35,7 @@ enum Supervisor {
             dup2(stderrPipe[1], 2)
             close(stderrPipe[1])
             CLI.removeTemporaryFilesOnInterrupt()
+            CrashSignals.endProcessAtOnce()
             _exit(work())
         }
         close(stderrPipe[1])

@@ -1,5 +1,4 @@
 import Glibc
-import Synchronization
 
 /// Why a file could not be written.
 public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -13,7 +12,7 @@ public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible
 /// `rename` over it, so a reader never sees half a file and a failure leaves the old one.
 public enum AtomicFile {
     /// Temporary files being written now, for `removeTemporaryFiles()`.
-    private static let pending = Mutex<Set<String>>([])
+    private static let pending = Locked<Set<String>>([])
 
     /// Removes the temporary files of writes under way; for an interrupt handler that is
     /// about to end the process.

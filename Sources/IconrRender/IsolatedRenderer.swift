@@ -1,6 +1,5 @@
 import Glibc
 import IconrCore
-import Synchronization
 
 /// Renders in separate worker processes, so that an input that crashes librsvg or runs
 /// for minutes costs an error instead of the caller's process. Workers are started with
@@ -11,7 +10,7 @@ public final class IsolatedRenderer: Sendable {
     /// the argument `render-worker` is one.
     public let executable: String
     public let arguments: [String]
-    private let idleWorkers = Mutex<[WorkerProcess]>([])
+    private let idleWorkers = Locked<[WorkerProcess]>([])
 
     public init(executable: String, arguments: [String] = ["render-worker"]) {
         self.executable = executable

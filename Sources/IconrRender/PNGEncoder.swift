@@ -2,7 +2,6 @@ import CPNG
 import Dispatch
 import Glibc
 import IconrCore
-import Synchronization
 
 /// Encodes RGBA rasters as PNG with libpng.
 public enum PNGEncoder {
@@ -23,7 +22,7 @@ public enum PNGEncoder {
         let noFilter: Int32 = 0x08, adaptive: Int32 = 0xF8
         let trials = Samples.reductions(of: image).flatMap { samples in [noFilter, adaptive].map { (samples, $0) } }
         // The trials are independent: run them on all cores. Ties go to the earlier trial.
-        let sizes = Mutex<[Int: Int]>([:])
+        let sizes = Locked<[Int: Int]>([:])
         DispatchQueue.concurrentPerform(iterations: trials.count) { index in
             let size = (try? encode(trials[index].0, image.size, compressionLevel: 6, filters: trials[index].1, strategy: 0))?.count
             sizes.withLock { $0[index] = size ?? .max }

@@ -1,6 +1,5 @@
 import CRsvg
 import IconrCore
-import Synchronization
 
 /// Limits that keep a render from taking the machine down.
 public struct RenderLimits: Hashable, Sendable {
@@ -26,13 +25,13 @@ public final class LoadedSVG: Sendable {
     /// Width and height in pixels at scale 1.
     public let intrinsicWidth: Double
     public let intrinsicHeight: Double
-    private let document: Mutex<SVGDocument>
+    private let document: Locked<SVGDocument>
 
     public init(bytes: [UInt8]) throws(RenderError) {
         let document = try SVGDocument(bytes: bytes)
         (intrinsicWidth, intrinsicHeight) = try document.intrinsicSize()
         self.bytes = bytes
-        self.document = Mutex(document)
+        self.document = Locked(document)
     }
 
     /// Draws the document at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.

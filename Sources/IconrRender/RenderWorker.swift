@@ -8,6 +8,7 @@ public enum RenderWorker {
     public static func serve() -> Never {
         let input: Int32 = 0, output: Int32 = 1
         exitWhenOrphaned()
+        CrashSignals.endProcessAtOnce()
         // The document of the last render: a sprite build asks for one icon at several
         // scales in a row, and parsing is about half the cost of a small icon.
         var lastDocument: LoadedSVG?

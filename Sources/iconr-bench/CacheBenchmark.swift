@@ -1,6 +1,5 @@
 import Foundation
 import Iconr
-import Synchronization
 
 /// The cache's figures: hit latencies in memory and on disk, a miss, and a renderer-like
 /// workload of 100,000 requests from two threads.
@@ -42,7 +41,7 @@ enum CacheBenchmark {
             }
         let library = IconLibrary(directory: icons)
         let requests = 100_000, threads = 2
-        let failures = Mutex(0)
+        let failures = Locked(0)
         let start = clock.now
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var generator = SplitMix(seed: UInt64(thread + 1))

@@ -60,8 +60,8 @@ public enum TestSupport {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        try Data().write(to: outURL)
+        try Data().write(to: errURL)
         let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
         let input = Pipe()
         process.standardOutput = out

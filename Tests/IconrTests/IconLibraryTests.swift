@@ -2,7 +2,6 @@ import Foundation
 import Iconr
 import IconrRender
 import IconrTestSupport
-import Synchronization
 import Testing
 
 /// The renderer-facing library and its memory and disk caches.
@@ -98,7 +97,7 @@ struct IconLibraryTests {
 
     @Test func concurrentRequestsForOneMissingVariantRenderOnce() throws {
         let library = try library(disk: false)
-        let failures = Mutex(0)
+        let failures = Locked(0)
         DispatchQueue.concurrentPerform(iterations: 16) { index in
             do {
                 // Two variants, eight requests each, all at once.
@@ -116,7 +115,7 @@ struct IconLibraryTests {
         let requests = (0..<200).map { index in
             (["flag", "marker", "badge"][index % 3], ["red", "#00ff00", "blue", "black", "#123456"][index % 5], [1.0, 2.0][index % 2])
         }
-        let results = Mutex<[Int: IconVariant]>([:])
+        let results = Locked<[Int: IconVariant]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
             let (name, color, scale) = requests[index]
             let parameter = ["flag": "flag_color", "marker": "fill_color", "badge": "badge_color"][name]!

@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Iconr
 import IconrRender
 import IconrTestSupport
@@ -29,7 +28,7 @@ struct ReferenceAgreementTests {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-ref-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let results = Mutex<[(String, Comparison)]>([])
+        let results = Locked<[(String, Comparison)]>([])
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             let file = files[index]
             let name = file.path.replacingOccurrences(of: TestSupport.corpora.path + "/", with: "")
