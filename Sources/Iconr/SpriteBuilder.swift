@@ -109,19 +109,46 @@ public struct SpriteBuild: Sendable {
     public let composeSeconds: Double
 }
 
+/// Where a sprite build runs librsvg.
+public enum SpriteRendering: Sendable {
+    /// In worker processes: an icon that crashes librsvg or renders past `limits.timeout`
+    /// fails alone, and the caller's process lives on.
+    case isolated(IsolatedRenderer)
+    /// In this process, with no time limit: no worker round trips, but a document that
+    /// crashes librsvg ends the process. `iconr sprite` builds this way in a supervised child
+    /// process that starts the build again without the icon that crashed
+    /// (`SpriteBuildRecovery`).
+    case inProcess
+}
+
+/// What a supervisor that runs an in-process build in a child process, and starts it again
+/// after a crash or a timeout, tells the next attempt and hears from it.
+public struct SpriteBuildRecovery: Sendable {
+    /// Icons (by path) that crashed librsvg or rendered too long in an earlier attempt, with
+    /// the reason: they are not rendered again, and fail (or are skipped) with that reason.
+    public var failed: [String: String] = [:]
+    /// Icons that were rendering when an attempt crashed: each renders alone, before the
+    /// others, so that a crash among them names one.
+    public var suspects: Set<String> = []
+    /// Hear an icon's path right before librsvg works on it, and right after.
+    public var willRender: (@Sendable (String) -> Void)?
+    public var didRender: (@Sendable (String) -> Void)?
+
+    public init() {}
+}
+
 /// Builds MapLibre/Mapbox sprite sheets from folders of icon templates: every icon under
 /// its file name, the variants asked for, at every ratio. Icons render in parallel on all
-/// cores through an `IconCache`, in isolated workers: an icon that crashes librsvg or runs
-/// too long fails alone, by name.
+/// cores through an `IconCache`.
 public final class SpriteBuilder: Sendable {
     public let options: SpriteOptions
     public let cache: IconCache
-    public let isolation: IsolatedRenderer
+    public let rendering: SpriteRendering
 
-    public init(options: SpriteOptions, cache: IconCache, isolation: IsolatedRenderer) {
+    public init(options: SpriteOptions, cache: IconCache, rendering: SpriteRendering) {
         self.options = options
         self.cache = cache
-        self.isolation = isolation
+        self.rendering = rendering
     }
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
@@ -130,7 +157,7 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
-    public func build(directories: [String],
+    public func build(directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
                       progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SpriteBuildError) -> SpriteBuild {
         let sources = try SpriteSources.find(in: directories, recursive: options.recursive)
         let known = Set(sources.map(\.id))
@@ -141,11 +168,15 @@ public final class SpriteBuilder: Sendable {
         let started = ContinuousClock.now
         let results = Locked<[Int: Result<[SpriteImage], SpriteFailure>]>([:])
         let done = Atomic<Int>(0)
-        DispatchQueue.concurrentPerform(iterations: sources.count) { index in
-            let result = render(sources[index])
+        @Sendable func renderIcon(_ index: Int) {
+            let result = render(sources[index], recovery: recovery)
             results.withLock { $0[index] = result }
             progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
         }
+        let alone = sources.indices.filter { recovery.suspects.contains(sources[$0].path) }
+        let together = sources.indices.filter { !recovery.suspects.contains(sources[$0].path) }
+        alone.forEach(renderIcon)
+        DispatchQueue.concurrentPerform(iterations: together.count) { renderIcon(together[$0]) }
         var images: [SpriteImage] = [], failures: [SpriteFailure] = []
         for index in sources.indices {
             switch results.withLock({ $0[index]! }) {
@@ -170,9 +201,16 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// Every image of one icon: plain and variants, at every ratio.
-    private func render(_ source: SpriteSource) -> Result<[SpriteImage], SpriteFailure> {
+    private func render(_ source: SpriteSource, recovery: SpriteBuildRecovery) -> Result<[SpriteImage], SpriteFailure> {
         func failure(_ message: String) -> Result<[SpriteImage], SpriteFailure> {
             .failure(SpriteFailure(id: source.id, path: source.path, message: message))
+        }
+        if let reason = recovery.failed[source.path] { return failure(reason) }
+        /// Runs librsvg work, announced to the recovery's listeners.
+        func announced<T>(_ work: () throws(RenderError) -> T) throws(RenderError) -> T {
+            recovery.willRender?(source.path)
+            defer { recovery.didRender?(source.path) }
+            return try work()
         }
         let bytes: [UInt8]
         let template: SVGTemplate
@@ -206,7 +244,12 @@ public final class SpriteBuilder: Sendable {
         if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
             let measurement: SVGMeasurement
             do {
-                measurement = try isolation.measure(bytes, elementIDs: template.legacyAreaIDs, timeout: options.limits.timeout)
+                measurement = try announced { () throws(RenderError) in
+                    switch rendering {
+                    case .isolated(let workers): try workers.measure(bytes, elementIDs: template.legacyAreaIDs, timeout: options.limits.timeout)
+                    case .inProcess: try Rasterizer.measure(bytes, elementIDs: template.legacyAreaIDs)
+                    }
+                }
             } catch {
                 return failure(error.description)
             }
@@ -214,6 +257,20 @@ public final class SpriteBuilder: Sendable {
         }
         var images: [SpriteImage] = []
         for (id, params, isVariant, variantScale) in wanted {
+            // In process, the variant's document loads once for all ratios (parsing is about
+            // half the cost of a small icon); a worker keeps its last document for the same reason.
+            var document: LoadedSVG?
+            func draw(scale: Double) throws(RenderError) -> RasterImage {
+                try announced { () throws(RenderError) in
+                    switch rendering {
+                    case .isolated(let workers):
+                        return try workers.render(template.apply(params), scale: scale, limits: options.limits)
+                    case .inProcess:
+                        if document == nil { document = try LoadedSVG(bytes: template.apply(params)) }
+                        return try document!.render(scale: scale, limits: options.limits)
+                    }
+                }
+            }
             let sdf = options.sdf.contains(id)
             for sheetRatio in options.ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
@@ -224,9 +281,7 @@ public final class SpriteBuilder: Sendable {
                 let outcome = Result { () throws(IconrError) -> IconVariant in
                     try cache.variant(for: key, decode: { RenderedIcon(image: $0, scale: scale, template: template) },
                                       render: { () throws(IconrError) -> RenderedIcon in
-                        let rendered = Result { () throws(RenderError) -> RasterImage in
-                            try isolation.render(template.apply(params), scale: scale, limits: options.limits)
-                        }
+                        let rendered = Result { () throws(RenderError) -> RasterImage in try draw(scale: scale) }
                         switch rendered {
                         case .success(let image): return RenderedIcon(image: image, scale: scale, template: template)
                         case .failure(let error): throw IconrError.render(error, file: source.path)

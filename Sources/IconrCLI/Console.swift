@@ -3,6 +3,10 @@ import Glibc
 /// Where the CLI writes: stdout for results, stderr for messages. Unbuffered, so that
 /// nothing is lost when the process ends with `_exit`.
 struct Console {
+    /// Where messages go: stderr, or a copy of it in a process that sends librsvg's own
+    /// stderr elsewhere.
+    var messages: Int32 = 2
+
     func out(_ line: String) {
         write(Array((line + "\n").utf8), to: 1)
     }
@@ -12,11 +16,11 @@ struct Console {
     }
 
     func error(_ message: String) {
-        write(Array("error: \(message)\n".utf8), to: 2)
+        write(Array("error: \(message)\n".utf8), to: messages)
     }
 
     func warning(_ message: String) {
-        write(Array("warning: \(message)\n".utf8), to: 2)
+        write(Array("warning: \(message)\n".utf8), to: messages)
     }
 
     /// Runs `work`; a thrown error becomes an `error:` line and exit code 1.
@@ -32,11 +36,11 @@ struct Console {
 
     /// Passes on what another process wrote to its stderr.
     func relay(_ bytes: [UInt8]) {
-        write(bytes, to: 2)
+        write(bytes, to: messages)
     }
 
     func note(_ message: String) {
-        write(Array((message + "\n").utf8), to: 2)
+        write(Array((message + "\n").utf8), to: messages)
     }
 
     private func write(_ bytes: [UInt8], to descriptor: Int32) {

@@ -1,14 +1,18 @@
 import Glibc
 import Iconr
 
-/// A one-line progress bar on stderr, drawn only when stderr is a terminal.
+/// A one-line progress bar on the console's messages (stderr), drawn only when that is a
+/// terminal.
 final class ProgressBar: Sendable {
     private let label: String
-    private let isTerminal = isatty(2) == 1
+    private let descriptor: Int32
+    private let isTerminal: Bool
     private let lastDrawn = Locked(-1)
 
-    init(label: String) {
+    init(label: String, console: Console) {
         self.label = label
+        descriptor = console.messages
+        isTerminal = isatty(descriptor) == 1
     }
 
     func update(_ done: Int, of total: Int) {
@@ -22,11 +26,11 @@ final class ProgressBar: Sendable {
         }) else { return }
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let line = "\r\(label) [\(bar)] \(done)/\(total)"
-        _ = line.withCString { write(2, $0, strlen($0)) }
+        _ = line.withCString { write(descriptor, $0, strlen($0)) }
     }
 
     func finish() {
         guard isTerminal, lastDrawn.withLock({ $0 }) >= 0 else { return }
-        _ = "\r\u{1B}[K".withCString { write(2, $0, strlen($0)) }
+        _ = "\r\u{1B}[K".withCString { write(descriptor, $0, strlen($0)) }
     }
 }

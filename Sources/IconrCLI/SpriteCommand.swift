@@ -40,7 +40,7 @@ enum SpriteCommand: Command {
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
-        guard let prefix = arguments.value("--output") else { throw UsageError(message: "missing -o <out/prefix>") }
+        guard arguments.value("--output") != nil else { throw UsageError(message: "missing -o <out/prefix>") }
         var options = SpriteOptions()
         let ratios = try arguments.all("--ratio").map { text throws(UsageError) -> Double in
             guard let ratio = RenderCommand.parseScale(text) else {
@@ -60,7 +60,6 @@ enum SpriteCommand: Command {
             options.limits.timeout = timeout
         }
         if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
-        let minify = arguments.has("--minify")
         for option in ["--emit-style", "--preview", "--data"] where arguments.has(option) && !arguments.has("--style") {
             throw UsageError(message: "\(option) needs --style")
         }
@@ -72,17 +71,29 @@ enum SpriteCommand: Command {
         }
         if let style { style.add(to: &options) }
 
-        // An interrupt removes the temporary files of sheets being written and exits 130.
-        CLI.removeTemporaryFilesOnInterrupt()
+        // Everything above is pure Swift; librsvg runs in a supervised child from here on.
+        return Supervisor.runBuild(timeout: options.limits.timeout, console: console) { recovery, console in
+            console.reportingErrors {
+                try build(options, style: style, previewSize: previewSize, arguments, recovery: recovery, console: console)
+            }
+        }
+    }
+
+    /// Builds and writes the sheets (and the style's copy and preview) in process.
+    private static func build(_ options: SpriteOptions, style: StyleVariants?, previewSize: PixelSize, _ arguments: ScannedArguments,
+                              recovery: SpriteBuildRecovery, console: Console) throws {
         let started = ContinuousClock.now
+        let prefix = arguments.value("--output")!
         let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache()),
-                                    isolation: IsolatedRenderer(executable: "/proc/self/exe", arguments: [CLI.workerCommand]))
-        let progress = ProgressBar(label: "rendering")
-        let build = try builder.build(directories: arguments.positionals) { done, total in progress.update(done, of: total) }
+                                    rendering: .inProcess)
+        let progress = ProgressBar(label: "rendering", console: console)
+        let build = try builder.build(directories: arguments.positionals, recovery: recovery) { done, total in
+            progress.update(done, of: total)
+        }
         progress.finish()
         for failure in build.skipped { console.warning("skipped \(failure)") }
 
-        var files = try write(build, prefix: prefix, minify: minify)
+        var files = try write(build, prefix: prefix, minify: arguments.has("--minify"))
         if let style, let output = arguments.value("--emit-style") {
             let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
             try AtomicFile.write(style.emitted(spriteURL: url), to: output)
@@ -96,21 +107,28 @@ enum SpriteCommand: Command {
         }
         files.forEach { console.out($0) }
         if build.sheetCount > 1 { console.out(styleSnippet(prefix: prefix, sheets: build.sheetCount)) }
-        let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
+        console.out(summary(build, ratios: options.ratios.count, seconds: seconds(ContinuousClock.now - started)))
+    }
+
+    /// The one-line summary: icons, variants, sheets, fill, bytes, time.
+    private static func summary(_ build: SpriteBuild, ratios: Int, seconds: Double) -> String {
+        let largest = build.sheets.filter { $0.ratio == build.sheets.map(\.ratio).max() }
         let area = Double(max(1, largest.reduce(0) { $0 + $1.size.width * $1.size.height }))
         let fill = largest.reduce(0.0) { $0 + $1.fill * Double($1.size.width * $1.size.height) } / area
         let packing = largest.reduce(0.0) { $0 + $1.packing * Double($1.size.width * $1.size.height) } / area
         let bytes = build.sheets.reduce(0) { $0 + $1.png.count }
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
-        console.out("sprite: \(count(build.icons, "icon")), \(count(build.variants, "variant")), \(build.sheetCount) sheet"
-            + "\(build.sheetCount == 1 ? "" : "s") x \(options.ratios.count) ratio\(options.ratios.count == 1 ? "" : "s"), "
-            + "fill \(percent(fill)) (\(percent(packing)) with padding), \(bytes) PNG bytes, \(build.renders) rendered, \(build.cacheHits) from cache, "
-            + "\(String((seconds * 100).rounded() / 100)) s (render \(String((build.renderSeconds * 100).rounded() / 100)) s, "
-            + "pack and encode \(String((build.composeSeconds * 100).rounded() / 100)) s)"
-            + (build.skipped.isEmpty ? "" : ", \(build.skipped.count) skipped"))
-        return 0
+        func rounded(_ value: Double) -> String { String((value * 100).rounded() / 100) }
+        return "sprite: \(count(build.icons, "icon")), \(count(build.variants, "variant")), \(build.sheetCount) sheet"
+            + "\(build.sheetCount == 1 ? "" : "s") x \(count(ratios, "ratio")), "
+            + "fill \(percent(fill)) (\(percent(packing)) with padding), \(bytes) PNG bytes, \(build.renders) rendered, "
+            + "\(build.cacheHits) from cache, \(rounded(seconds)) s (render \(rounded(build.renderSeconds)) s, "
+            + "pack and encode \(rounded(build.composeSeconds)) s)"
+            + (build.skipped.isEmpty ? "" : ", \(build.skipped.count) skipped")
+    }
+
+    private static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// The variants file: `{"flag": [{"params": {"flag_color": "red"}}, {"id": "x", "params": {...}}]}`.

@@ -5,68 +5,35 @@ import Iconr
 /// crashes librsvg (SIGABRT from a Rust panic) or renders for minutes becomes an `error:`
 /// line and exit 1, never a death by signal or a hang.
 ///
-/// The CLI forks once, at the start of the command and before any thread exists (so the
-/// child inherits no lock another thread holds), and the child does the whole job in
-/// process: that costs about a millisecond, where starting an `iconr render-worker`
-/// would load librsvg's libraries a second time (about 10 ms). The parent waits, passes
-/// interrupts on, and relays the child's stderr, dropping librsvg's panic report when the
-/// child crashed.
+/// The CLI forks at the start of the command, before any thread exists (so the child
+/// inherits no lock another thread holds), and the child does the whole job in process:
+/// that costs about a millisecond, where starting an `iconr render-worker` would load
+/// librsvg's libraries a second time (about 10 ms). The parent waits and passes interrupts
+/// on; SIGINT, SIGTERM and SIGHUP make the child remove its partial output and exit with
+/// 128 + the signal. librsvg's panic report never reaches the user.
 enum Supervisor {
     /// Runs `work` in a child process within `timeout` seconds and returns its exit code.
-    /// SIGINT, SIGTERM and SIGHUP are passed on to the child, which removes its partial
-    /// output and exits with 128 + the signal.
+    /// The child's stderr is relayed when it ends, without librsvg's report if it crashed.
     static func run(file: String, timeout: Double, console: Console, work: () -> Int32) -> Int32 {
-        var interrupts = sigset_t()
-        sigemptyset(&interrupts)
-        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&interrupts, signal) }
-        var previous = sigset_t()
-        sigprocmask(SIG_BLOCK, &interrupts, &previous)
-        defer { sigprocmask(SIG_SETMASK, &previous, nil) }
-        var stderrPipe: [Int32] = [0, 0]
-        guard pipe(&stderrPipe) == 0 else {
-            console.error("\(file): cannot create a pipe: \(String(cString: strerror(errno)))")
-            return 1
-        }
-
-        let child = fork()
-        if child == 0 {
-            sigprocmask(SIG_SETMASK, &previous, nil)
-            close(stderrPipe[0])
-            dup2(stderrPipe[1], 2)
-            close(stderrPipe[1])
-            CLI.removeTemporaryFilesOnInterrupt()
-            CrashSignals.endProcessAtOnce()
-            _exit(work())
-        }
-        close(stderrPipe[1])
-        defer { close(stderrPipe[0]) }
-        _ = fcntl(stderrPipe[0], F_SETFD, FD_CLOEXEC)
-        guard child > 0 else {
-            console.error("\(file): cannot start a process to render in: \(String(cString: strerror(errno)))")
-            return 1
-        }
+        let interrupts = Interrupts()
+        defer { interrupts.restore() }
+        guard let (child, stderrPipe) = fork(console, file: file, interrupts: interrupts, child: { stderrPipe in
+            dup2(stderrPipe, 2)
+            close(stderrPipe)
+            return inChild(work)
+        }) else { return 1 }
+        defer { close(stderrPipe) }
 
         var childStderr: [UInt8] = []
-        let deadline = ContinuousClock.now + .milliseconds(Int64(min(timeout, 1e9) * 1000))
-        var stderrOpen = true
-        while stderrOpen {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else {
-                kill(child, SIGKILL)
-                _ = reap(child)
-                console.error(IconrError.render(.timedOut(seconds: timeout), file: file).description)
-                return 1
-            }
-            // Interrupts stay blocked here and are collected between short waits.
-            var noWait = timespec(tv_sec: 0, tv_nsec: 0)
-            while case let signal = sigtimedwait(&interrupts, nil, &noWait), signal > 0 { kill(child, signal) }
-            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 50))
-            var descriptor = pollfd(fd: stderrPipe[0], events: Int16(POLLIN), revents: 0)
-            if poll(&descriptor, 1, milliseconds) > 0 {
-                var buffer = [UInt8](repeating: 0, count: 4096)
-                let count = buffer.withUnsafeMutableBytes { read(stderrPipe[0], $0.baseAddress, $0.count) }
-                if count > 0 { childStderr += buffer[0..<count] } else if count == 0 || errno != EINTR { stderrOpen = false }
-            }
+        let deadline = ContinuousClock.now + .seconds(min(timeout, 1e9))
+        while let bytes = read(stderrPipe, until: deadline, forwarding: interrupts, to: child) {
+            childStderr += bytes
+        }
+        guard ContinuousClock.now < deadline else {
+            kill(child, SIGKILL)
+            _ = reap(child)
+            console.error(IconrError.render(.timedOut(seconds: timeout), file: file).description)
+            return 1
         }
         // The child closed its stderr: it is exiting, or exited.
         let status = reap(child)
@@ -83,10 +50,181 @@ enum Supervisor {
         return 1
     }
 
+    /// Runs an in-process sprite build in a child process, and runs it again when librsvg
+    /// crashes or one render takes longer than `timeout` seconds: the icon to blame is marked
+    /// failed in the next attempt's `SpriteBuildRecovery` (when several were rendering, they
+    /// first render one at a time). Renders that finished stay in the cache, so an attempt
+    /// after a crash mostly reads it. The child writes its messages to the real stderr and
+    /// sends librsvg's own output to /dev/null.
+    static func runBuild(timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32) -> Int32 {
+        let interrupts = Interrupts()
+        defer { interrupts.restore() }
+        var recovery = SpriteBuildRecovery()
+        while true {
+            guard let (child, events) = fork(console, file: nil, interrupts: interrupts, child: { channel in
+                var childConsole = console
+                childConsole.messages = dup(2)
+                let null = open("/dev/null", O_WRONLY)
+                dup2(null, 2)
+                close(null)
+                recovery.willRender = { path in send(channel, "S", path) }
+                recovery.didRender = { path in send(channel, "F", path) }
+                return inChild { work(recovery, childConsole) }
+            }) else { return 1 }
+            defer { close(events) }
+
+            // Paths being rendered now, and since when.
+            var rendering: [String: ContinuousClock.Instant] = [:]
+            var pending: [UInt8] = []
+            var overdue: String?
+            while overdue == nil {
+                let deadline = (rendering.values.min() ?? .now + .seconds(3600)) + .seconds(min(timeout, 1e9))
+                guard let bytes = read(events, until: deadline, forwarding: interrupts, to: child) else {
+                    // Before the deadline, the end of the events: the child is exiting.
+                    if ContinuousClock.now < deadline { break }
+                    overdue = rendering.first { ContinuousClock.now - $0.value >= .seconds(timeout) }?.key
+                    continue
+                }
+                pending += bytes
+                while let end = pending.firstIndex(of: 0) {
+                    let path = String(decoding: pending[1..<end], as: UTF8.self)
+                    if pending[0] == UInt8(ascii: "S") { rendering[path] = .now } else { rendering[path] = nil }
+                    pending.removeSubrange(...end)
+                }
+            }
+            if let overdue {
+                kill(child, SIGKILL)
+                _ = reap(child)
+                recovery.failed[overdue] = RenderError.timedOut(seconds: timeout).description
+                recovery.suspects.remove(overdue)
+                continue
+            }
+            let status = reap(child)
+            let signal = status & 0x7F
+            guard signal != 0 else { return (status >> 8) & 0xFF }
+            guard !rendering.isEmpty, ![SIGINT, SIGTERM, SIGHUP, SIGKILL].contains(signal) else {
+                // Not a render that crashed: stopped from outside, or a fault of iconr's own.
+                console.error("the build process ended by signal \(signal) (\(String(cString: strsignal(signal))))")
+                return 128 + signal
+            }
+            if rendering.count == 1, let path = rendering.keys.first {
+                recovery.failed[path] = RenderError.crashed(signal: signal).description
+                recovery.suspects.remove(path)
+            } else {
+                recovery.suspects = Set(rendering.keys)
+            }
+        }
+    }
+
+    /// Forks a child that runs `child` with the write end of a new pipe and exits with its
+    /// result; returns the child's pid and the pipe's read end, or nil after saying why not.
+    private static func fork(_ console: Console, file: String?, interrupts: Interrupts,
+                             child: (Int32) -> Int32) -> (pid: pid_t, output: Int32)? {
+        let place = file.map { "\($0): " } ?? ""
+        var ends: [Int32] = [0, 0]
+        guard pipe(&ends) == 0 else {
+            console.error("\(place)cannot create a pipe: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        let pid = Glibc.fork()
+        if pid == 0 {
+            interrupts.restore()
+            close(ends[0])
+            _exit(child(ends[1]))
+        }
+        close(ends[1])
+        guard pid > 0 else {
+            close(ends[0])
+            console.error("\(place)cannot start a process to render in: \(String(cString: strerror(errno)))")
+            return nil
+        }
+        return (pid, ends[0])
+    }
+
+    /// Runs `work` in a forked child, where interrupts remove partial output and a crash ends
+    /// the process at once, on a new thread. After `fork` the main thread keeps the parent's
+    /// thread id in the Swift runtime's per-thread cache, and the runtime's locks record their
+    /// owner by that id: when another thread waited for a lock the main thread held, both spun
+    /// forever (seen in a parallel sprite build). A new thread caches its own id.
+    private static func inChild(_ work: () -> Int32) -> Int32 {
+        withoutActuallyEscaping(work) { work in
+            final class Job {
+                let work: () -> Int32
+                var status: Int32 = 1
+                init(_ work: @escaping () -> Int32) { self.work = work }
+            }
+            let job = Unmanaged.passRetained(Job {
+                CLI.removeTemporaryFilesOnInterrupt()
+                CrashSignals.endProcessAtOnce()
+                return work()
+            })
+            defer { job.release() }
+            var thread = pthread_t()
+            let started = pthread_create(&thread, nil, { job in
+                let job = Unmanaged<Job>.fromOpaque(job!).takeUnretainedValue()
+                job.status = job.work()
+                return nil
+            }, job.toOpaque())
+            guard started == 0 else { return job.takeUnretainedValue().work() }
+            pthread_join(thread, nil)
+            return job.takeUnretainedValue().status
+        }
+    }
+
+    /// Sends one event, `kind` and a path, NUL-terminated; one write, so that events from
+    /// several threads never interleave.
+    private static func send(_ descriptor: Int32, _ kind: Character, _ path: String) {
+        let record = Array(String(kind).utf8) + Array(path.utf8) + [0]
+        _ = record.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    }
+
+    /// The next bytes from `descriptor`, waiting until `deadline` and passing interrupts on
+    /// to `child` meanwhile; nil at the end of the input or at the deadline.
+    private static func read(_ descriptor: Int32, until deadline: ContinuousClock.Instant,
+                             forwarding interrupts: Interrupts, to child: pid_t) -> [UInt8]? {
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { return nil }
+            interrupts.forward(to: child)
+            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 50))
+            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&request, 1, milliseconds) > 0 else { continue }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
+            if count > 0 { return Array(buffer[..<count]) }
+            if count < 0, errno == EINTR { continue }
+            return nil
+        }
+    }
+
     /// Waits for the child to end and returns its wait status.
     private static func reap(_ child: pid_t) -> Int32 {
         var status: Int32 = 0
         while waitpid(child, &status, 0) < 0, errno == EINTR {}
         return status
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP, blocked in the supervising process and collected between
+/// short waits, to be passed on to the child.
+private struct Interrupts {
+    private var set = sigset_t()
+    private var previous = sigset_t()
+
+    init() {
+        sigemptyset(&set)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, signal) }
+        sigprocmask(SIG_BLOCK, &set, &previous)
+    }
+
+    func restore() {
+        var previous = previous
+        sigprocmask(SIG_SETMASK, &previous, nil)
+    }
+
+    func forward(to child: pid_t) {
+        var set = set
+        var noWait = timespec(tv_sec: 0, tv_nsec: 0)
+        while case let signal = sigtimedwait(&set, nil, &noWait), signal > 0 { kill(child, signal) }
     }
 }

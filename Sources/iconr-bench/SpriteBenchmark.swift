@@ -5,7 +5,9 @@ import IconrRender
 /// with a shell loop of `rsvg-convert` making the same images, and with the raw librsvg +
 /// cairo + libpng cost of those images divided by the cores.
 enum SpriteBenchmark {
-    static func run(folder: String, iconr: String) {
+    /// Runs `iconr sprite` cold and warm `runs` times each and the rsvg-convert loop
+    /// `loopRuns` times (it takes seconds), and reports medians.
+    static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 3) {
         let clock = ContinuousClock()
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".svg") }.sorted()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-sprite-bench-\(getpid())").path
@@ -27,12 +29,22 @@ enum SpriteBenchmark {
             guard process.terminationStatus == 0 else { fatalError("\(executable) \(arguments.joined(separator: " ")) failed") }
             return (seconds(clock.now - start), text)
         }
-        let cache = scratch + "/cache"
-        let (cold, coldOutput) = run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache])
-        let (warm, _) = run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache])
+        // Medians of several runs, cold (a new cache folder each) and warm, taken in turns with
+        // the rsvg-convert loop so that a slow phase of the machine hits all three alike.
+        var colds: [Double] = [], warms: [Double] = [], loops: [Double] = []
+        var coldOutput = ""
         let loop = "for f in \"\(folder)\"/*.svg; do rsvg-convert \"$f\" -o \"\(scratch)/one.png\" && "
             + "rsvg-convert --zoom 2 \"$f\" -o \"\(scratch)/two.png\" || exit 1; done"
-        let (rsvgLoop, _) = run("/bin/sh", ["-c", loop])
+        for round in 0..<runs {
+            let cache = scratch + "/cache-\(round)"
+            let (cold, output) = run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache])
+            colds.append(cold)
+            coldOutput = output
+            warms.append(run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache]).0)
+            if round < loopRuns { loops.append(run("/bin/sh", ["-c", loop]).0) }
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        let (cold, warm, rsvgLoop) = (median(colds), median(warms), median(loops))
         var raw = 0.0
         for file in files {
             let bytes = [UInt8](FileManager.default.contents(atPath: "\(folder)/\(file)") ?? Data())
@@ -47,9 +59,11 @@ enum SpriteBenchmark {
         let images = Double(files.count * 2)
         func ms(_ value: Double) -> String { String((value * 10000).rounded() / 10) }
         print("iconr-bench sprite: \(files.count) icons from \(folder) at ratios 1 and 2 (\(Int(images)) images), \(Int(cores)) cores\n")
-        print("iconr sprite, cold cache: \(ms(cold)) ms (\(Int(Double(files.count) / cold)) icons/s)")
-        print("iconr sprite, warm cache: \(ms(warm)) ms (\(Int(Double(files.count) / warm)) icons/s)")
-        print("rsvg-convert shell loop:  \(ms(rsvgLoop)) ms, \(String((rsvgLoop / cold * 10).rounded() / 10))x the cold sprite build")
+        func range(_ values: [Double]) -> String { "\(ms(values.min()!))-\(ms(values.max()!))" }
+        print("medians of \(runs) runs (\(loopRuns) of the loop), whole processes:")
+        print("iconr sprite, cold cache: \(ms(cold)) ms (\(Int(Double(files.count) / cold)) icons/s; \(range(colds)) ms)")
+        print("iconr sprite, warm cache: \(ms(warm)) ms (\(Int(Double(files.count) / warm)) icons/s; \(range(warms)) ms)")
+        print("rsvg-convert shell loop:  \(ms(rsvgLoop)) ms (\(range(loops)) ms), \(String((rsvgLoop / cold * 10).rounded() / 10))x the cold sprite build")
         print("raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(Int(cores)) cores = \(ms(raw / cores)) ms; "
               + "cold build per image \(String((cold / (raw / cores) * 100).rounded() / 100))x that")
         print(summary)

@@ -125,6 +125,38 @@ struct SpriteCommandTests {
         #expect(try index("out/sprite.json").keys.sorted() == ["badge", "flag", "label", "marker"])
     }
 
+    /// The build renders in process in a supervised child: crashes and a render past the
+    /// time limit, among many icons rendering in parallel, are each pinned on their icon,
+    /// and every other icon still makes it into the sheet, drawn.
+    @Test func crashesAndTimeoutsAmongManyIconsArePinnedOnTheirIcons() throws {
+        let maki = TestSupport.corpora.appendingPathComponent("maki")
+        let names = try FileManager.default.contentsOfDirectory(atPath: maki.path).filter { $0.hasSuffix(".svg") }.sorted().prefix(60)
+        for name in names {
+            try FileManager.default.copyItem(at: maki.appendingPathComponent(name), to: directory.appendingPathComponent("icons/\(name)"))
+        }
+        let crashers = ["empty-region.svg", "bug928-empty-feTile-bounds.svg", "bug1064-private-lang-tag-in-lang-selector.svg"]
+        for name in crashers + ["bug1062-feTurbulence-limit-numOctaves.svg"] {
+            try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/\(name)"),
+                                             to: directory.appendingPathComponent("icons/\(name)"))
+        }
+        let result = try iconr("sprite", "icons", "-o", "out/sprite", "--skip-invalid", "--timeout", "1", "--cache-dir", "cache")
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = result.stderr.split(separator: "\n").sorted()
+        #expect(warnings == (crashers.sorted().map { "warning: skipped icons/\($0): librsvg crashed on this document (SIGABRT)" }
+            + ["warning: skipped icons/bug1062-feTurbulence-limit-numOctaves.svg: rendering took longer than the 1 s limit"]).sorted())
+        let entries = try index("out/sprite@2x.json")
+        #expect(entries.count == names.count + 4)
+        for name in names {
+            let id = String(name.dropLast(4))
+            guard let entry = entries[id] else {
+                Issue.record("\(id) is missing")
+                continue
+            }
+            #expect(try image("out/sprite@2x.png", entry).pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element > 0 },
+                    "\(id) is blank")
+        }
+    }
+
     @Test func tooManyIconsSplitAndAnIconOverTheLimitIsNamed() throws {
         let split = try iconr("sprite", "icons", "-o", "out/sprite", "--max-size", "90", "--no-cache")
         #expect(split.status == 0, "\(split.stderr)")

@@ -43,10 +43,11 @@ public enum TestSupport {
         try IconTemplate(name: name, bytes: Array(svg.utf8), path: "\(name).svg")
     }
 
-    /// Runs a program and returns its exit status, stdout and stderr.
+    /// Runs a program and returns its exit status, stdout and stderr. A program still running
+    /// after `timeout` seconds is killed (status -9): a hang fails its test instead of the run.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil,
-                    directory: URL? = nil) throws -> (status: Int32, stdout: Data, stderr: Data) {
+                           directory: URL? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: Data, stderr: Data) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -70,6 +71,9 @@ public enum TestSupport {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try input.fileHandleForWriting.close()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(2_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         try out.close()
         try err.close()
