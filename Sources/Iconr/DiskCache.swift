@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import IconrRender
 
@@ -15,11 +16,16 @@ public final class DiskCache: Sendable {
     private let entries: String
     /// Bytes of entries as last counted plus what this process wrote since; nil until counted.
     private let knownBytes = Locked<Int?>(nil)
+    /// The one thread that writes entries, when writing behind.
+    private let writer: DispatchQueue?
 
-    /// Uses (and creates) `directory`.
-    public init(directory: String, byteLimit: Int = 256 << 20) throws(IconrError) {
+    /// Uses (and creates) `directory`. With `writesBehind`, `store` hands entries to one
+    /// background thread and returns at once, and `flush()` waits for them: a batch job
+    /// (a sprite build) then renders on every core while the entries are encoded and written.
+    public init(directory: String, byteLimit: Int = 256 << 20, writesBehind: Bool = false) throws(IconrError) {
         self.directory = directory
         self.byteLimit = byteLimit
+        writer = writesBehind ? DispatchQueue(label: "iconr.disk-cache.writer") : nil
         entries = directory + "/entries-v1"
         for path in [directory, entries] {
             guard FileReader.makeFolder(path) else {
@@ -46,6 +52,20 @@ public final class DiskCache: Sendable {
         // Refresh the modification time: it is the recency eviction goes by.
         utimensat(AT_FDCWD, path, nil, 0)
         return (png, image)
+    }
+
+    /// Stores the variant's PNG, now or (writing behind) soon.
+    public func store(_ variant: IconVariant) {
+        if let writer {
+            writer.async { self.write(variant.png, for: variant.key) }
+        } else {
+            write(variant.png, for: variant.key)
+        }
+    }
+
+    /// Waits until every entry handed to `store` is written.
+    public func flush() {
+        writer?.sync {}
     }
 
     /// Stores `png` for `key`; a failure to write only costs a later render.

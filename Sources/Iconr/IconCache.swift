@@ -59,7 +59,7 @@ public final class IconCache: Sendable {
         counters.withLock { $0.renders += 1 }
         let icon = try render()
         let variant = IconVariant(key: key, icon: icon)
-        if let disk { disk.write(variant.png, for: key) }
+        disk?.store(variant)
         return variant
     }
 }

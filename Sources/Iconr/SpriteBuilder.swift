@@ -192,6 +192,8 @@ public final class SpriteBuilder: Sendable {
         let statsAfter = cache.statistics
         let rendered = ContinuousClock.now
         let sheets = compose(images)
+        // The entries written behind must be on disk before the next run looks for them.
+        cache.disk?.flush()
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
         return SpriteBuild(sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
                            variants: variantCount, skipped: failures,

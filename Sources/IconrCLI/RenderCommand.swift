@@ -141,7 +141,7 @@ struct CacheSettings {
     }
 
     /// The cache to use, or nil with `--no-cache`.
-    func diskCache() throws -> DiskCache? {
-        isDisabled ? nil : try DiskCache(directory: directory ?? DiskCache.defaultDirectory)
+    func diskCache(writesBehind: Bool = false) throws -> DiskCache? {
+        isDisabled ? nil : try DiskCache(directory: directory ?? DiskCache.defaultDirectory, writesBehind: writesBehind)
     }
 }

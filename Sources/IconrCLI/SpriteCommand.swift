@@ -84,7 +84,7 @@ enum SpriteCommand: Command {
                               recovery: SpriteBuildRecovery, console: Console) throws {
         let started = ContinuousClock.now
         let prefix = arguments.value("--output")!
-        let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache()),
+        let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache(writesBehind: true)),
                                     rendering: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build = try builder.build(directories: arguments.positionals, recovery: recovery) { done, total in

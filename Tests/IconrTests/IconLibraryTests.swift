@@ -56,6 +56,21 @@ struct IconLibraryTests {
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
     }
 
+    @Test func entriesWrittenBehindAreOnDiskAfterAFlush() throws {
+        let writing = IconLibrary(directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, writesBehind: true)))
+        var rendered: [IconVariant] = []
+        for color in ["red", "teal", "navy", "#abcdef"] {
+            rendered.append(try writing.icon(named: "flag", params: ["flag_color": color], scale: 2))
+        }
+        writing.cache.disk?.flush()
+        #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 4)
+        let reading = try library()
+        for (color, variant) in zip(["red", "teal", "navy", "#abcdef"], rendered) {
+            #expect(try reading.icon(named: "flag", params: ["flag_color": color], scale: 2) == variant)
+        }
+        #expect(reading.cache.statistics.renders == 0 && reading.cache.statistics.diskHits == 4)
+    }
+
     @Test(arguments: ["truncate", "flip a bit", "empty", "garbage"])
     func corruptedEntriesAreDetectedAndRenderedAgain(_ damage: String) throws {
         let first = try library()
