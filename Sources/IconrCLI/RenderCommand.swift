@@ -141,7 +141,8 @@ struct CacheSettings {
     }
 
     /// The cache to use, or nil with `--no-cache`.
-    func diskCache(writesBehind: Bool = false) throws -> DiskCache? {
-        isDisabled ? nil : try DiskCache(directory: directory ?? DiskCache.defaultDirectory, writesBehind: writesBehind)
+    /// The disk cache, or nil with `--no-cache`; `batch` names a batch job's pack.
+    func diskCache(batch: String? = nil) throws -> DiskCache? {
+        isDisabled ? nil : try DiskCache(directory: directory ?? DiskCache.defaultDirectory, batch: batch)
     }
 }

@@ -84,7 +84,10 @@ enum SpriteCommand: Command {
                               recovery: SpriteBuildRecovery, console: Console) throws {
         let started = ContinuousClock.now
         let prefix = arguments.value("--output")!
-        let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache(writesBehind: true)),
+        // One cache pack per set of folders and ratios: the next build of them reads it.
+        let batch = "sprite " + arguments.positionals.map(absolutePath).joined(separator: "\n")
+            + (options.recursive ? " recursive" : "") + " ratios " + options.ratios.map(\.shortText).joined(separator: ",")
+        let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache(batch: batch)),
                                     rendering: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build = try builder.build(directories: arguments.positionals, recovery: recovery) { done, total in

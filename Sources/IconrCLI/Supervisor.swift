@@ -53,9 +53,9 @@ enum Supervisor {
     /// Runs an in-process sprite build in a child process, and runs it again when librsvg
     /// crashes or one render takes longer than `timeout` seconds: the icon to blame is marked
     /// failed in the next attempt's `SpriteBuildRecovery` (when several were rendering, they
-    /// first render one at a time). Renders that finished stay in the cache, so an attempt
-    /// after a crash mostly reads it. The child writes its messages to the real stderr and
-    /// sends librsvg's own output to /dev/null.
+    /// first render one at a time). An attempt after a crash renders again what the crashed
+    /// one rendered (the cache pack is written at the end of a build). The child writes its
+    /// messages to the real stderr and sends librsvg's own output to /dev/null.
     static func runBuild(timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32) -> Int32 {
         let interrupts = Interrupts()
         defer { interrupts.restore() }

@@ -17,17 +17,9 @@ enum SpriteBenchmark {
             Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         }
         func run(_ executable: String, _ arguments: [String]) -> (Double, String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-            let output = Pipe()
-            process.standardOutput = output
-            let start = clock.now
-            try? process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { fatalError("\(executable) \(arguments.joined(separator: " ")) failed") }
-            return (seconds(clock.now - start), text)
+            let output = scratch + "/stdout"
+            let seconds = timedRun(executable, arguments, stdout: output)
+            return (seconds, (try? String(contentsOfFile: output, encoding: .utf8)) ?? "")
         }
         // Medians of several runs, cold (a new cache folder each) and warm, taken in turns with
         // the rsvg-convert loop so that a slow phase of the machine hits all three alike.

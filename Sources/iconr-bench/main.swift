@@ -146,19 +146,7 @@ if !FileManager.default.isExecutableFile(atPath: iconr) {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-\(getpid()).png").path
     defer { try? FileManager.default.removeItem(atPath: output) }
     func time(_ executable: String, _ arguments: [String]) -> Double {
-        var pid: pid_t = 0
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-        let start = clock.now
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { fail("cannot run \(executable)") }
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        guard status == 0 else { fail("\(executable) \(arguments.joined(separator: " ")) failed") }
-        return microseconds(clock.now - start)
+        timedRun(executable, arguments) * 1_000_000
     }
     let sample = stride(from: 0, to: files.count, by: max(1, files.count / 40)).map { "\(folder)/\(files[$0])" }
     let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-cache-\(getpid())").path

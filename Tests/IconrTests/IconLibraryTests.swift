@@ -56,19 +56,31 @@ struct IconLibraryTests {
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
     }
 
-    @Test func entriesWrittenBehindAreOnDiskAfterAFlush() throws {
-        let writing = IconLibrary(directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, writesBehind: true)))
-        var rendered: [IconVariant] = []
-        for color in ["red", "teal", "navy", "#abcdef"] {
-            rendered.append(try writing.icon(named: "flag", params: ["flag_color": color], scale: 2))
+    @Test func aBatchKeepsItsEntriesInOnePack() throws {
+        let colors = ["red", "teal", "navy", "#abcdef"]
+        func batchLibrary(_ batch: String?) throws -> IconLibrary {
+            IconLibrary(directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: batch)))
         }
+        let writing = try batchLibrary("sprite a")
+        let rendered = try colors.map { try writing.icon(named: "flag", params: ["flag_color": $0], scale: 2) }
         writing.cache.disk?.flush()
-        #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 4)
-        let reading = try library()
-        for (color, variant) in zip(["red", "teal", "navy", "#abcdef"], rendered) {
-            #expect(try reading.icon(named: "flag", params: ["flag_color": color], scale: 2) == variant)
-        }
+        #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
+        let reading = try batchLibrary("sprite a")
+        #expect(try colors.map { try reading.icon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered)
         #expect(reading.cache.statistics.renders == 0 && reading.cache.statistics.diskHits == 4)
+        // Another batch, or no batch, does not see the pack.
+        let other = try batchLibrary("sprite b")
+        _ = try other.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        #expect(other.cache.statistics.renders == 1)
+        // A damaged pack serves the entries before the damage and renders the others again.
+        let pack = try FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/entries-v1/packs")[0]
+        let packURL = URL(fileURLWithPath: cacheDirectory + "/entries-v1/packs/" + pack)
+        var bytes = try Data(contentsOf: packURL)
+        bytes[bytes.count - 30] ^= 0x55
+        try bytes.write(to: packURL)
+        let damaged = try batchLibrary("sprite a")
+        #expect(try colors.map { try damaged.icon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered)
+        #expect(damaged.cache.statistics.renders == 1 && damaged.cache.statistics.diskHits == 3)
     }
 
     @Test(arguments: ["truncate", "flip a bit", "empty", "garbage"])
