@@ -18,7 +18,7 @@ enum InspectCommand: Command {
         let path = arguments.positionals[0]
         let settings = try RenderSettings(arguments)
         let json = arguments.has("--json")
-        return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
+        return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
                 let report = Report(try IconTemplate(path: path), path: path)
                 if json {

@@ -54,21 +54,24 @@ enum RenderCommand: Command {
             try deliver(hit.png, to: destination, console: console)
             return 0
         }
-        return Supervisor.run(file: path, timeout: settings.limits.timeout, console: console) {
+        return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
                 // One librsvg load, of the document with the new colors: the metadata was read above.
                 let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path).pngData()
-                cache?.write(png, for: key)
-                try deliver(png, to: destination, console: console)
+                try CrashGuard.deferringInterrupts {
+                    cache?.write(png, for: key)
+                    try deliver(png, to: destination, console: console)
+                }
             }
         }
     }
 
+    /// Writes the PNG to its destination; an interrupt meanwhile waits until it is whole.
     private static func deliver(_ png: [UInt8], to destination: String, console: Console) throws {
         if destination == "-" {
             console.outBytes(png)
         } else {
-            try AtomicFile.write(png, to: destination)
+            try CrashGuard.deferringInterrupts { try AtomicFile.write(png, to: destination) }
             console.out(destination)
         }
     }

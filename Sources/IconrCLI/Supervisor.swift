@@ -1,55 +1,17 @@
 import Glibc
 import Iconr
 
-/// Runs a command's librsvg work in a forked child and watches it, so that a document that
-/// crashes librsvg (SIGABRT from a Rust panic) or renders for minutes becomes an `error:`
-/// line and exit 1, never a death by signal or a hang.
+/// Runs a sprite build's librsvg work in a forked child and watches it, so that documents
+/// that crash librsvg (SIGABRT from a Rust panic) or render for minutes fail by name while
+/// the build goes on, never a death by signal or a hang.
 ///
-/// The CLI forks at the start of the command, before any thread exists (so the child
-/// inherits no lock another thread holds), and the child does the whole job in process:
-/// that costs about a millisecond, where starting an `iconr render-worker` would load
-/// librsvg's libraries a second time (about 10 ms). The parent waits and passes interrupts
-/// on; SIGINT, SIGTERM and SIGHUP make the child remove its partial output and exit with
-/// 128 + the signal. librsvg's panic report never reaches the user.
+/// The CLI forks at the start of the build, before any thread exists (so the child inherits
+/// no lock another thread holds), and the child renders in process: no worker round trips,
+/// and no second load of librsvg's libraries (about 10 ms per `iconr render-worker`). The
+/// parent waits and passes interrupts on; SIGINT, SIGTERM and SIGHUP make the child remove
+/// its partial output and exit with 128 + the signal. librsvg's panic report never reaches
+/// the user. (Commands that do one job, `render` and `inspect`, use `CrashGuard` instead.)
 enum Supervisor {
-    /// Runs `work` in a child process within `timeout` seconds and returns its exit code.
-    /// The child's stderr is relayed when it ends, without librsvg's report if it crashed.
-    static func run(file: String, timeout: Double, console: Console, work: () -> Int32) -> Int32 {
-        let interrupts = Interrupts()
-        defer { interrupts.restore() }
-        guard let (child, stderrPipe) = fork(console, file: file, interrupts: interrupts, child: { stderrPipe in
-            dup2(stderrPipe, 2)
-            close(stderrPipe)
-            return inChild(work)
-        }) else { return 1 }
-        defer { close(stderrPipe) }
-
-        var childStderr: [UInt8] = []
-        let deadline = ContinuousClock.now + .seconds(min(timeout, 1e9))
-        while let bytes = read(stderrPipe, until: deadline, forwarding: interrupts, to: child) {
-            childStderr += bytes
-        }
-        guard ContinuousClock.now < deadline else {
-            kill(child, SIGKILL)
-            _ = reap(child)
-            console.error(IconrError.render(.timedOut(seconds: timeout), file: file).description)
-            return 1
-        }
-        // The child closed its stderr: it is exiting, or exited.
-        let status = reap(child)
-        let signal = status & 0x7F
-        if signal == 0 {
-            console.relay(childStderr)
-            return (status >> 8) & 0xFF
-        }
-        // librsvg's panic report is not for the user; iconr's own warnings are.
-        let warnings = String(decoding: childStderr, as: UTF8.self).split(separator: "\n")
-            .filter { $0.hasPrefix("warning: ") }.map { "\($0)\n" }.joined()
-        console.relay(Array(warnings.utf8))
-        console.error(IconrError.render(.crashed(signal: signal), file: file).description)
-        return 1
-    }
-
     /// Runs an in-process sprite build in a child process, and runs it again when librsvg
     /// crashes or one render takes longer than `timeout` seconds: the icon to blame is marked
     /// failed in the next attempt's `SpriteBuildRecovery` (when several were rendering, they
@@ -61,7 +23,7 @@ enum Supervisor {
         defer { interrupts.restore() }
         var recovery = SpriteBuildRecovery()
         while true {
-            guard let (child, events) = fork(console, file: nil, interrupts: interrupts, child: { channel in
+            guard let (child, events) = fork(console, interrupts: interrupts, child: { channel in
                 var childConsole = console
                 childConsole.messages = dup(2)
                 let null = open("/dev/null", O_WRONLY)
@@ -118,12 +80,11 @@ enum Supervisor {
 
     /// Forks a child that runs `child` with the write end of a new pipe and exits with its
     /// result; returns the child's pid and the pipe's read end, or nil after saying why not.
-    private static func fork(_ console: Console, file: String?, interrupts: Interrupts,
+    private static func fork(_ console: Console, interrupts: Interrupts,
                              child: (Int32) -> Int32) -> (pid: pid_t, output: Int32)? {
-        let place = file.map { "\($0): " } ?? ""
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
-            console.error("\(place)cannot create a pipe: \(String(cString: strerror(errno)))")
+            console.error("cannot create a pipe: \(String(cString: strerror(errno)))")
             return nil
         }
         let pid = Glibc.fork()
@@ -135,7 +96,7 @@ enum Supervisor {
         close(ends[1])
         guard pid > 0 else {
             close(ends[0])
-            console.error("\(place)cannot start a process to render in: \(String(cString: strerror(errno)))")
+            console.error("cannot start a process to build in: \(String(cString: strerror(errno)))")
             return nil
         }
         return (pid, ends[0])

@@ -243,7 +243,7 @@ struct SpriteCommandTests {
             try process.run()
             Thread.sleep(forTimeInterval: delay)
             process.interrupt()
-            process.waitUntilExit()
+            #expect(TestSupport.waitForExit(process, timeout: 60), "still running 60 s after the interrupt")
             #expect(process.terminationReason == .exit && [0, 130].contains(process.terminationStatus))
             let files = ((try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []).sorted()
             #expect(files.isEmpty || files == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"], "\(files)")

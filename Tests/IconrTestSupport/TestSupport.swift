@@ -71,14 +71,22 @@ public enum TestSupport {
         try process.run()
         if let stdin { input.fileHandleForWriting.write(stdin) }
         try input.fileHandleForWriting.close()
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(2_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        waitForExit(process, timeout: timeout)
         try out.close()
         try err.close()
         let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
         return (status, try Data(contentsOf: outURL), try Data(contentsOf: errURL))
+    }
+
+    /// Waits for `process` to end; after `timeout` seconds kills it (SIGKILL) and returns false.
+    @discardableResult
+    public static func waitForExit(_ process: Process, timeout: Double = 120) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline { usleep(2_000) }
+        let ended = !process.isRunning
+        if !ended { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return ended
     }
 
     /// The full path of a program on PATH, or nil.
