@@ -1,23 +1,11 @@
 #!/usr/bin/env bash
-# Installs what iconr and its tests need (Debian packages in .ci/packages, and MapLibre
-# Native's pymgl from PyPI for the sprite test), builds iconr, and renders the
+# Installs what iconr and its tests need (.ci/install: Debian packages in .ci/packages, and
+# MapLibre Native's pymgl from PyPI for the sprite tests), builds iconr, and renders the
 # bundled flag in red, yellow and #800080 at 1x and 2x into out/flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-missing=()
-while read -r package; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done < .ci/packages
-if [ ${#missing[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo=sudo
-    echo "Installing ${missing[*]}"
-    $sudo apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-python3 -c "import pymgl" 2>/dev/null || python3 -m pip install -q --disable-pip-version-check pymgl==0.5.0
+bash .ci/install
 swift build -c release --static-swift-stdlib
 iconr=.build/release/iconr
 out=out/flags
