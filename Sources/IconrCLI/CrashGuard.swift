@@ -9,8 +9,8 @@ import Iconr
 /// signal handler that writes a prepared line and calls `_exit` does what a supervising
 /// `fork` did, without its cost (about 2.8 ms of a 17-20 ms `iconr render`). librsvg's own
 /// panic report goes to /dev/null; iconr's messages go to a copy of stderr. SIGINT, SIGTERM
-/// and SIGHUP exit with 128 + the signal; `deferringInterrupts` holds them back while an
-/// output file is written, so an interrupted run leaves all of its output or none.
+/// and SIGHUP exit with 128 + the signal; `writingOutput` holds them back while an output
+/// file is written, so an interrupted run leaves all of its output or none.
 enum CrashGuard {
     private static let crashSignals = [SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP]
     private static let interruptSignals = [SIGINT, SIGTERM, SIGHUP]
@@ -64,9 +64,13 @@ enum CrashGuard {
         return work(guarded)
     }
 
-    /// Runs `body` with SIGINT, SIGTERM and SIGHUP held back; one that arrived meanwhile
-    /// ends the process when `body` is done.
-    static func deferringInterrupts<T>(_ body: () throws -> T) rethrows -> T {
+    /// Runs `body`, which writes the output once the librsvg work is done: the time limit no
+    /// longer applies (it must not end the process between a temporary file and its
+    /// rename), and SIGINT, SIGTERM and SIGHUP are held back; one that arrived meanwhile ends
+    /// the process when `body` is done, with its output whole.
+    static func writingOutput<T>(_ body: () throws -> T) rethrows -> T {
+        var noLimit = itimerval()
+        setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &noLimit, nil)
         var set = sigset_t(), previous = sigset_t()
         sigemptyset(&set)
         for signal in interruptSignals { sigaddset(&set, signal) }

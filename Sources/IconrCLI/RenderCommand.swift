@@ -58,7 +58,7 @@ enum RenderCommand: Command {
             console.reportingErrors {
                 // One librsvg load, of the document with the new colors: the metadata was read above.
                 let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path).pngData()
-                try CrashGuard.deferringInterrupts {
+                try CrashGuard.writingOutput {
                     cache?.write(png, for: key)
                     try deliver(png, to: destination, console: console)
                 }
@@ -71,7 +71,7 @@ enum RenderCommand: Command {
         if destination == "-" {
             console.outBytes(png)
         } else {
-            try CrashGuard.deferringInterrupts { try AtomicFile.write(png, to: destination) }
+            try CrashGuard.writingOutput { try AtomicFile.write(png, to: destination) }
             console.out(destination)
         }
     }
