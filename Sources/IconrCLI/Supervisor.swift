@@ -73,7 +73,9 @@ enum Supervisor {
                 recovery.failed[path] = RenderError.crashed(signal: signal).description
                 recovery.suspects.remove(path)
             } else {
-                recovery.suspects = Set(rendering.keys)
+                // Suspects only accumulate: a crash while they render alone names one, and one
+                // among the others adds at least one, so the attempts end.
+                recovery.suspects.formUnion(rendering.keys)
             }
         }
     }
