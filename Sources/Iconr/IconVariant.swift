@@ -2,21 +2,24 @@
 /// A rendered variant as a renderer uses it: pixels, PNG bytes, and the metadata that
 /// `icon-text-fit` needs, all at the variant's pixel ratio.
 public struct IconVariant: Hashable, Sendable {
-    public let key: VariantKey
-    public let icon: RenderedIcon
-    private let encoded: EncodedPNG
+    /// Everything lives in one shared object: a memory-cache hit hands out a copy, and
+    /// copying one reference is a single retain where the fields took about ten.
+    private let storage: Storage
 
     init(key: VariantKey, icon: RenderedIcon, png: [UInt8]? = nil) {
-        self.key = key
-        self.icon = icon
-        encoded = EncodedPNG(png)
+        storage = Storage(key: key, icon: icon, png: png)
     }
+
+    public var key: VariantKey { storage.key }
+    public var icon: RenderedIcon { storage.icon }
 
     /// The icon as a PNG file's bytes: read from the disk cache, or encoded on first use
     /// (a sprite build, which only needs pixels, never pays for it).
-    public var png: [UInt8] { encoded.bytes(of: icon) }
+    public var png: [UInt8] { storage.png() }
 
-    public static func == (lhs: IconVariant, rhs: IconVariant) -> Bool { lhs.key == rhs.key && lhs.icon == rhs.icon }
+    public static func == (lhs: IconVariant, rhs: IconVariant) -> Bool {
+        lhs.storage === rhs.storage || (lhs.key == rhs.key && lhs.icon == rhs.icon)
+    }
 
     public func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
@@ -33,16 +36,20 @@ public struct IconVariant: Hashable, Sendable {
     var byteCost: Int { icon.pixels.count * 2 + key.identity.utf8.count + 128 }
 }
 
-/// A variant's PNG bytes, encoded once when first asked for.
-private final class EncodedPNG: Sendable {
-    private let bytes: Locked<[UInt8]?>
+/// A variant's key and pixels, and its PNG bytes, encoded once when first asked for.
+private final class Storage: Sendable {
+    let key: VariantKey
+    let icon: RenderedIcon
+    private let encoded: Locked<[UInt8]?>
 
-    init(_ bytes: [UInt8]?) {
-        self.bytes = Locked(bytes)
+    init(key: VariantKey, icon: RenderedIcon, png: [UInt8]?) {
+        self.key = key
+        self.icon = icon
+        encoded = Locked(png)
     }
 
-    func bytes(of icon: RenderedIcon) -> [UInt8] {
-        bytes.withLock { stored in
+    func png() -> [UInt8] {
+        encoded.withLock { stored in
             if let stored { return stored }
             // Encoding straight RGBA into memory cannot fail but for lack of memory.
             let png = (try? icon.pngData()) ?? []

@@ -15,6 +15,11 @@ public enum FileReader {
     public static let maxSize = 64 << 20
 
     public static func read(_ path: String) throws(FileReadError) -> [UInt8] {
+        try readWithTime(path).bytes
+    }
+
+    /// The file's bytes and its modification time, in nanoseconds since 1970.
+    public static func readWithTime(_ path: String) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
         defer { close(descriptor) }
@@ -32,7 +37,7 @@ public enum FileReader {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
-            if count == 0 { return bytes }
+            if count == 0 { return (bytes, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec) }
             bytes += chunk[0..<count]
             guard bytes.count <= maxSize else {
                 throw FileReadError(path: path, reason: "is more than the \(maxSize >> 20) MiB an icon may have")

@@ -56,6 +56,25 @@ struct IconLibraryTests {
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
     }
 
+    @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
+        let disk = try DiskCache(directory: cacheDirectory)
+        _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).icon(named: "flag", scale: 2)
+        let entry = try #require(FileManager.default.subpaths(atPath: cacheDirectory + "/entries-v1")?.first { $0.hasSuffix(".png") })
+        let path = cacheDirectory + "/entries-v1/" + entry
+        func modified() throws -> Date { try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date }
+        func age(_ seconds: Double) throws {
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -seconds)], ofItemAtPath: path)
+        }
+        try age(10)
+        _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).icon(named: "flag", scale: 2)
+        #expect(try modified().timeIntervalSinceNow < -9, "a hit on an entry 10 s old leaves its time")
+        try age(120)
+        let reading = IconLibrary(directory: icons, cache: IconCache(disk: disk))
+        _ = try reading.icon(named: "flag", scale: 2)
+        #expect(reading.cache.statistics.diskHits == 1)
+        #expect(try modified().timeIntervalSinceNow > -5, "a hit on an entry 2 minutes old makes it recent")
+    }
+
     @Test func aBatchKeepsItsEntriesInOnePack() throws {
         let colors = ["red", "teal", "navy", "#abcdef"]
         func batchLibrary(_ batch: String?) throws -> IconLibrary {
