@@ -120,10 +120,6 @@ public final class DiskCache: Sendable {
         SHA256.hex(Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8))
     }
 
-    func entryPath(_ key: VariantKey) -> String {
-        entryPath(entryName(key))
-    }
-
     private func entryPath(_ name: String) -> String {
         entries + "/" + name.prefix(2) + "/" + name + ".png"
     }

@@ -261,14 +261,18 @@ public final class SpriteBuilder: Sendable {
         for (id, params, isVariant, variantScale) in wanted {
             // In process, the variant's document loads once for all ratios (parsing is about
             // half the cost of a small icon); a worker keeps its last document for the same reason.
+            // The recolored document is made only when a ratio misses the cache, and once.
+            var svg: [UInt8]?
             var document: LoadedSVG?
             func draw(scale: Double) throws(RenderError) -> RasterImage {
-                try announced { () throws(RenderError) in
+                let bytes = svg ?? template.apply(params)
+                svg = bytes
+                return try announced { () throws(RenderError) in
                     switch rendering {
                     case .isolated(let workers):
-                        return try workers.render(template.apply(params), scale: scale, limits: options.limits)
+                        return try workers.render(bytes, scale: scale, limits: options.limits)
                     case .inProcess:
-                        if document == nil { document = try LoadedSVG(bytes: template.apply(params)) }
+                        if document == nil { document = try LoadedSVG(bytes: bytes) }
                         return try document!.render(scale: scale, limits: options.limits)
                     }
                 }

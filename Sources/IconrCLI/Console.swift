@@ -34,9 +34,15 @@ struct Console {
         }
     }
 
-    /// Passes on what another process wrote to its stderr.
-    func relay(_ bytes: [UInt8]) {
-        write(bytes, to: messages)
+    /// A console that writes its messages to a copy of stderr, after pointing stderr itself
+    /// (where librsvg's panic reports and GLib's warnings go) to /dev/null.
+    func sendingStderrToNull() -> Console {
+        var console = self
+        console.messages = dup(messages)
+        let null = open("/dev/null", O_WRONLY)
+        dup2(null, 2)
+        close(null)
+        return console
     }
 
     func note(_ message: String) {

@@ -12,7 +12,6 @@ import Iconr
 /// and SIGHUP exit with 128 + the signal; `writingOutput` holds them back while an output
 /// file is written, so an interrupted run leaves all of its output or none.
 enum CrashGuard {
-    private static let crashSignals = [SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP]
     private static let interruptSignals = [SIGINT, SIGTERM, SIGHUP]
 
     /// The line to print for each signal number, in C memory the handler reads as is.
@@ -23,16 +22,12 @@ enum CrashGuard {
     /// Runs `work` under the guard, with `console` writing to the original stderr.
     static func run(file: String, timeout: Double, console: Console, work: (Console) -> Int32) -> Int32 {
         lines.initialize(repeating: nil, count: 65)
-        for signal in crashSignals {
+        for signal in CrashSignals.fatal {
             lines[Int(signal)] = strdup("error: " + IconrError.render(.crashed(signal: signal), file: file).description + "\n")
         }
         lines[Int(SIGALRM)] = strdup("error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description + "\n")
-        output = dup(2)
-        let null = open("/dev/null", O_WRONLY)
-        dup2(null, 2)
-        close(null)
-        var guarded = console
-        guarded.messages = output
+        let guarded = console.sendingStderrToNull()
+        output = guarded.messages
 
         // A crash from a stack overflow needs a stack of its own to run the handler on.
         let stackSize = 1 << 16
@@ -49,7 +44,7 @@ enum CrashGuard {
         sigemptyset(&action.sa_mask)
         var handled = sigset_t()
         sigemptyset(&handled)
-        for signal in crashSignals + interruptSignals + [SIGALRM] {
+        for signal in CrashSignals.fatal + interruptSignals + [SIGALRM] {
             sigaction(signal, &action, nil)
             sigaddset(&handled, signal)
         }

@@ -51,7 +51,7 @@ enum RenderCommand: Command {
             guard hit.image.size.width <= settings.limits.maxSize.width, hit.image.size.height <= settings.limits.maxSize.height else {
                 throw IconrError.render(.tooLarge(hit.image.size, limit: settings.limits.maxSize), file: path)
             }
-            try deliver(hit.png, to: destination, console: console)
+            try CrashGuard.writingOutput { try deliver(hit.png, to: destination, console: console) }
             return 0
         }
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
@@ -66,12 +66,12 @@ enum RenderCommand: Command {
         }
     }
 
-    /// Writes the PNG to its destination; an interrupt meanwhile waits until it is whole.
+    /// Writes the PNG to its destination (stdout for `-`) and names the file it wrote.
     private static func deliver(_ png: [UInt8], to destination: String, console: Console) throws {
         if destination == "-" {
             console.outBytes(png)
         } else {
-            try CrashGuard.writingOutput { try AtomicFile.write(png, to: destination) }
+            try AtomicFile.write(png, to: destination)
             console.out(destination)
         }
     }

@@ -24,11 +24,7 @@ enum Supervisor {
         var recovery = SpriteBuildRecovery()
         while true {
             guard let (child, events) = fork(console, interrupts: interrupts, child: { channel in
-                var childConsole = console
-                childConsole.messages = dup(2)
-                let null = open("/dev/null", O_WRONLY)
-                dup2(null, 2)
-                close(null)
+                let childConsole = console.sendingStderrToNull()
                 recovery.willRender = { path in send(channel, "S", path) }
                 recovery.didRender = { path in send(channel, "F", path) }
                 return inChild { work(recovery, childConsole) }

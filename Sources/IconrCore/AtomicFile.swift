@@ -58,14 +58,14 @@ public enum AtomicFile {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        var info = stat()
-        guard stat(directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-            throw FileWriteError(path: path, reason: "no such directory \(directory)")
-        }
         let temporary = directory + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         pending.withLock { _ = $0.insert(temporary) }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else {
+            let reason = errno == ENOENT || errno == ENOTDIR ? "no such directory \(directory)" : String(cString: strerror(errno))
+            pending.withLock { _ = $0.remove(temporary) }
+            throw FileWriteError(path: path, reason: reason)
+        }
         var failure: String?
         bytes.withUnsafeBytes { buffer in
             var written = 0

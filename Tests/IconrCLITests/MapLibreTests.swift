@@ -111,7 +111,7 @@ struct MapLibreTests {
         return result
     }
 
-    /// The image of `id` cut out of a sheet, with its index.
+    /// A sheet's pixels and its index.
     private func sheet(_ prefix: String, ratio: Double) throws -> (image: RasterImage, index: [String: [String: Any]]) {
         let suffix = ratio == 1 ? "" : "@\(Int(ratio))x"
         let png = try Data(contentsOf: directory.appendingPathComponent(prefix + suffix + ".png"))
@@ -119,21 +119,8 @@ struct MapLibreTests {
         return (try PNGDecoder.decode([UInt8](png)), try JSONSerialization.jsonObject(with: json) as! [String: [String: Any]])
     }
 
-    private func crop(_ sheet: RasterImage, _ entry: [String: Any]) -> RasterImage {
-        let (x, y, width, height) = (entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int)
-        var pixels: [UInt8] = []
-        for row in y..<(y + height) {
-            let start = (row * sheet.size.width + x) * 4
-            pixels += sheet.pixels[start..<(start + width * 4)]
-        }
-        return RasterImage(size: PixelSize(width: width, height: height), pixels: pixels)
-    }
-
     @Test func everySpriteIDAppearsAtItsPointAtRatios1And2() throws {
-        for name in ["flag", "marker", "badge", "label"] {
-            try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("\(name).svg"),
-                                             to: directory.appendingPathComponent("icons/\(name).svg"))
-        }
+        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
         try Data("""
             {"flag": [{"params": {"flag_color": "red"}}, {"id": "flag-selected", "params": {"flag_color": "#800080"}}],
              "marker": [{"params": {"fill_color": "#2a9d8f", "stroke_color": "navy"}}]}
@@ -149,13 +136,13 @@ struct MapLibreTests {
                                  width: 260, height: 140, points: points)
             let mapWidth = Int(260 * ratio)
             for point in points {
-                let icon = crop(sheetImage, index[point.icon]!)
+                let icon = sheetImage.cropped(to: index[point.icon]!)
                 let score = difference(icon, in: map, mapWidth: mapWidth, centreX: Int(Double(point.x) * ratio),
                                        centreY: Int(Double(point.y) * ratio))
                 #expect(score < 16, "\(point.icon) at \(ratio)x: mean difference \(score)")
             }
             // The check can fail: the purple flag is not where the red one is drawn.
-            let purple = crop(sheetImage, index["flag-selected"]!)
+            let purple = sheetImage.cropped(to: index["flag-selected"]!)
             let red = points.first { $0.icon == "flag?flag_color=ff0000" }!
             #expect(difference(purple, in: map, mapWidth: mapWidth, centreX: Int(Double(red.x) * ratio),
                                centreY: Int(Double(red.y) * ratio)) >= 16)
@@ -184,7 +171,7 @@ struct MapLibreTests {
                 for name in index.keys.sorted() {
                     let styleName = number == 0 ? name : "\(id):\(name)"
                     points.append((styleName, 30 + 40 * (points.count % 6), 30 + 40 * (points.count / 6)))
-                    expected[styleName] = crop(image, index[name]!)
+                    expected[styleName] = image.cropped(to: index[name]!)
                 }
             }
             #expect(points.count == 10)

@@ -11,10 +11,7 @@ struct SpriteCommandTests {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-sprite-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons/more"), withIntermediateDirectories: true)
-        for name in ["flag", "marker", "badge", "label"] {
-            try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("\(name).svg"),
-                                             to: directory.appendingPathComponent("icons/\(name).svg"))
-        }
+        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
         try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("maki/airport.svg"),
                                          to: directory.appendingPathComponent("icons/more/airport.svg"))
     }
@@ -34,13 +31,7 @@ struct SpriteCommandTests {
     }
 
     private func image(_ sheet: String, _ entry: [String: Any]) throws -> RasterImage {
-        let full = try PNGDecoder.decode([UInt8](data(sheet)))
-        let (x, y, width, height) = (entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int)
-        var pixels: [UInt8] = []
-        for row in y..<(y + height) {
-            pixels += full.pixels[((row * full.size.width + x) * 4)..<((row * full.size.width + x + width) * 4)]
-        }
-        return RasterImage(size: PixelSize(width: width, height: height), pixels: pixels)
+        try PNGDecoder.decode([UInt8](data(sheet))).cropped(to: entry)
     }
 
     @Test func buildsASheetPerRatioWithTheRenderedPixels() throws {

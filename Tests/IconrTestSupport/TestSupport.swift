@@ -27,6 +27,14 @@ public enum TestSupport {
 
     public static let isolated = IsolatedRenderer(executable: iconrExecutable)
 
+    /// Copies the bundled icons (flag, marker, badge, label) into `folder`, which must exist.
+    public static func copyBundledIcons(to folder: URL) throws {
+        for name in ["flag", "marker", "badge", "label"] {
+            try FileManager.default.copyItem(at: icons.appendingPathComponent("\(name).svg"),
+                                             to: folder.appendingPathComponent("\(name).svg"))
+        }
+    }
+
     /// `XDG_CACHE_HOME` of the processes tests run: a folder of this test run.
     public static let testCacheHome = FileManager.default.temporaryDirectory
         .appendingPathComponent("iconr-test-cache-\(ProcessInfo.processInfo.processIdentifier)").path
@@ -112,6 +120,17 @@ public enum TestSupport {
 extension RasterImage {
     /// The pixel at the center, as `#rrggbbaa`, for readable expectations.
     public var centerHex: String { hex(x: size.width / 2, y: size.height / 2) }
+
+    /// The rectangle a sprite index entry (`x`, `y`, `width`, `height`) names in this sheet.
+    public func cropped(to entry: [String: Any]) -> RasterImage {
+        let (x, y, width, height) = (entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int)
+        var rows: [UInt8] = []
+        for row in y..<(y + height) {
+            let start = (row * size.width + x) * 4
+            rows += pixels[start..<(start + width * 4)]
+        }
+        return RasterImage(size: PixelSize(width: width, height: height), pixels: rows)
+    }
 
     public func hex(x: Int, y: Int) -> String {
         let pixel = self[x, y]

@@ -11,10 +11,7 @@ struct IconLibraryTests {
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-library-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        for name in ["flag", "marker", "badge", "label"] {
-            try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("\(name).svg"),
-                                             to: folder.appendingPathComponent("icons/\(name).svg"))
-        }
+        try TestSupport.copyBundledIcons(to: folder.appendingPathComponent("icons"))
     }
 
     private var icons: String { folder.appendingPathComponent("icons").path }
