@@ -83,16 +83,9 @@ struct CacheCommandTests {
             range.map { "\"\(TestSupport.iconrExecutable)\" render \"\(flag)\" -p flag_color=\"\(colors[$0])\" -s 2 --cache-dir \"\(cache)\" -o \(tag)-\($0).png >/dev/null || exit 1" }
                 .joined(separator: "\n")
         }
-        let first = Process(), second = Process()
-        for (process, body) in [(first, script(0..<20, "a")), (second, script(10..<30, "b"))] {
-            process.executableURL = URL(fileURLWithPath: "/bin/sh")
-            process.arguments = ["-c", body]
-            process.currentDirectoryURL = directory
-            try process.run()
-        }
-        first.waitUntilExit()
-        second.waitUntilExit()
-        #expect(first.terminationStatus == 0 && second.terminationStatus == 0)
+        let first = try ChildProcess("/bin/sh", ["-c", script(0..<20, "a")], directory: directory)
+        let second = try ChildProcess("/bin/sh", ["-c", script(10..<30, "b")], directory: directory)
+        #expect(first.wait() == 0 && second.wait() == 0)
         #expect(entries().count == 30)
         for index in 10..<20 {
             let a = try Data(contentsOf: directory.appendingPathComponent("a-\(index).png"))

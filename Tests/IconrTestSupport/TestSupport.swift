@@ -51,50 +51,23 @@ public enum TestSupport {
         try IconTemplate(name: name, bytes: Array(svg.utf8), path: "\(name).svg")
     }
 
-    /// Runs a program and returns its exit status, stdout and stderr. A program still running
-    /// after `timeout` seconds is killed (status -9): a hang fails its test instead of the run.
+    /// Runs a program and returns its exit status (or minus the signal that ended it), stdout
+    /// and stderr. A program still running after `timeout` seconds is killed (status -9): a
+    /// hang fails its test instead of the run.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil,
                            directory: URL? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: Data, stderr: Data) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let directory { process.currentDirectoryURL = directory }
-        // Commands under test use a disk cache of their own, never the user's.
-        var environment = ProcessInfo.processInfo.environment
-        environment["XDG_CACHE_HOME"] = testCacheHome
-        process.environment = environment
         // Output goes to files, so that a chatty process can never block on a full pipe.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let outURL = scratch.appendingPathComponent("out"), errURL = scratch.appendingPathComponent("err")
-        try Data().write(to: outURL)
-        try Data().write(to: errURL)
-        let out = try FileHandle(forWritingTo: outURL), err = try FileHandle(forWritingTo: errURL)
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        waitForExit(process, timeout: timeout)
-        try out.close()
-        try err.close()
-        let status = process.terminationReason == .uncaughtSignal ? -process.terminationStatus : process.terminationStatus
+        let inURL = scratch.appendingPathComponent("in"), outURL = scratch.appendingPathComponent("out")
+        let errURL = scratch.appendingPathComponent("err")
+        try (stdin ?? Data()).write(to: inURL)
+        let child = try ChildProcess(executable, arguments, directory: directory, stdin: inURL.path, stdout: outURL.path,
+                                     stderr: errURL.path)
+        let status = child.wait(timeout: timeout) ?? -SIGKILL
         return (status, try Data(contentsOf: outURL), try Data(contentsOf: errURL))
-    }
-
-    /// Waits for `process` to end; after `timeout` seconds kills it (SIGKILL) and returns false.
-    @discardableResult
-    public static func waitForExit(_ process: Process, timeout: Double = 120) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(2_000) }
-        let ended = !process.isRunning
-        if !ended { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return ended
     }
 
     /// The full path of a program on PATH, or nil.
@@ -135,5 +108,88 @@ extension RasterImage {
     public func hex(x: Int, y: Int) -> String {
         let pixel = self[x, y]
         return String(format: "#%02x%02x%02x%02x", pixel.red, pixel.green, pixel.blue, pixel.alpha)
+    }
+}
+
+/// A program started with `posix_spawn` and waited for with `waitpid`. (Foundation's
+/// `Process` was used before: its `waitUntilExit` waits on a run loop for a termination
+/// notice, and once, with both cores loaded, it never came: the test run hung.)
+public final class ChildProcess {
+    public let pid: pid_t
+    private var status: Int32?
+
+    /// Starts `executable` with `arguments` in `directory`, its standard streams on the files
+    /// named (nil: /dev/null), with a disk cache of this test run (never the user's).
+    public init(_ executable: String, _ arguments: [String], directory: URL? = nil, stdin: String? = nil,
+                stdout: String? = nil, stderr: String? = nil, environment extra: [String: String] = [:]) throws {
+        // `env -C` starts the program in the folder (posix_spawn has no portable chdir action).
+        let command = (directory.map { ["/usr/bin/env", "-C", $0.path] } ?? []) + [executable] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = TestSupport.testCacheHome
+        environment.merge(extra) { _, new in new }
+        let argv = command.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { (argv + envp).forEach { free($0) } }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        // The child starts with no signal blocked and default dispositions, whatever this thread has.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t(), all = sigset_t()
+        sigemptyset(&none)
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
+        guard result == 0 else {
+            throw NSError(domain: "ChildProcess", code: Int(result),
+                          userInfo: [NSLocalizedDescriptionKey: "cannot run \(command[0]): \(String(cString: strerror(result)))"])
+        }
+        self.pid = pid
+    }
+
+    public func signal(_ signal: Int32) {
+        if status == nil { kill(pid, signal) }
+    }
+
+    /// Waits for the program to end and returns its exit status, or minus the signal that
+    /// ended it; after `timeout` seconds, kills it and returns nil.
+    @discardableResult
+    public func wait(timeout: Double = 120) -> Int32? {
+        if let status { return status }
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        var raw: Int32 = 0
+        while true {
+            let result = waitpid(pid, &raw, WNOHANG)
+            if result == pid { break }
+            if result < 0, errno != EINTR { return nil }
+            if ContinuousClock.now >= deadline {
+                kill(pid, SIGKILL)
+                while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+                status = -SIGKILL
+                return nil
+            }
+            usleep(2_000)
+        }
+        let signal = raw & 0x7F
+        status = signal == 0 ? (raw >> 8) & 0xFF : -signal
+        return status
+    }
+
+    /// Whether the program is still running (it is reaped when it has ended).
+    public var isRunning: Bool {
+        guard status == nil else { return false }
+        var raw: Int32 = 0
+        guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
+        let signal = raw & 0x7F
+        status = signal == 0 ? (raw >> 8) & 0xFF : -signal
+        return false
     }
 }
