@@ -12,8 +12,8 @@ public struct PixelRect: Hashable, Sendable {
         self.height = height
     }
 
-    var maxX: Int { x + width }
-    var maxY: Int { y + height }
+    public var maxX: Int { x + width }
+    public var maxY: Int { y + height }
 
     func contains(_ other: PixelRect) -> Bool {
         other.x >= x && other.y >= y && other.maxX <= maxX && other.maxY <= maxY
@@ -47,7 +47,8 @@ public enum SpritePacker {
         let low = max(widest, root * 9 / 10), high = min(maxSide + padding, max(low, root * 2))
         let step = max(1, (high - low) / 48)
         var best: Sheet?
-        for binWidth in stride(from: low, through: high, by: step) {
+        // The widest bin last: it is where `split` placed a group, so a group it made packs.
+        for binWidth in Array(stride(from: low, through: high, by: step)) + [maxSide + padding] {
             guard let placements = place(padded, order: order, binWidth: binWidth, binHeight: maxSide + padding) else { continue }
             // The last column and row need no padding after them.
             let width = placements.values.map(\.maxX).max()! - padding
@@ -84,6 +85,91 @@ public enum SpritePacker {
             remaining = left
         }
         return (groups, tooLarge)
+    }
+
+    /// One way of drawing the items: their sizes, the padding between them, and which item's
+    /// rectangle each one uses (`sharing[k] == k` for an item with its own; pixel-identical
+    /// images share one with `--unique`). Nil `sharing`: every item has its own.
+    public struct Layout: Sendable {
+        public var sizes: [PixelSize]
+        public var padding: Int
+        public var sharing: [Int]?
+
+        public init(sizes: [PixelSize], padding: Int, sharing: [Int]? = nil) {
+            self.sizes = sizes
+            self.padding = padding
+            self.sharing = sharing
+        }
+    }
+
+    /// Items that share one sheet at every layout (a sprite's ratios), and that sheet per layout.
+    public struct Group: Sendable {
+        /// The items, ascending.
+        public var members: [Int]
+        /// One sheet per layout; its placements are keyed by item, for every member (members
+        /// that share an image share its rectangle).
+        public var sheets: [Sheet]
+    }
+
+    /// Splits items into groups that each pack into one `maxSide` sheet in every layout, so
+    /// that sheet N of every ratio holds the same items. The groups come from `split` at the
+    /// first layout (the largest); a group that some layout cannot pack in one sheet (sizes
+    /// and padding do not scale exactly across ratios) is halved until every part packs,
+    /// which one item alone always does. Items larger than a sheet in any layout are
+    /// returned apart. All layouts must have the same number of items.
+    public static func groups(_ layouts: [Layout], maxSide: Int) -> (groups: [Group], tooLarge: [Int]) {
+        guard let first = layouts.first else { return ([], []) }
+        var tooLarge = first.sizes.indices.filter { item in
+            layouts.contains { $0.sizes[item].width > maxSide || $0.sizes[item].height > maxSide }
+        }
+        let excluded = Set(tooLarge)
+        // Split on the items with their own rectangle in the first layout.
+        func owner(_ item: Int) -> Int {
+            guard let sharing = first.sharing, sharing.indices.contains(sharing[item]) else { return item }
+            let owner = sharing[item]
+            return !excluded.contains(owner) && sharing[owner] == owner ? owner : item
+        }
+        let owners = first.sizes.indices.filter { !excluded.contains($0) && owner($0) == $0 }
+        var membersOf: [Int: [Int]] = [:]
+        for item in first.sizes.indices where !excluded.contains(item) { membersOf[owner(item), default: []].append(item) }
+        let split = split(owners.map { first.sizes[$0] }, padding: first.padding, maxSide: maxSide)
+        var pending = split.groups.map { group in group.flatMap { membersOf[owners[$0]] ?? [] }.sorted() }
+        var groups: [Group] = []
+        while !pending.isEmpty {
+            let members = pending.removeFirst()
+            if members.isEmpty { continue }
+            if let sheets = pack(members, layouts: layouts, maxSide: maxSide) {
+                groups.append(Group(members: members, sheets: sheets))
+            } else if members.count == 1 {
+                // Not reached (one item no larger than a sheet packs), but never loop on it.
+                tooLarge.append(members[0])
+            } else {
+                let half = members.count / 2
+                pending.insert(contentsOf: [Array(members[..<half]), Array(members[half...])], at: 0)
+            }
+        }
+        return (groups, tooLarge.sorted())
+    }
+
+    /// The members' sheet in each layout, or nil when one layout cannot fit them in one.
+    private static func pack(_ members: [Int], layouts: [Layout], maxSide: Int) -> [Sheet]? {
+        let inGroup = Set(members)
+        var sheets: [Sheet] = []
+        for layout in layouts {
+            // The item whose rectangle `item` uses: its own, unless it shares one in the group.
+            func owner(_ item: Int) -> Int {
+                guard let sharing = layout.sharing, sharing.indices.contains(sharing[item]) else { return item }
+                let owner = sharing[item]
+                return inGroup.contains(owner) && sharing[owner] == owner ? owner : item
+            }
+            let owners = members.filter { owner($0) == $0 }
+            guard let sheet = pack(owners.map { layout.sizes[$0] }, padding: layout.padding, maxSide: maxSide) else { return nil }
+            var placements: [Int: PixelRect] = [:]
+            for (index, item) in owners.enumerated() { placements[item] = sheet.placements[index] }
+            for item in members where owner(item) != item { placements[item] = placements[owner(item)] }
+            sheets.append(Sheet(width: sheet.width, height: sheet.height, placements: placements))
+        }
+        return sheets
     }
 
     /// Tallest first, then widest, then by index: a stable order that packs well.

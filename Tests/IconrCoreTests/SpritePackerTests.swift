@@ -64,6 +64,108 @@ struct SpritePackerTests {
     }
 }
 
+/// Property test of the sheet split across ratios: random sets, ratios, paddings, limits and
+/// sharing, thousands of cases; every item lands in exactly one group, and every group packs
+/// in every layout (`iconr sprite` trapped on groups that did not: issue "Sprites from real
+/// icon sets").
+struct SpriteGroupingTests {
+    struct Generator {
+        var state: UInt64
+        mutating func next(_ range: ClosedRange<Int>) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return range.lowerBound + Int(state >> 33) % (range.count)
+        }
+    }
+
+    static func layouts(_ generator: inout Generator, count: Int, largest: Int, ratios: [Double], padding: Int,
+                        shared: Bool) -> [SpritePacker.Layout] {
+        let base = (0..<count).map { _ in (generator.next(1...largest), generator.next(1...largest)) }
+        // With sharing, about one item in four has the pixels of an earlier one.
+        let sharing = (0..<count).map { item in shared && item > 0 && generator.next(0...3) == 0 ? generator.next(0...(item - 1)) : item }
+        return ratios.sorted(by: >).map { ratio in
+            let sizes = base.map { PixelSize(width: max(1, Int((Double($0.0) * ratio).rounded())),
+                                             height: max(1, Int((Double($0.1) * ratio).rounded()))) }
+            // An item shares only with an owner of the same size (same pixels).
+            let resolved = sharing.indices.map { item in
+                let owner = sharing[item] == item ? item : sharing[sharing[item]]
+                return sizes[owner] == sizes[item] ? owner : item
+            }
+            return SpritePacker.Layout(sizes: sizes, padding: Int((Double(padding) * ratio).rounded(.up)),
+                                       sharing: shared ? resolved : nil)
+        }
+    }
+
+    static func check(_ layouts: [SpritePacker.Layout], maxSide: Int, _ label: String) {
+        let result = SpritePacker.groups(layouts, maxSide: maxSide)
+        let count = layouts[0].sizes.count
+        let expectedTooLarge = (0..<count).filter { item in
+            layouts.contains { $0.sizes[item].width > maxSide || $0.sizes[item].height > maxSide }
+        }
+        #expect(result.tooLarge == expectedTooLarge, "\(label)")
+        let members = result.groups.flatMap(\.members)
+        #expect(members.sorted() == (0..<count).filter { !expectedTooLarge.contains($0) }, "\(label): each item once")
+        for group in result.groups {
+            #expect(group.sheets.count == layouts.count, "\(label)")
+            for (layout, sheet) in zip(layouts, group.sheets) {
+                #expect(sheet.width <= maxSide && sheet.height <= maxSide, "\(label): sheet \(sheet.width)x\(sheet.height)")
+                var owned: [PixelRect: Int] = [:]
+                for item in group.members {
+                    guard let rect = sheet.placements[item] else {
+                        Issue.record("\(label): item \(item) has no place")
+                        continue
+                    }
+                    #expect(rect.width == layout.sizes[item].width && rect.height == layout.sizes[item].height, "\(label)")
+                    #expect(rect.x >= 0 && rect.y >= 0 && rect.maxX <= sheet.width && rect.maxY <= sheet.height, "\(label)")
+                    if let other = owned[rect] {
+                        #expect(layout.sharing?[item] == other || layout.sharing?[other] == item
+                                || layout.sharing?[item] == layout.sharing?[other], "\(label): \(item) on \(other)'s place")
+                    } else {
+                        owned[rect] = item
+                    }
+                }
+                let rects = Array(owned.keys)
+                for a in rects.indices {
+                    for b in rects.indices where b > a {
+                        let grownA = PixelRect(x: rects[a].x, y: rects[a].y, width: rects[a].width + layout.padding,
+                                               height: rects[a].height + layout.padding)
+                        let grownB = PixelRect(x: rects[b].x, y: rects[b].y, width: rects[b].width + layout.padding,
+                                               height: rects[b].height + layout.padding)
+                        #expect(!grownA.intersects(grownB), "\(label): \(rects[a]) touches \(rects[b])")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test func everyRandomSetPacksAtEveryRatio() {
+        var generator = Generator(state: 2026)
+        let ratioSets: [[Double]] = [[1], [1, 2], [1, 2, 3], [1.5], [1, 1.01], [0.5, 3]]
+        for index in 0..<2000 {
+            let maxSide = generator.next(8...300)
+            let ratios = ratioSets[generator.next(0...(ratioSets.count - 1))]
+            let count = generator.next(1...24)
+            let largest = max(1, maxSide / Int(ratios.max()!.rounded(.up)) + generator.next(-4...4))
+            let padding = generator.next(0...3)
+            let shared = generator.next(0...1) == 1
+            let layouts = Self.layouts(&generator, count: count, largest: max(1, largest), ratios: ratios,
+                                       padding: padding, shared: shared)
+            Self.check(layouts, maxSide: maxSide, "case \(index): \(count) items, max \(maxSide), ratios \(ratios), padding \(padding)")
+        }
+    }
+
+    /// The shape that crashed `iconr sprite` (osm-carto's 660 shields at `--max-size` 800 to
+    /// 1900), scaled down: many small items in a limit that needs several sheets, at 1x
+    /// alone and at 1x, 2x and 3x. The real set is an end-to-end test (`SpriteCommandTests`).
+    @Test(arguments: [160, 180, 200, 220, 240, 280, 340, 380])
+    func splitsOfManySmallItemsPack(_ maxSide: Int) {
+        var generator = Generator(state: UInt64(maxSide))
+        for ratios in [[1.0], [1.0, 2.0, 3.0]] {
+            let layouts = Self.layouts(&generator, count: 150, largest: 24, ratios: ratios, padding: 1, shared: false)
+            Self.check(layouts, maxSide: maxSide, "max \(maxSide), ratios \(ratios)")
+        }
+    }
+}
+
 struct SpriteIndexTests {
     @Test func writesSortedDeterministicJSON() {
         let entries = [
