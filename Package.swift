@@ -20,6 +20,8 @@ let package = Package(
             pkgConfig: "libpng",
             providers: [.apt(["libpng-dev"])]
         ),
+        // Linux calls Swift cannot make directly (variadic in C), for the CLI's process supervision.
+        .systemLibrary(name: "CSystem"),
         // Pure Swift: colors, templates, parameter substitution.
         .target(name: "IconrCore"),
         // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
@@ -27,7 +29,7 @@ let package = Package(
         // The public library renderers link.
         .target(name: "Iconr", dependencies: ["IconrCore", "IconrRender"]),
         // Commands, argument scanning and help text.
-        .target(name: "IconrCLI", dependencies: ["Iconr"]),
+        .target(name: "IconrCLI", dependencies: ["Iconr", "IconrRender", "CSystem"]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
         .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrRender"]),
         // Paths, process running and image comparison shared by the test targets.

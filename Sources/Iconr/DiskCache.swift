@@ -5,9 +5,16 @@ import IconrRender
 /// Rendered PNGs on disk, content-addressed: an entry's name is the SHA-256 of its variant
 /// key together with iconr's and librsvg's versions, so a new version of either never
 /// serves old pixels. Files are written atomically (temporary file + rename), so any number
-/// of processes can share a directory. A truncated or corrupted entry fails its PNG decode
-/// (chunk CRCs, zlib checksum) and is a miss, never served. Past `byteLimit`, the least
-/// recently used files (by modification time, refreshed by a hit when a minute old) go.
+/// of processes can share a directory.
+///
+/// An entry proves what it is: it is the PNG with one private chunk (`icKy`, see
+/// `CacheEntry`) holding the variant key and the SHA-256 of the key and the PNG. An entry
+/// whose key or digest does not match (a PNG of another variant planted or swapped in, a
+/// truncated or flipped file), or whose header claims more pixels than the size limit, is a
+/// miss: removed and rendered again, never served. Past `byteLimit`, the least recently used
+/// files (by modification time, refreshed by a hit when a minute old) go. Maintenance
+/// (`clear`, eviction, statistics) never follows a symbolic link and only ever removes
+/// regular files named as entries are, in the cache's own folders.
 ///
 /// Single entries live in one file each, spread over 256 subfolders by their first two hex
 /// digits. A batch job (a sprite build) names a batch instead: its entries are read from and
@@ -45,16 +52,19 @@ public final class DiskCache: Sendable {
         return home + "/.cache/iconr"
     }
 
-    /// The PNG and its pixels for `key`, or nil when there is no sound entry.
-    public func read(_ key: VariantKey) -> (png: [UInt8], image: RasterImage)? {
+    /// The PNG and its pixels for `key`, or nil when there is no sound entry of that key
+    /// (whose image is at most `maxSize`, checked before its pixels are allocated).
+    public func read(_ key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize) -> (png: [UInt8], image: RasterImage)? {
         let name = entryName(key)
-        if let batch, let png = batch.stored(name), let image = try? PNGDecoder.decode(png) {
-            batch.keep(png, as: name)
-            return (png, image)
+        if let batch, let entry = batch.stored(name) {
+            if let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize) {
+                batch.keep(entry, as: name)
+                return (png, image)
+            }
         }
         let path = entryPath(name)
-        guard let (png, modified) = try? FileReader.readWithTime(path) else { return nil }
-        guard let image = try? PNGDecoder.decode(png) else {
+        guard let (entry, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
+        guard let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize) else {
             unlink(path)
             return nil
         }
@@ -62,15 +72,17 @@ public final class DiskCache: Sendable {
         // the inode write cost a hit 10-20 us (about a third of it).
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 { utimensat(AT_FDCWD, path, nil, 0) }
-        batch?.keep(png, as: name)
+        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 {
+            utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
+        }
+        batch?.keep(entry, as: name)
         return (png, image)
     }
 
     /// Stores the variant's PNG: in its own file now, or in the batch's pack at `flush()`.
     public func store(_ variant: IconVariant) {
         if let batch {
-            batch.encodeBehind(variant, as: entryName(variant.key))
+            batch.encodeBehind(variant, as: entryName(variant.key)) { CacheEntry.make(png: $0, key: variant.key) }
         } else {
             write(variant.png, for: variant.key)
         }
@@ -85,13 +97,15 @@ public final class DiskCache: Sendable {
 
     /// Stores `png` for `key` in a file of its own; a failure to write only costs a later render.
     public func write(_ png: [UInt8], for key: VariantKey) {
-        let path = entryPath(entryName(key))
-        if (try? AtomicFile.write(png, to: path)) == nil {
+        let name = entryName(key)
+        let entry = CacheEntry.make(png: png, key: key)
+        let path = entryPath(name)
+        if (try? AtomicFile.write(entry, to: path)) == nil {
             // The entry's subfolder may not exist yet.
-            mkdir(String(path[..<path.lastIndex(of: "/")!]), 0o755)
-            guard (try? AtomicFile.write(png, to: path)) != nil else { return }
+            mkdir(entries + "/" + name.prefix(2), 0o755)
+            guard (try? AtomicFile.write(entry, to: path)) != nil else { return }
         }
-        counted(adding: png.count)
+        counted(adding: entry.count)
     }
 
     /// Adds `bytes` to the known total, and evicts past the limit.
@@ -112,7 +126,7 @@ public final class DiskCache: Sendable {
 
     /// Removes every entry.
     public func clear() {
-        for file in listEntries() { unlink(file.path) }
+        for file in listEntries() { file.remove() }
         knownBytes.withLock { $0 = 0 }
     }
 
@@ -130,7 +144,7 @@ public final class DiskCache: Sendable {
         var total = files.reduce(0) { $0 + $1.size }
         while total > byteLimit * 9 / 10, !files.isEmpty {
             let oldest = files.removeFirst()
-            unlink(oldest.path)
+            oldest.remove()
             total -= oldest.size
         }
         knownBytes.withLock { $0 = total }
@@ -140,23 +154,114 @@ public final class DiskCache: Sendable {
         listEntries().reduce(0) { $0 + $1.size }
     }
 
-    private func listEntries() -> [(path: String, size: Int, modified: Int)] {
-        var files: [(String, Int, Int)] = []
-        for folder in FileReader.names(in: entries) where folder.count == 2 || folder == "packs" {
-            for name in FileReader.names(in: entries + "/" + folder) where name.hasSuffix(".png") || name.hasSuffix(".pack") {
-                let path = entries + "/" + folder + "/" + name
+    /// The cache's entry files: regular files named `<64 hex>.png` in folders named by two
+    /// hex digits, and `<64 hex>.pack` in `packs`, found without following a symbolic link
+    /// (a linked folder or file is passed over, so nothing outside the cache is ever touched).
+    private func listEntries() -> [EntryFile] {
+        var files: [EntryFile] = []
+        for folder in FileReader.names(in: entries) {
+            let suffix: String
+            if folder == "packs" { suffix = ".pack" }
+            else if folder.utf8.count == 2, folder.utf8.allSatisfy(Self.isHexDigit) { suffix = ".png" }
+            else { continue }
+            let path = entries + "/" + folder
+            let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+            guard descriptor >= 0 else { continue }
+            defer { close(descriptor) }
+            for name in FileReader.names(in: path) {
+                guard name.hasSuffix(suffix), case let stem = name.utf8.dropLast(suffix.utf8.count),
+                      stem.count == 64, stem.allSatisfy(Self.isHexDigit) else { continue }
                 var info = stat()
-                guard stat(path, &info) == 0 else { continue }
-                files.append((path, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
+                files.append(EntryFile(folder: path, name: name, size: Int(info.st_size),
+                                       modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
             }
         }
         return files
     }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+    }
 }
 
-/// One batch's pack: entries as `name length, name, PNG length, PNG` records after a
+/// One entry file found by `DiskCache.listEntries`.
+private struct EntryFile {
+    let folder: String
+    let name: String
+    let size: Int
+    let modified: Int
+
+    /// Removes the file, if it is still a regular file in a folder that is not a link.
+    func remove() {
+        let descriptor = open(folder, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        unlinkat(descriptor, name, 0)
+    }
+}
+
+/// The bytes of a cache entry: the PNG with one private ancillary chunk, `icKy`, before its
+/// `IEND`, that holds the variant key's identity, a NUL, and the SHA-256 (hex) of the
+/// identity and the PNG without the chunk. The file is still a PNG any viewer opens; a
+/// reader gets back the PNG only when the key and the digest match.
+enum CacheEntry {
+    private static let chunkType = Array("icKy".utf8)
+
+    static func make(png: [UInt8], key: VariantKey) -> [UInt8] {
+        let identity = Array(key.identity.utf8)
+        let data = identity + [0] + Array(SHA256.hex(identity + png).utf8)
+        // IEND is the last 12 bytes of every PNG libpng writes.
+        guard png.count >= 20 else { return png }
+        let end = png.count - 12
+        var chunk: [UInt8] = []
+        chunk.reserveCapacity(data.count + 12)
+        withUnsafeBytes(of: UInt32(data.count).bigEndian) { chunk += $0 }
+        chunk += chunkType + data
+        withUnsafeBytes(of: CRC32.checksum(chunkType + data).bigEndian) { chunk += $0 }
+        return Array(png[..<end]) + chunk + Array(png[end...])
+    }
+
+    /// The PNG inside `entry` when it is an entry of `key` and its digest matches; else nil.
+    static func png(of entry: [UInt8], key: VariantKey) -> [UInt8]? {
+        // The chunk stands right before IEND: find it from the end.
+        guard entry.count > 8 + 12 + 12 + 64 else { return nil }
+        let end = entry.count - 12
+        let identity = Array(key.identity.utf8)
+        let length = identity.count + 1 + 64
+        let start = end - 12 - length
+        guard start >= 8 else { return nil }
+        let header = entry[start..<(start + 8)]
+        guard header.prefix(4).reduce(0, { $0 << 8 | Int($1) }) == length, header.suffix(4).elementsEqual(chunkType),
+              entry[(start + 8)..<(start + 8 + identity.count)].elementsEqual(identity), entry[start + 8 + identity.count] == 0
+        else { return nil }
+        let digest = entry[(start + 8 + identity.count + 1)..<(start + 8 + length)]
+        let png = Array(entry[..<start]) + Array(entry[end...])
+        guard digest.elementsEqual(SHA256.hex(identity + png).utf8) else { return nil }
+        return png
+    }
+}
+
+/// CRC-32 as PNG chunks use it (ISO 3309, the polynomial 0xEDB88320 reflected).
+private enum CRC32 {
+    private static let table: [UInt32] = (0..<256).map { index in
+        var value = UInt32(index)
+        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
+        return value
+    }
+
+    static func checksum(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
+        return crc ^ 0xFFFF_FFFF
+    }
+}
+
+/// One batch's pack: entries as `name length, name, entry length, entry` records after a
 /// header, little-endian 32-bit lengths. A damaged pack loses the entries past the damage;
-/// each PNG is still decoded in full before it is served.
+/// each entry is still checked against its key and decoded in full before it is served.
 private final class Batch: Sendable {
     let path: String
     private static let header = Array("iconr pack 1\n".utf8)
@@ -171,7 +276,9 @@ private final class Batch: Sendable {
 
     func stored(_ name: String) -> [UInt8]? {
         state.withLock { state in
-            if state.stored == nil { state.stored = (try? FileReader.read(path)).map { Self.entries(of: $0) } ?? [:] }
+            if state.stored == nil {
+                state.stored = (try? FileReader.read(path, followingLinks: false)).map { Self.entries(of: $0) } ?? [:]
+            }
             return state.stored?[name]
         }
     }
@@ -180,8 +287,8 @@ private final class Batch: Sendable {
         state.withLock { $0.kept[name] = png }
     }
 
-    func encodeBehind(_ variant: IconVariant, as name: String) {
-        encoder.async { self.keep(variant.png, as: name) }
+    func encodeBehind(_ variant: IconVariant, as name: String, entry: @escaping @Sendable ([UInt8]) -> [UInt8]) {
+        encoder.async { self.keep(entry(variant.png), as: name) }
     }
 
     /// The pack of this run's entries, sorted by name; nil when there are none.

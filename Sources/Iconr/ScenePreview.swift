@@ -6,19 +6,27 @@ import IconrRender
 /// plain background. Not a map renderer: no labels, lines or collisions; a quick look at
 /// what the sprite gives each feature.
 public enum ScenePreview {
+    /// The largest preview side in pixels (at the sheets' ratio); larger ones are refused
+    /// before anything is allocated.
+    public static let maxSide = 8192
+
     /// Draws `size` logical pixels around the style's `center` at its `zoom`, at the pixel
     /// ratio of `sheets` (which must hold every id `spriteID` gives), as PNG bytes.
     public static func png(style: StyleDocument, sheets: [SpriteSheetFile], size: PixelSize,
                            spriteID: (ImageReference) -> String) throws -> [UInt8] {
         guard let sheet = sheets.first else { throw StyleError(message: "no sprite sheet to draw from") }
         let ratio = sheet.ratio
-        let sheetImages = try Dictionary(uniqueKeysWithValues: sheets.map { ($0.sheet, try PNGDecoder.decode($0.png)) })
+        let width = Int(Double(size.width) * ratio), height = Int(Double(size.height) * ratio)
+        guard width <= maxSide, height <= maxSide else {
+            throw StyleError(message: "a preview of \(size.width)x\(size.height) at \(ratio.shortText)x is \(width)x\(height) pixels, "
+                                 + "larger than the \(maxSide) px limit")
+        }
+        let sheetImages = try Dictionary(uniqueKeysWithValues: sheets.map { ($0.sheet, try PNGDecoder.decode($0.png, maxSize: $0.size)) })
         let center = style.json["center"]?.arrayValue.flatMap { values -> (Double, Double)? in
             guard values.count >= 2, case .number(let longitude) = values[0], case .number(let latitude) = values[1] else { return nil }
             return (longitude, latitude)
         } ?? (0, 0)
         let zoom: Double = if case .number(let value)? = style.json["zoom"] { value } else { 0 }
-        let width = Int(Double(size.width) * ratio), height = Int(Double(size.height) * ratio)
         let background = backgroundColor(style)
         var canvas = [Double](repeating: 0, count: width * height * 3)
         for index in 0..<(width * height) {

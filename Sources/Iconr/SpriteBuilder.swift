@@ -58,6 +58,8 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
     case duplicateID(String, [String])
     case badVariants(String)
     case invalidIcons([SpriteFailure])
+    /// The images could not be laid out or encoded as sheets.
+    case sheet(String)
 
     public var description: String {
         switch self {
@@ -66,7 +68,8 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
         case .badVariants(let message): message
         case .invalidIcons(let failures):
             "\(failures.count) icon\(failures.count == 1 ? " is" : "s are") invalid, no sheets written "
-                + "(--skip-invalid leaves them out):\n" + failures.map { "  \($0)" }.joined(separator: "\n")
+                + "(--skip-invalid leaves them out): " + failures.map(\.path).joined(separator: ", ")
+        case .sheet(let message): message
         }
     }
 }
@@ -191,7 +194,7 @@ public final class SpriteBuilder: Sendable {
         guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
         let statsAfter = cache.statistics
         let rendered = ContinuousClock.now
-        let sheets = compose(images)
+        let sheets = try compose(images)
         // The entries written behind must be on disk before the next run looks for them.
         cache.disk?.flush()
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
@@ -217,6 +220,9 @@ public final class SpriteBuilder: Sendable {
         let bytes: [UInt8]
         let template: SVGTemplate
         do {
+            // Reading and scanning are watched like renders: a supervisor's time limit covers them.
+            recovery.willRender?(source.path)
+            defer { recovery.didRender?(source.path) }
             bytes = try FileReader.read(source.path)
             guard !bytes.isEmpty else { return failure("the file is empty") }
             template = try SVGTemplate(bytes: bytes)
@@ -320,66 +326,86 @@ public final class SpriteBuilder: Sendable {
         return .success(images)
     }
 
-    /// Packs the images into sheets. Which ids share a sheet is decided once, at the largest
-    /// ratio, so that every ratio's sheet N holds the same ids (a style names a sheet once
-    /// for all ratios).
-    private func compose(_ images: [SpriteImage]) -> (files: [SpriteSheetFile], count: Int) {
-        let ratios = options.ratios
-        guard let largest = ratios.max() else { return ([], 0) }
+    /// Packs the images into sheets. Which ids share a sheet is decided for all ratios at
+    /// once (`SpritePacker.groups`), so that every ratio's sheet N holds the same ids (a style
+    /// names a sheet once for all ratios).
+    private func compose(_ images: [SpriteImage]) throws(SpriteBuildError) -> (files: [SpriteSheetFile], count: Int) {
+        let ratios = options.ratios.sorted(by: >)
+        guard !ratios.isEmpty else { return ([], 0) }
         let ids = Array(Set(images.map(\.id))).sorted()
-        let atLargest = Dictionary(uniqueKeysWithValues: images.filter { $0.ratio == largest }.map { ($0.id, $0) })
-        let slots = distinctImages(ids, images: atLargest)
-        let padding = padding(at: largest)
-        let split = SpritePacker.split(slots.map { atLargest[$0[0]]!.image.size }, padding: padding, maxSide: options.maxSize)
-        let groups = split.groups.map { group in group.flatMap { slots[$0] }.sorted() }
-        // Every sheet of every ratio packs and encodes on its own: in parallel.
-        let jobs = ratios.sorted().flatMap { ratio in groups.indices.map { (ratio, $0) } }
-        let byRatio = Dictionary(grouping: images, by: \.ratio)
-            .mapValues { Dictionary(uniqueKeysWithValues: $0.map { ($0.id, $0) }) }
-        let files = Locked<[Int: SpriteSheetFile]>([:])
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
-            let (ratio, sheet) = jobs[index]
-            let file = composeSheet(groups[sheet], images: byRatio[ratio] ?? [:], ratio: ratio, sheet: sheet)
-            files.withLock { $0[index] = file }
+        let byRatio = Dictionary(grouping: images, by: \.ratio).mapValues { images in
+            Dictionary(images.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         }
-        return (jobs.indices.map { index in files.withLock { $0[index]! } }, groups.count)
-    }
-
-    /// Ids grouped by identical image (one id each unless `unique`).
-    private func distinctImages(_ ids: [String], images: [String: SpriteImage]) -> [[String]] {
-        guard options.unique else { return ids.map { [$0] } }
-        var slotByImage: [RasterImage: Int] = [:]
-        var slots: [[String]] = []
-        for id in ids {
-            let image = images[id]!.image
-            if let slot = slotByImage[image] {
-                slots[slot].append(id)
-            } else {
-                slotByImage[image] = slots.count
-                slots.append([id])
+        // Every id has an image at every ratio (an icon that failed one has none).
+        let drawn = try ratios.map { ratio throws(SpriteBuildError) -> [SpriteImage] in
+            try ids.map { id throws(SpriteBuildError) -> SpriteImage in
+                guard let image = byRatio[ratio]?[id] else { throw SpriteBuildError.sheet("no image of \"\(id)\" at \(ratio.shortText)x") }
+                return image
             }
         }
-        return slots
+        let layouts = ratios.indices.map { index in
+            SpritePacker.Layout(sizes: drawn[index].map(\.image.size), padding: padding(at: ratios[index]),
+                                sharing: options.unique ? sharing(drawn[index]) : nil)
+        }
+        let packed = SpritePacker.groups(layouts, maxSide: options.maxSize)
+        if let item = packed.tooLarge.first {
+            throw SpriteBuildError.sheet("\"\(ids[item])\" is larger than the \(options.maxSize) px sheet limit")
+        }
+        // Every sheet of every ratio draws and encodes on its own: in parallel.
+        let jobs = ratios.indices.flatMap { ratio in packed.groups.indices.map { (ratio, $0) } }
+        let files = Locked<[Int: Result<SpriteSheetFile, SpriteBuildError>]>([:])
+        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+            let (ratio, sheet) = jobs[index]
+            let group = packed.groups[sheet]
+            let file = Result { () throws(SpriteBuildError) in
+                try composeSheet(group.members.map { drawn[ratio][$0] }, placements: group.members.map { group.sheets[ratio].placements[$0] },
+                                 size: PixelSize(width: group.sheets[ratio].width, height: group.sheets[ratio].height),
+                                 ratio: ratios[ratio], sheet: sheet)
+            }
+            files.withLock { $0[index] = file }
+        }
+        let results = files.withLock { $0 }
+        let sheets = try jobs.indices.map { index throws(SpriteBuildError) -> SpriteSheetFile in
+            guard let result = results[index] else { throw SpriteBuildError.sheet("a sheet was not composed") }
+            return try result.get()
+        }
+        return (sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }, packed.groups.count)
+    }
+
+    /// For each image, the first image with the same pixels (itself when none before it has).
+    private func sharing(_ images: [SpriteImage]) -> [Int] {
+        var first: [RasterImage: Int] = [:]
+        return images.indices.map { index in
+            if let earlier = first[images[index].image] { return earlier }
+            first[images[index].image] = index
+            return index
+        }
     }
 
     private func padding(at ratio: Double) -> Int {
         Int((Double(options.padding) * ratio).rounded(.up))
     }
 
-    private func composeSheet(_ ids: [String], images: [String: SpriteImage], ratio: Double, sheet: Int) -> SpriteSheetFile {
-        let slots = distinctImages(ids, images: images)
-        let sizes = slots.map { images[$0[0]]!.image.size }
+    /// Draws one sheet's images at their placements and encodes it.
+    private func composeSheet(_ images: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
+                              sheet: Int) throws(SpriteBuildError) -> SpriteSheetFile {
+        let size = PixelSize(width: max(1, size.width), height: max(1, size.height))
         let padding = padding(at: ratio)
-        // The ids fit at the largest ratio, so they fit at this one.
-        let packed = SpritePacker.pack(sizes, padding: padding, maxSide: options.maxSize)!
-        let size = PixelSize(width: max(1, packed.width), height: max(1, packed.height))
         var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
         var entries: [String: SpriteIndexEntry] = [:]
+        var drawn = Set<PixelRect>()
         var imageArea = 0, paddedArea = 0
-        for (slot, slotIDs) in slots.enumerated() {
-            let rect = packed.placements[slot]!
-            let source = images[slotIDs[0]]!.image
-            source.pixels.withUnsafeBufferPointer { from in
+        for (image, placement) in zip(images, placements) {
+            guard let rect = placement, rect.width == image.image.size.width, rect.height == image.image.size.height,
+                  rect.x >= 0, rect.y >= 0, rect.maxX <= size.width, rect.maxY <= size.height else {
+                throw SpriteBuildError.sheet("\"\(image.id)\" has no place in sheet \(sheet + 1) at \(ratio.shortText)x")
+            }
+            var entry = image.entry
+            entry.rect = rect
+            entries[image.id] = entry
+            // Ids that share a rectangle (`unique`) have the same pixels: draw them once.
+            guard drawn.insert(rect).inserted else { continue }
+            image.image.pixels.withUnsafeBufferPointer { from in
                 for row in 0..<rect.height {
                     let target = ((rect.y + row) * size.width + rect.x) * 4
                     pixels.replaceSubrange(target..<(target + rect.width * 4),
@@ -388,18 +414,17 @@ public final class SpriteBuilder: Sendable {
             }
             imageArea += rect.width * rect.height
             paddedArea += (rect.width + padding) * (rect.height + padding)
-            for id in slotIDs {
-                var entry = images[id]!.entry
-                entry.rect = rect
-                entries[id] = entry
-            }
         }
-        let image = RasterImage(size: size, pixels: pixels)
+        let png: [UInt8]
+        do {
+            png = try PNGEncoder.encodeSmallest(RasterImage(size: size, pixels: pixels))
+        } catch {
+            throw SpriteBuildError.sheet("cannot encode sheet \(sheet + 1) at \(ratio.shortText)x: \(error)")
+        }
         let sheetArea = Double(size.width * size.height)
         let paddedSheet = Double((size.width + padding) * (size.height + padding))
-        return SpriteSheetFile(ratio: ratio, sheet: sheet, png: (try? PNGEncoder.encodeSmallest(image)) ?? [],
-                               entries: entries, size: size, ids: ids.count,
-                               images: slots.count, fill: Double(imageArea) / sheetArea, packing: Double(paddedArea) / paddedSheet)
+        return SpriteSheetFile(ratio: ratio, sheet: sheet, png: png, entries: entries, size: size, ids: images.count,
+                               images: drawn.count, fill: Double(imageArea) / sheetArea, packing: Double(paddedArea) / paddedSheet)
     }
 }
 
@@ -435,13 +460,22 @@ enum SpriteSources {
         return sources.sorted { $0.id < $1.id }
     }
 
-    private static func collect(_ directory: String, prefix: String, recursive: Bool, into sources: inout [SpriteSource]) {
+    /// `ancestors` are the folders (device, inode) being read above this one: a link back to
+    /// one of them (`loop -> .`) is not followed again.
+    private static func collect(_ directory: String, prefix: String, recursive: Bool, into sources: inout [SpriteSource],
+                                ancestors: Set<[UInt64]> = []) {
+        var own = stat()
+        guard stat(directory, &own) == 0 else { return }
+        let identity = [UInt64(own.st_dev), UInt64(own.st_ino)]
+        guard !ancestors.contains(identity) else { return }
         for name in FileReader.names(in: directory).sorted() {
             let path = directory + "/" + name
             var info = stat()
             guard stat(path, &info) == 0 else { continue }
             if (info.st_mode & S_IFMT) == S_IFDIR {
-                if recursive { collect(path, prefix: prefix + name + "/", recursive: true, into: &sources) }
+                if recursive {
+                    collect(path, prefix: prefix + name + "/", recursive: true, into: &sources, ancestors: ancestors.union([identity]))
+                }
             } else if name.hasSuffix(".svg") {
                 sources.append(SpriteSource(id: prefix + String(name.dropLast(4)), path: path))
             }

@@ -29,7 +29,13 @@ public enum CLI {
         """
 
     public static func main(_ arguments: [String]) -> Int32 {
+        Console.prepareStandardStreams()
         let console = Console()
+        // Results that did not reach stdout are a failure, whatever the command thought.
+        return console.checkingStdout(run(arguments, console: console))
+    }
+
+    private static func run(_ arguments: [String], console: Console) -> Int32 {
         guard let first = arguments.first else {
             console.error("missing command")
             console.note("Usage: iconr <command> [options]\n  See 'iconr --help'.")

@@ -17,7 +17,9 @@ enum CacheCommand: Command {
             throw UsageError(message: arguments.positionals.isEmpty ? "missing action: stats or clear"
                                  : "unknown action '\(arguments.positionals.joined(separator: " "))': expected stats or clear")
         }
-        guard let cache = try CacheSettings(arguments).diskCache() else { return 0 }
+        let settings = CacheSettings(arguments)
+        guard !settings.isDisabled else { return 0 }
+        let cache = try DiskCache(directory: settings.directory ?? DiskCache.defaultDirectory)
         let statistics = cache.statistics()
         if action == "stats" {
             console.out("directory: \(cache.directory)")

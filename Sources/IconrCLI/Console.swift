@@ -1,4 +1,5 @@
 import Glibc
+import Iconr
 
 /// Where the CLI writes: stdout for results, stderr for messages. Unbuffered, so that
 /// nothing is lost when the process ends with `_exit`.
@@ -7,20 +8,64 @@ struct Console {
     /// stderr elsewhere.
     var messages: Int32 = 2
 
+    /// Whether stdout was closed when the process started (its descriptor now holds
+    /// /dev/null, so that no file the process opens takes its place).
+    nonisolated(unsafe) private static var stdoutWasClosed = false
+    /// The first failed write to stdout (`errno`), for `stdoutFailure`.
+    private static let stdoutError = Locked<Int32?>(nil)
+
+    /// Opens /dev/null on any of descriptors 0, 1 and 2 that is closed, before anything else
+    /// opens a file: otherwise a `dup` or a new file would become stdout, and output meant
+    /// for it (a PNG with `-o -`) would go there. Call once, first thing.
+    static func prepareStandardStreams() {
+        for descriptor: Int32 in [0, 1, 2] where fcntl(descriptor, F_GETFD) == -1 && errno == EBADF {
+            let null = open("/dev/null", descriptor == 0 ? O_RDONLY : O_WRONLY)
+            if null >= 0, null != descriptor {
+                dup2(null, descriptor)
+                close(null)
+            }
+            if descriptor == 1 { stdoutWasClosed = true }
+        }
+    }
+
+    /// Why writing to stdout failed, if it did: a command that wrote its results there must
+    /// then fail ("No space left on device" for `> /dev/full`).
+    static var stdoutFailure: String? {
+        stdoutError.withLock { $0 }.map { $0 == EBADF ? "it is closed" : String(cString: strerror($0)) }
+    }
+
+    /// `status`, or 1 after an `error:` line when the command succeeded but its results did
+    /// not all reach stdout.
+    func checkingStdout(_ status: Int32) -> Int32 {
+        guard status == 0, let failure = Self.stdoutFailure else { return status }
+        error("cannot write to standard output: \(failure)")
+        return 1
+    }
+
     func out(_ line: String) {
-        write(Array((line + "\n").utf8), to: 1)
+        writeStdout(Array((line + "\n").utf8))
     }
 
     func outBytes(_ bytes: [UInt8]) {
-        write(bytes, to: 1)
+        writeStdout(bytes)
     }
 
+    private func writeStdout(_ bytes: [UInt8]) {
+        guard !Self.stdoutWasClosed else {
+            Self.stdoutError.withLock { $0 = $0 ?? EBADF }
+            return
+        }
+        if let failure = write(bytes, to: 1) { Self.stdoutError.withLock { $0 = $0 ?? failure } }
+    }
+
+    /// One `error:` line; input text inside `message` cannot break it or reach the terminal raw.
     func error(_ message: String) {
-        write(Array("error: \(message)\n".utf8), to: messages)
+        write(Array("error: \(message.escapedForMessage)\n".utf8), to: messages)
     }
 
+    /// One `warning:` line, escaped like `error(_:)`.
     func warning(_ message: String) {
-        write(Array("warning: \(message)\n".utf8), to: messages)
+        write(Array("warning: \(message.escapedForMessage)\n".utf8), to: messages)
     }
 
     /// Runs `work`; a thrown error becomes an `error:` line and exit code 1.
@@ -49,13 +94,18 @@ struct Console {
         write(Array((message + "\n").utf8), to: messages)
     }
 
-    private func write(_ bytes: [UInt8], to descriptor: Int32) {
+    /// Writes all of `bytes`; the `errno` of a failure, or nil.
+    @discardableResult
+    private func write(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
         var written = 0
         while written < bytes.count {
-            let result = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + written, bytes.count - written) }
+            let result = bytes.withUnsafeBytes { buffer in
+                buffer.baseAddress.map { Glibc.write(descriptor, $0 + written, buffer.count - written) } ?? 0
+            }
             if result < 0, errno == EINTR { continue }
-            guard result > 0 else { return }
+            guard result > 0 else { return result < 0 ? errno : EIO }
             written += result
         }
+        return nil
     }
 }

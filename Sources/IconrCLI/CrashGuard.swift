@@ -23,9 +23,9 @@ enum CrashGuard {
     static func run(file: String, timeout: Double, console: Console, work: (Console) -> Int32) -> Int32 {
         lines.initialize(repeating: nil, count: 65)
         for signal in CrashSignals.fatal {
-            lines[Int(signal)] = strdup("error: " + IconrError.render(.crashed(signal: signal), file: file).description + "\n")
+            lines[Int(signal)] = strdup("error: " + IconrError.render(.crashed(signal: signal), file: file).description.escapedForMessage + "\n")
         }
-        lines[Int(SIGALRM)] = strdup("error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description + "\n")
+        lines[Int(SIGALRM)] = strdup("error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description.escapedForMessage + "\n")
         let guarded = console.sendingStderrToNull()
         output = guarded.messages
 
@@ -56,7 +56,8 @@ enum CrashGuard {
                               it_value: timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6)))
         if limit.it_value.tv_sec == 0, limit.it_value.tv_usec == 0 { limit.it_value.tv_usec = 1 }
         setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &limit, nil)
-        return work(guarded)
+        // Checked here, where messages still reach the original stderr.
+        return guarded.checkingStdout(work(guarded))
     }
 
     /// Runs `body`, which writes the output once the librsvg work is done: the time limit no

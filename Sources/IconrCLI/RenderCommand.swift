@@ -23,39 +23,35 @@ enum RenderCommand: Command {
         let scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
         let params = try parseParams(arguments.all("--param"))
         let settings = try RenderSettings(arguments)
-        let cache = try CacheSettings(arguments).diskCache()
-
-        // Reading the template and its parameters is pure Swift: enough for the cache key,
-        // so a cache hit never loads librsvg.
-        let bytes = try IconrError.reading(path)
-        guard !bytes.isEmpty else { throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty")) }
-        let source = try SVGTemplate(bytes: bytes, file: path)
-        source.warnings.forEach { console.warning("\(path):\($0)") }
-        let resolved: ResolvedParameters
-        do {
-            resolved = try source.resolve(params)
-        } catch {
-            throw IconrError.parameter(error, file: path)
-        }
-        if !resolved.unknownNames.isEmpty {
-            let declared = source.parameters.map(\.name)
-            console.warning("\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
-                + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
-                + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
-        }
+        let cacheSettings = CacheSettings(arguments)
         let name = IconTemplate.iconName(path: path)
-        let key = VariantKey(name: name, templateDigest: SHA256.hex(bytes), params: resolved, scale: scale)
         let destination = arguments.value("--output") ?? defaultOutputName(name, scale: scale)
 
-        if let hit = cache?.read(key) {
-            guard hit.image.size.width <= settings.limits.maxSize.width, hit.image.size.height <= settings.limits.maxSize.height else {
-                throw IconrError.render(.tooLarge(hit.image.size, limit: settings.limits.maxSize), file: path)
-            }
-            try CrashGuard.writingOutput { try deliver(hit.png, to: destination, console: console) }
-            return 0
-        }
+        // The time limit covers the whole job: reading, scanning, parsing, rendering.
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
+                let cache = cacheSettings.diskCache(console: console)
+                // Reading the template and its parameters is pure Swift: enough for the cache
+                // key, so a cache hit never loads librsvg.
+                let bytes = try IconrError.reading(path)
+                guard !bytes.isEmpty else {
+                    throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
+                }
+                let source = try SVGTemplate(bytes: bytes, file: path)
+                source.warnings.forEach { console.warning("\(path):\($0)") }
+                let resolved = try Result { () throws(ParameterError) in try source.resolve(params) }
+                    .mapError { IconrError.parameter($0, file: path) }.get()
+                if !resolved.unknownNames.isEmpty {
+                    let declared = source.parameters.map(\.name)
+                    console.warning("\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
+                        + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
+                        + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
+                }
+                let key = VariantKey(name: name, templateDigest: SHA256.hex(bytes), params: resolved, scale: scale)
+                if let hit = cache?.read(key, maxSize: settings.limits.maxSize) {
+                    try CrashGuard.writingOutput { try deliver(hit.png, to: destination, console: console) }
+                    return
+                }
                 // One librsvg load, of the document with the new colors: the metadata was read above.
                 let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path).pngData()
                 try CrashGuard.writingOutput {
@@ -81,10 +77,14 @@ enum RenderCommand: Command {
         scale == 1 ? "\(name).png" : "\(name)@\(scale.shortText)x.png"
     }
 
-    /// Accepts `2` and `2x`.
+    /// Accepts `2`, `2x`, `1.5`, `1e1`: decimal numbers only (not `0x10` or `0x1p-3`),
+    /// finite, from 1e-6 to 1e6 (a raster past the size limit is refused later anyway).
     static func parseScale(_ text: String) -> Double? {
         let number = text.hasSuffix("x") ? String(text.dropLast()) : text
-        guard let scale = Double(number), scale.isFinite, scale > 0 else { return nil }
+        guard number.utf8.allSatisfy({ ("0"..."9").contains(Character(Unicode.Scalar($0))) || $0 == UInt8(ascii: ".")
+                                       || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+")
+                                       || $0 == UInt8(ascii: "-") }),
+              let scale = Double(number), scale.isFinite, scale >= 1e-6, scale <= 1e6 else { return nil }
         return scale
     }
 
@@ -143,9 +143,15 @@ struct CacheSettings {
         isDisabled = arguments.has("--no-cache")
     }
 
-    /// The cache to use, or nil with `--no-cache`.
-    /// The disk cache, or nil with `--no-cache`; `batch` names a batch job's pack.
-    func diskCache(batch: String? = nil) throws -> DiskCache? {
-        isDisabled ? nil : try DiskCache(directory: directory ?? DiskCache.defaultDirectory, batch: batch)
+    /// The disk cache, or nil with `--no-cache`; `batch` names a batch job's pack. A cache
+    /// folder that cannot be made costs only speed: a warning, and the work goes on without it.
+    func diskCache(batch: String? = nil, console: Console) -> DiskCache? {
+        guard !isDisabled else { return nil }
+        do {
+            return try DiskCache(directory: directory ?? DiskCache.defaultDirectory, batch: batch)
+        } catch {
+            console.warning("\(error); working without the disk cache")
+            return nil
+        }
     }
 }

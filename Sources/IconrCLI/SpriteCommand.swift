@@ -73,9 +73,9 @@ enum SpriteCommand: Command {
 
         // Everything above is pure Swift; librsvg runs in a supervised child from here on.
         return Supervisor.runBuild(timeout: options.limits.timeout, console: console) { recovery, console in
-            console.reportingErrors {
+            console.checkingStdout(console.reportingErrors {
                 try build(options, style: style, previewSize: previewSize, arguments, recovery: recovery, console: console)
-            }
+            })
         }
     }
 
@@ -87,28 +87,44 @@ enum SpriteCommand: Command {
         // One cache pack per set of folders and ratios: the next build of them reads it.
         let batch = "sprite " + arguments.positionals.map(absolutePath).joined(separator: "\n")
             + (options.recursive ? " recursive" : "") + " ratios " + options.ratios.map(\.shortText).joined(separator: ",")
-        let builder = SpriteBuilder(options: options, cache: IconCache(disk: try CacheSettings(arguments).diskCache(batch: batch)),
+        let builder = SpriteBuilder(options: options, cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: batch, console: console)),
                                     rendering: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
-        let build = try builder.build(directories: arguments.positionals, recovery: recovery) { done, total in
-            progress.update(done, of: total)
+        let build: SpriteBuild
+        do {
+            build = try builder.build(directories: arguments.positionals, recovery: recovery) { done, total in
+                progress.update(done, of: total)
+            }
+        } catch {
+            // Invalid icons: one line each, then the summary as the command's error.
+            progress.finish()
+            if case .invalidIcons(let failures) = error { failures.forEach { console.error($0.description) } }
+            throw error
         }
         progress.finish()
         for failure in build.skipped { console.warning("skipped \(failure)") }
 
-        var files = try write(build, prefix: prefix, minify: arguments.has("--minify"))
+        // Everything is made before anything is written, and then written together: the
+        // sheets of every ratio, the emitted style and the preview change all, or none.
+        var files = sheetFiles(build, prefix: prefix, minify: arguments.has("--minify"))
         if let style, let output = arguments.value("--emit-style") {
             let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
-            try AtomicFile.write(style.emitted(spriteURL: url), to: output)
-            files.append(output)
+            files.append((style.emitted(spriteURL: url), output))
         }
         if let style, let output = arguments.value("--preview") {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
-            try AtomicFile.write(try ScenePreview.png(style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID),
-                                 to: output)
-            files.append(output)
+            files.append((try ScenePreview.png(style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID), output))
         }
-        files.forEach { console.out($0) }
+        if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
+            let folder = String(prefix[..<slash])
+            guard FileReader.makeFolder(folder) else {
+                throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: folder)
+            }
+        }
+        // A build whose command was killed must not write: its user has moved on.
+        guard Supervisor.parentIsAlive else { return }
+        try AtomicFile.writeTogether(files)
+        files.forEach { console.out($0.path) }
         if build.sheetCount > 1 { console.out(styleSnippet(prefix: prefix, sheets: build.sheetCount)) }
         console.out(summary(build, ratios: options.ratios.count, seconds: seconds(ContinuousClock.now - started)))
     }
@@ -150,25 +166,12 @@ enum SpriteCommand: Command {
         }
     }
 
-    /// Writes each ratio's sheets, every PNG with its JSON, together; returns the paths.
-    private static func write(_ build: SpriteBuild, prefix: String, minify: Bool) throws -> [String] {
-        if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
-            let folder = String(prefix[..<slash])
-            guard FileReader.makeFolder(folder) else {
-                throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: folder)
-            }
+    /// Each ratio's sheets, every PNG with its JSON, and where they go.
+    private static func sheetFiles(_ build: SpriteBuild, prefix: String, minify: Bool) -> [(bytes: [UInt8], path: String)] {
+        build.sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }.flatMap { sheet in
+            let base = sheetPrefix(prefix, sheet: sheet.sheet) + (sheet.ratio == 1 ? "" : "@\(sheet.ratio.shortText)x")
+            return [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
         }
-        var written: [String] = []
-        for ratio in Set(build.sheets.map(\.ratio)).sorted() {
-            var files: [(bytes: [UInt8], path: String)] = []
-            for sheet in build.sheets.filter({ $0.ratio == ratio }).sorted(by: { $0.sheet < $1.sheet }) {
-                let base = sheetPrefix(prefix, sheet: sheet.sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
-                files += [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
-            }
-            try AtomicFile.writeTogether(files)
-            written += files.map(\.path)
-        }
-        return written
     }
 
     /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...

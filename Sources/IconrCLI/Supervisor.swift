@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 import Iconr
 
@@ -76,6 +77,15 @@ enum Supervisor {
         }
     }
 
+    /// In a supervised child, the supervising process's pid.
+    nonisolated(unsafe) private static var supervisor: pid_t?
+
+    /// False in a supervised child whose parent has ended (its work is unwanted: nothing may
+    /// be written); true everywhere else.
+    static var parentIsAlive: Bool {
+        supervisor.map { getppid() == $0 } ?? true
+    }
+
     /// Forks a child that runs `child` with the write end of a new pipe and exits with its
     /// result; returns the child's pid and the pipe's read end, or nil after saying why not.
     private static func fork(_ console: Console, interrupts: Interrupts,
@@ -85,8 +95,14 @@ enum Supervisor {
             console.error("cannot create a pipe: \(String(cString: strerror(errno)))")
             return nil
         }
+        let parent = getpid()
         let pid = Glibc.fork()
         if pid == 0 {
+            // The child dies with its parent, even one killed with SIGKILL; a parent that died
+            // before this line is seen by the check below.
+            _ = CSystem_set_parent_death_signal(SIGKILL)
+            supervisor = parent
+            if getppid() != parent { _exit(1) }
             interrupts.restore()
             close(ends[0])
             _exit(child(ends[1]))

@@ -30,11 +30,25 @@ public enum AtomicFile {
     /// Writes several files so that they change together: every temporary file is written
     /// first (a failure leaves all destinations as they were), then all are renamed into
     /// place while holding the lock `removeTemporaryFiles()` takes, so an interrupt handler
-    /// waits for the renames: a sprite's PNG never stands beside an older JSON.
+    /// waits for the renames: a sprite's PNG never stands beside an older JSON. A rename that
+    /// fails puts back the files the earlier renames replaced (each old file is kept under a
+    /// hard link until all renames are done).
+    ///
+    /// A destination that is not a regular file is written, not replaced: a device or FIFO
+    /// (`/dev/stdout`, `/dev/null`) is opened and written in place, after every temporary file;
+    /// a symbolic link is followed, so the file it points to changes and the link stays.
     public static func writeTogether(_ files: [(bytes: [UInt8], path: String)]) throws(FileWriteError) {
+        var replaced: [(bytes: [UInt8], path: String, target: String)] = []
+        var inPlace: [(bytes: [UInt8], path: String)] = []
+        for file in files {
+            switch destination(of: file.path) {
+            case .regular(let target): replaced.append((file.bytes, file.path, target))
+            case .special: inPlace.append(file)
+            }
+        }
         var temporaries: [String] = []
         do {
-            for file in files { temporaries.append(try writeTemporary(file.bytes, for: file.path)) }
+            for file in replaced { temporaries.append(try writeTemporary(file.bytes, for: file.target, naming: file.path)) }
         } catch {
             pending.withLock { paths in
                 for path in temporaries { unlink(path); paths.remove(path) }
@@ -43,18 +57,75 @@ public enum AtomicFile {
         }
         let failure = pending.withLock { paths -> FileWriteError? in
             defer { for path in temporaries { paths.remove(path) } }
-            for (index, file) in files.enumerated() where rename(temporaries[index], file.path) != 0 {
+            // Keep each old file under a second name until every rename has worked.
+            var backups: [String?] = []
+            defer { for backup in backups { if let backup { unlink(backup) } } }
+            for (index, file) in replaced.enumerated() {
+                let backup = temporaries[index] + ".old"
+                backups.append(link(file.target, backup) == 0 ? backup : nil)
+            }
+            for (index, file) in replaced.enumerated() where rename(temporaries[index], file.target) != 0 {
                 let reason = String(cString: strerror(errno))
                 temporaries[index...].forEach { unlink($0) }
+                // Put back what the renames before this one replaced.
+                for earlier in 0..<index {
+                    if let backup = backups[earlier] { rename(backup, replaced[earlier].target) } else { unlink(replaced[earlier].target) }
+                }
                 return FileWriteError(path: file.path, reason: reason)
             }
             return nil
         }
         if let failure { throw failure }
+        for file in inPlace { try writeInPlace(file.bytes, to: file.path) }
     }
 
-    /// Writes `bytes` into a new temporary file beside `path` and returns its path.
-    private static func writeTemporary(_ bytes: [UInt8], for path: String) throws(FileWriteError) -> String {
+    /// Where writing `path` goes: a regular file (existing or not) at the path a symbolic
+    /// link leads to, or something special (a device, a FIFO) to write in place.
+    private enum Destination {
+        case regular(String)
+        case special
+    }
+
+    private static func destination(of path: String) -> Destination {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .regular(path) }
+        if (info.st_mode & S_IFMT) == S_IFREG { return .regular(path) }
+        guard stat(path, &info) == 0 else { return .regular(path) }
+        if (info.st_mode & S_IFMT) == S_IFREG, let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return .regular(String(cString: resolved))
+        }
+        // A directory stays "regular": its rename fails and says so.
+        return (info.st_mode & S_IFMT) == S_IFDIR ? .regular(path) : .special
+    }
+
+    /// Opens the existing special file `path` and writes `bytes` to it.
+    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
+        let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
+        guard descriptor >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        var failure = writeAll(bytes, to: descriptor)
+        if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
+        if let failure { throw FileWriteError(path: path, reason: failure) }
+    }
+
+    /// Writes every byte; the reason of a failure, or nil.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> String? {
+        bytes.withUnsafeBytes { buffer -> String? in
+            guard let base = buffer.baseAddress else { return nil }
+            var written = 0
+            while written < buffer.count {
+                let result = Glibc.write(descriptor, base + written, buffer.count - written)
+                if result < 0, errno == EINTR { continue }
+                if result <= 0 { return result < 0 ? String(cString: strerror(errno)) : "nothing was written" }
+                written += result
+            }
+            return nil
+        }
+    }
+
+    /// Writes `bytes` into a new temporary file beside `path` and returns its path; errors
+    /// name `shownPath` (the path as the caller gave it, before links were followed).
+    private static func writeTemporary(_ bytes: [UInt8], for path: String, naming shownPath: String) throws(FileWriteError) -> String {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -64,23 +135,14 @@ public enum AtomicFile {
         guard descriptor >= 0 else {
             let reason = errno == ENOENT || errno == ENOTDIR ? "no such directory \(directory)" : String(cString: strerror(errno))
             pending.withLock { _ = $0.remove(temporary) }
-            throw FileWriteError(path: path, reason: reason)
+            throw FileWriteError(path: shownPath, reason: reason)
         }
-        var failure: String?
-        bytes.withUnsafeBytes { buffer in
-            var written = 0
-            while written < buffer.count {
-                let result = Glibc.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if result < 0, errno == EINTR { continue }
-                if result <= 0 { failure = String(cString: strerror(errno)); return }
-                written += result
-            }
-        }
+        var failure = writeAll(bytes, to: descriptor)
         if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
         if let failure {
             unlink(temporary)
             pending.withLock { _ = $0.remove(temporary) }
-            throw FileWriteError(path: path, reason: failure)
+            throw FileWriteError(path: shownPath, reason: failure)
         }
         return temporary
     }

@@ -14,19 +14,23 @@ public enum FileReader {
     /// Files larger than this are refused rather than read (icons are kilobytes).
     public static let maxSize = 64 << 20
 
-    public static func read(_ path: String) throws(FileReadError) -> [UInt8] {
-        try readWithTime(path).bytes
+    /// The bytes of the regular file at `path` (a FIFO, device or folder is an error);
+    /// without `followingLinks`, a symbolic link is an error too.
+    public static func read(_ path: String, followingLinks: Bool = true) throws(FileReadError) -> [UInt8] {
+        try readWithTime(path, followingLinks: followingLinks).bytes
     }
 
     /// The file's bytes and its modification time, in nanoseconds since 1970.
-    public static func readWithTime(_ path: String) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    public static func readWithTime(_ path: String, followingLinks: Bool = true) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
+        // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW))
         guard descriptor >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
-        guard (info.st_mode & S_IFMT) != S_IFDIR else {
-            throw FileReadError(path: path, reason: "is a directory, not an SVG file")
+        // Only regular files: a FIFO or a device could block forever or never end.
+        if let kind = nonRegularKind(info.st_mode) {
+            throw FileReadError(path: path, reason: "is \(kind), not a regular file")
         }
         guard Int(info.st_size) <= maxSize else {
             throw FileReadError(path: path, reason: "is \(info.st_size) bytes, more than the \(maxSize >> 20) MiB an icon may have")
@@ -69,11 +73,26 @@ public enum FileReader {
         return makeFolder(String(path[..<slash])) && (mkdir(path, 0o755) == 0 || errno == EEXIST)
     }
 
+    /// "a directory", "a FIFO", ... for anything but a regular file; nil for a regular file.
+    public static func nonRegularKind(_ mode: mode_t) -> String? {
+        switch mode & S_IFMT {
+        case S_IFREG: nil
+        case S_IFDIR: "a directory"
+        case S_IFIFO: "a FIFO"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "not a file"
+        }
+    }
+
     private static func reasonText(_ code: Int32) -> String {
         switch code {
         case ENOENT: "no such file"
         case EACCES: "permission denied"
-        case EISDIR: "is a directory, not an SVG file"
+        case EISDIR: "is a directory, not a regular file"
+        case ELOOP: "is a symbolic link, which is not followed here"
         default: "cannot read it: \(String(cString: strerror(code)))"
         }
     }

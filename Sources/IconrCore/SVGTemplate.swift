@@ -91,7 +91,7 @@ private struct TemplateParser {
                     if !scopes.isEmpty { scopes.removeLast() }
                 case .text(let range, let isCDATA):
                     if let element = scopes.last?.name, isStyleElement(element) {
-                        collectStylesheet(range: range, isCDATA: isCDATA)
+                        try collectStylesheet(range: range, isCDATA: isCDATA)
                     }
                 }
             }
@@ -109,8 +109,8 @@ private struct TemplateParser {
     private mutating func startElement(_ tag: XMLStartTag) throws {
         var namespaces = scopes.last?.namespaces ?? [:]
         for attribute in tag.attributes {
-            if attribute.name == "xmlns" { namespaces[""] = scanner.value(of: attribute) }
-            else if attribute.name.hasPrefix("xmlns:") { namespaces[String(attribute.name.dropFirst(6))] = scanner.value(of: attribute) }
+            if attribute.name == "xmlns" { namespaces[""] = try scanner.value(of: attribute) }
+            else if attribute.name.hasPrefix("xmlns:") { namespaces[String(attribute.name.dropFirst(6))] = try scanner.value(of: attribute) }
         }
         let (namespace, localName) = Self.resolve(tag.name, in: namespaces)
         let isRoot = !sawRoot
@@ -136,16 +136,16 @@ private struct TemplateParser {
             edits.append(.insertion(of: .stopColor, at: tag.attributeInsertionPoint))
         }
         for attribute in tag.attributes {
-            if attribute.name == "id", case let id = scanner.value(of: attribute), LegacyAreas.kind(of: id) != nil {
+            if attribute.name == "id", case let id = try scanner.value(of: attribute), LegacyAreas.kind(of: id) != nil {
                 legacyAreaIDs.append(id)
             }
             if PaintProperty(name: attribute.name) != nil {
-                collectAttribute(attribute) { decoded in
+                try collectAttribute(attribute) { decoded in
                     PaintEdit.colorToken(in: decoded, value: CSSDeclarations.trimmed(decoded, 0..<decoded.count))
                         .map { [$0] } ?? []
                 }
             } else if attribute.name == "style" {
-                collectAttribute(attribute) { decoded in
+                try collectAttribute(attribute) { decoded in
                     Self.paintTokens(in: decoded, declarations: CSSDeclarations.inList(decoded))
                 }
             }
@@ -174,9 +174,9 @@ private struct TemplateParser {
     }
 
     private mutating func collectAttribute(_ attribute: XMLAttribute,
-                                           tokens: ([UInt8]) -> [(range: Range<Int>, color: Color)]) {
+                                           tokens: ([UInt8]) -> [(range: Range<Int>, color: Color)]) throws(XMLSyntaxError) {
         if attribute.hasReferences {
-            let decoded = Array(scanner.value(of: attribute).utf8)
+            let decoded = Array(try scanner.value(of: attribute).utf8)
             let quote = bytes[attribute.valueRange.lowerBound - 1]
             if let edit = PaintEdit.rewritingWhole(rawRange: attribute.valueRange, decoded: decoded,
                                                    tokens: tokens(decoded),
@@ -189,13 +189,13 @@ private struct TemplateParser {
         }
     }
 
-    private mutating func collectStylesheet(range: Range<Int>, isCDATA: Bool) {
+    private mutating func collectStylesheet(range: Range<Int>, isCDATA: Bool) throws(XMLSyntaxError) {
         let raw = Array(bytes[range])
         if isCDATA || !raw.contains(UInt8(ascii: "&")) {
             edits += PaintEdit.inPlace(tokens: Self.paintTokens(in: raw, declarations: CSSDeclarations.inStylesheet(raw)),
                                        raw: raw, offset: range.lowerBound)
         } else {
-            let decoded = Array(scanner.decode(range).utf8)
+            let decoded = Array(try scanner.decode(range).utf8)
             let tokens = Self.paintTokens(in: decoded, declarations: CSSDeclarations.inStylesheet(decoded))
             if let edit = PaintEdit.rewritingWhole(rawRange: range, decoded: decoded, tokens: tokens,
                                                    escape: { xmlEscaped($0, quote: nil) }) {
@@ -211,15 +211,17 @@ extension TemplateParser {
     private mutating func readMetadata(_ localName: String, _ tag: XMLStartTag, namespaces: [String: String]) throws {
         let location = lines.location(of: tag.offset)
         let scanner = scanner
-        func value(_ name: String) -> (text: String, offset: Int)? {
-            tag.attributes.first { attribute in
+        func value(_ name: String) throws -> (text: String, offset: Int)? {
+            let attribute = tag.attributes.first { attribute in
                 let (namespace, local) = Self.resolve(attribute.name, in: namespaces)
                 // Unprefixed attributes carry no namespace in XML; accept them too.
                 return local == name && (namespace == SVGTemplate.mapboxNamespace || attribute.name.firstIndex(of: ":") == nil)
-            }.map { (scanner.value(of: $0), $0.offset) }
+            }
+            guard let attribute else { return nil }
+            return (try scanner.value(of: attribute), attribute.offset)
         }
         func number(_ name: String) throws -> Double {
-            guard let attribute = value(name) else {
+            guard let attribute = try value(name) else {
                 throw TemplateError(location: location, message: "\(tag.name) has no m:\(name)")
             }
             guard let number = Double(attribute.text.trimmingASCIIWhitespace), number.isFinite, number >= 0 else {
@@ -249,22 +251,22 @@ extension TemplateParser {
     }
 
     private mutating func readParameter(_ tag: XMLStartTag, location: SourceLocation,
-                                        value: (String) -> (text: String, offset: Int)?) throws {
-        guard let name = value("name")?.text, !name.isEmpty else {
+                                        value: (String) throws -> (text: String, offset: Int)?) throws {
+        guard let name = try value("name")?.text, !name.isEmpty else {
             throw TemplateError(location: location, message: "\(tag.name) has no m:name")
         }
         if let first = parameters.first(where: { $0.parameter.name == name }) {
             throw TemplateError(location: location,
                                 message: "duplicate \(tag.name) \"\(name)\" (first declared at \(first.location))")
         }
-        guard let type = value("type") else {
+        guard let type = try value("type") else {
             throw TemplateError(location: location, message: "\(tag.name) \"\(name)\" has no m:type (expected \"color\")")
         }
         guard type.text == "color" else {
             throw TemplateError(location: lines.location(of: type.offset),
                                 message: "\(tag.name) \"\(name)\" has unsupported m:type \"\(type.text)\" (only \"color\" exists)")
         }
-        guard let defaultValue = value("value") else {
+        guard let defaultValue = try value("value") else {
             throw TemplateError(location: location, message: "\(tag.name) \"\(name)\" has no m:value")
         }
         guard let color = Color(css: defaultValue.text) else {

@@ -39,9 +39,16 @@ struct XMLScanner {
     private var position = 0
     /// General entities declared in the DOCTYPE's internal subset.
     private(set) var entities: [String: String] = [:]
+    /// Bytes that entity references may still expand to, shared by copies of the scanner.
+    private let expansion: ExpansionBudget
 
-    init(_ bytes: [UInt8]) {
+    /// `expansionLimit` bounds the bytes all entity references of the document expand to
+    /// together (by default 1 MiB plus 10 times the document, at most 64 MiB, in the spirit
+    /// of libxml2's amplification limit): a "billion laughs" document fails at once instead
+    /// of taking minutes and gigabytes.
+    init(_ bytes: [UInt8], expansionLimit: Int? = nil) {
         self.bytes = bytes
+        expansion = ExpansionBudget(remaining: expansionLimit ?? min(64 << 20, (1 << 20) + 10 * bytes.count))
     }
 
     mutating func next() throws(XMLSyntaxError) -> XMLEvent? {
@@ -79,17 +86,18 @@ struct XMLScanner {
     }
 
     /// The attribute's value with references expanded.
-    func value(of attribute: XMLAttribute) -> String {
-        decode(attribute.valueRange)
+    func value(of attribute: XMLAttribute) throws(XMLSyntaxError) -> String {
+        try decode(attribute.valueRange)
     }
 
     /// Expands character and entity references in raw text.
-    func decode(_ range: Range<Int>) -> String {
+    func decode(_ range: Range<Int>) throws(XMLSyntaxError) -> String {
         let raw = String(decoding: bytes[range], as: UTF8.self)
-        return bytes[range].contains(UInt8(ascii: "&")) ? expandReferences(raw, depth: 0) : raw
+        guard bytes[range].contains(UInt8(ascii: "&")) else { return raw }
+        return try expandReferences(raw, depth: 0, offset: range.lowerBound)
     }
 
-    private func expandReferences(_ text: String, depth: Int) -> String {
+    private func expandReferences(_ text: String, depth: Int, offset: Int) throws(XMLSyntaxError) -> String {
         var result = ""
         var rest = Substring(text)
         while let amp = rest.firstIndex(of: "&") {
@@ -97,12 +105,12 @@ struct XMLScanner {
             guard let semi = rest[amp...].firstIndex(of: ";") else { break }
             let name = rest[rest.index(after: amp)..<semi]
             rest = rest[rest.index(after: semi)...]
-            result += expandReference(String(name), depth: depth) ?? "&\(name);"
+            result += try expandReference(String(name), depth: depth, offset: offset) ?? "&\(name);"
         }
         return result + rest
     }
 
-    private func expandReference(_ name: String, depth: Int) -> String? {
+    private func expandReference(_ name: String, depth: Int, offset: Int) throws(XMLSyntaxError) -> String? {
         switch name {
         case "lt": return "<"
         case "gt": return ">"
@@ -117,9 +125,13 @@ struct XMLScanner {
         if name.hasPrefix("#") {
             return UInt32(name.dropFirst(), radix: 10).flatMap(Unicode.Scalar.init).map { String(Character($0)) }
         }
-        // Bounded, so that nested entity definitions cannot blow up.
+        // Bounded in depth and in total size, so that nested entity definitions cannot blow up.
         guard depth < 4, let value = entities[name] else { return nil }
-        return expandReferences(value, depth: depth + 1)
+        guard expansion.spend(value.utf8.count) else {
+            throw XMLSyntaxError(message: "entity references expand to more than \(expansion.limit) bytes "
+                                     + "(an entity expansion attack?)", offset: offset)
+        }
+        return try expandReferences(value, depth: depth + 1, offset: offset)
     }
 
     private mutating func scanStartTag() throws(XMLSyntaxError) -> XMLStartTag {
@@ -244,5 +256,24 @@ struct XMLScanner {
 
     private static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
+    }
+}
+
+/// What is left of a document's entity expansion limit (a class, so that copies of a
+/// scanner spend from one budget).
+private final class ExpansionBudget {
+    let limit: Int
+    private var remaining: Int
+
+    init(remaining: Int) {
+        limit = remaining
+        self.remaining = remaining
+    }
+
+    /// Takes `bytes` from the budget; false when they are more than is left.
+    func spend(_ bytes: Int) -> Bool {
+        guard bytes <= remaining else { return false }
+        remaining -= bytes
+        return true
     }
 }

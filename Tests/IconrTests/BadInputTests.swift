@@ -40,7 +40,7 @@ struct BadInputTests {
         #expect(performing: { try IconTemplate(contentsOf: directory.appendingPathComponent("nope.svg")) },
                 throws: { "\($0)".hasSuffix("nope.svg: no such file") })
         #expect(performing: { try IconTemplate(contentsOf: directory) },
-                throws: { "\($0)".hasSuffix(": is a directory, not an SVG file") })
+                throws: { "\($0)".hasSuffix(": is a directory, not a regular file") })
     }
 
     @Test func externalFilesAreNeverLoaded() throws {

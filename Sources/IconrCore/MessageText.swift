@@ -1,0 +1,26 @@
+extension String {
+    /// The text made safe for one line of a message on a terminal: newlines, tabs, escape
+    /// sequences and every other control character become visible escapes (`\n`, `\t`,
+    /// `\u{1B}`), so that input copied into an `error:` line can neither break it into two
+    /// lines nor drive the terminal. Bytes that were not UTF-8 were already replaced by
+    /// U+FFFD when the text was decoded.
+    public var escapedForMessage: String {
+        guard unicodeScalars.contains(where: Self.needsEscape) else { return self }
+        var result = ""
+        for scalar in unicodeScalars {
+            switch scalar {
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where Self.needsEscape(scalar): result += "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// C0 and C1 controls, DEL, and the line and paragraph separators.
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    }
+}
