@@ -70,20 +70,22 @@ public enum ScenePreview {
                              into canvas: inout [Double], width: Int, height: Int) {
         let outWidth = max(1, Int((Double(rect.width) * scale).rounded())), outHeight = max(1, Int((Double(rect.height) * scale).rounded()))
         let left = Int((centreX - Double(outWidth) / 2).rounded()), top = Int((centreY - Double(outHeight) / 2).rounded())
-        for oy in 0..<outHeight {
-            for ox in 0..<outWidth {
+        // Only the part on the canvas: most features of a large source are off it.
+        let columns = max(0, -left)..<max(max(0, -left), min(outWidth, width - left))
+        let rows = max(0, -top)..<max(max(0, -top), min(outHeight, height - top))
+        for oy in rows {
+            for ox in columns {
                 let x = left + ox, y = top + oy
-                guard x >= 0, y >= 0, x < width, y < height else { continue }
                 let x0 = Int(Double(ox) / scale), x1 = max(x0 + 1, Int(Double(ox + 1) / scale))
                 let y0 = Int(Double(oy) / scale), y1 = max(y0 + 1, Int(Double(oy + 1) / scale))
-                var sum = [0.0, 0.0, 0.0], alpha = 0.0, count = 0.0
-                for sy in y0..<min(y1, rect.height) {
-                    for sx in x0..<min(x1, rect.width) {
+                var red = 0.0, green = 0.0, blue = 0.0, alpha = 0.0, count = 0.0
+                for sy in y0..<max(y0, min(y1, rect.height)) {
+                    for sx in x0..<max(x0, min(x1, rect.width)) {
                         let pixel = sheet[rect.x + sx, rect.y + sy]
                         let a = Double(pixel.alpha) / 255
-                        sum[0] += Double(pixel.red) * a
-                        sum[1] += Double(pixel.green) * a
-                        sum[2] += Double(pixel.blue) * a
+                        red += Double(pixel.red) * a
+                        green += Double(pixel.green) * a
+                        blue += Double(pixel.blue) * a
                         alpha += a
                         count += 1
                     }
@@ -91,9 +93,9 @@ public enum ScenePreview {
                 guard count > 0 else { continue }
                 let coverage = alpha / count
                 let index = (y * width + x) * 3
-                for channel in 0..<3 {
-                    canvas[index + channel] = sum[channel] / count + canvas[index + channel] * (1 - coverage)
-                }
+                canvas[index] = red / count + canvas[index] * (1 - coverage)
+                canvas[index + 1] = green / count + canvas[index + 1] * (1 - coverage)
+                canvas[index + 2] = blue / count + canvas[index + 2] * (1 - coverage)
             }
         }
     }

@@ -111,7 +111,7 @@ struct RenderSettings {
     var limits = RenderLimits.default
 
     init(_ arguments: ScannedArguments) throws(UsageError) {
-        if let size = try arguments.value("--max-size", as: Self.parseSize, expected: "PX or WxH, whole numbers > 0") {
+        if let size = try arguments.value("--max-size", as: Self.parseSize, expected: "PX or WxH, whole numbers from 1 to 32767") {
             limits.maxSize = size
         }
         if let timeout = try arguments.value("--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
@@ -120,10 +120,12 @@ struct RenderSettings {
         }
     }
 
+    /// `PX` or `WxH`, whole numbers from 1 to 32767 (the largest surface cairo makes).
     static func parseSize(_ text: String) -> PixelSize? {
-        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
-        guard (1...2).contains(parts.count), parts.allSatisfy({ ($0 ?? 0) > 0 }) else { return nil }
-        return PixelSize(width: parts[0]!, height: parts.last!!)
+        let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).compactMap { Int($0) }
+        guard (1...2).contains(parts.count), parts.count == text.lowercased().split(separator: "x", omittingEmptySubsequences: false).count,
+              let width = parts.first, let height = parts.last, (1...32767).contains(width), (1...32767).contains(height) else { return nil }
+        return PixelSize(width: width, height: height)
     }
 }
 

@@ -54,7 +54,8 @@ enum SpriteCommand: Command {
         options.skipInvalid = arguments.has("--skip-invalid")
         options.sdf = Set(arguments.all("--sdf"))
         options.padding = try arguments.value("--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
-        options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { $0 > 0 ? $0 : nil } }, expected: "a whole number > 0") ?? 4096
+        options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
+                                              expected: "a whole number from 1 to 32767") ?? 4096
         if let timeout = try arguments.value("--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
                                              expected: "a number of seconds > 0") {
             options.limits.timeout = timeout
@@ -63,7 +64,7 @@ enum SpriteCommand: Command {
         for option in ["--emit-style", "--preview", "--data"] where arguments.has(option) && !arguments.has("--style") {
             throw UsageError(message: "\(option) needs --style")
         }
-        let previewSize = try arguments.value("--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers > 0")
+        let previewSize = try arguments.value("--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
             ?? PixelSize(width: 300, height: 200)
         let style = try arguments.value("--style").map { path in
             try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), directories: arguments.positionals,

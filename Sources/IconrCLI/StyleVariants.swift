@@ -15,7 +15,7 @@ struct StyleVariants {
             do {
                 data[name] = try JSONValue.parse(bytes)
             } catch {
-                throw IconrError.io("not GeoJSON", file: path)
+                throw IconrError.io("not GeoJSON: \(error)", file: path)
             }
         }
         let bytes = try IconrError.reading(stylePath)

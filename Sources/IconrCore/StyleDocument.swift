@@ -66,7 +66,7 @@ public struct StyleDocument: Sendable {
         do {
             json = try JSONValue.parse(bytes)
         } catch {
-            throw StyleError(message: "\(file): not a JSON style")
+            throw StyleError(message: "\(file): not a JSON style: \(error)")
         }
         var features: [String: [StyleFeature]] = [:]
         for (id, source) in json["sources"]?.objectValue ?? [:] where source["type"]?.stringValue == "geojson" {

@@ -9,6 +9,8 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     case invalidScale(Double)
     /// The raster would exceed the size limit; refused before allocating it.
     case tooLarge(PixelSize, limit: PixelSize)
+    /// The memory for a raster of that size could not be had.
+    case outOfMemory(PixelSize)
     /// cairo or libpng failed, with the library's message.
     case drawingFailed(String)
     case encodingFailed(String)
@@ -25,6 +27,7 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
         case .noIntrinsicSize: "the document has no size and draws nothing: give the root <svg> width and height, or a viewBox"
         case .invalidScale(let scale): "invalid scale \(scale): expected a finite number > 0"
         case .tooLarge(let size, let limit): "a \(size) raster exceeds the limit of \(limit)"
+        case .outOfMemory(let size): "not enough memory for a \(size) raster"
         case .drawingFailed(let message): "drawing failed: \(message)"
         case .encodingFailed(let message): "PNG encoding failed: \(message)"
         case .decodingFailed(let message): "PNG decoding failed: \(message)"

@@ -62,6 +62,10 @@ final class SVGDocument {
         guard size.width <= limit.width, size.height <= limit.height else {
             throw RenderError.tooLarge(size, limit: limit)
         }
+        // cairo's surface and the straight copy each take 4 bytes a pixel. Asking for both
+        // first turns a failed allocation into an error, not a crash (Swift traps on one).
+        guard let probe = malloc(size.width * size.height * 8) else { throw RenderError.outOfMemory(size) }
+        free(probe)
         guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
             throw RenderError.drawingFailed("cairo_image_surface_create returned nothing")
         }
