@@ -71,6 +71,23 @@ struct HostileInputTests {
         expectOneLineMessages(sprite.stderr, "sprite")
     }
 
+    /// The time limit covers the whole job, reading and scanning included: a 15 MB document
+    /// of 300,000 elements ends at its limit, not seconds later.
+    @Test func theTimeLimitCoversTheWholeJob() throws {
+        let rect = "<rect x='1' y='1' width='5' height='5' fill='#000'/>"
+        try write("<svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>" + String(repeating: rect, count: 300_000) + "</svg>",
+                  to: "huge.svg")
+        for command in ["render", "inspect"] {
+            let started = ContinuousClock.now
+            let result = try iconr([command, "huge.svg", "--timeout", "0.5"] + (command == "render" ? ["--no-cache"] : []), timeout: 30)
+            let elapsed = ContinuousClock.now - started
+            #expect(result.status == 1 && result.stderr == "error: huge.svg: rendering took longer than the 0.5 s limit\n",
+                    "\(command): \(result.stderr)")
+            // The limit, plus starting the process and ending it.
+            #expect(elapsed < .seconds(3), "\(command) took \(elapsed)")
+        }
+    }
+
     /// Only regular files are read: a FIFO is an error at once, never a wait for a writer.
     @Test func aFIFOIsRefusedNotWaitedFor() throws {
         #expect(mkfifo(path("pipe.svg"), 0o644) == 0)

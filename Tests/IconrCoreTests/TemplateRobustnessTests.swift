@@ -45,3 +45,43 @@ struct TemplateRobustnessTests {
         #expect(parsed + rejected == 4000 && parsed > 0 && rejected > 0)
     }
 }
+
+/// Entities: declared ones expand where paints are read, and a document whose references
+/// expand past the limit fails at once, whatever the shape of the bomb.
+struct EntityExpansionTests {
+    static func document(depth: Int, breadth: Int) -> [UInt8] {
+        var doctype = "<!ENTITY e0 \"#000000\">"
+        for level in stride(from: 1, through: depth, by: 1) {
+            doctype += "<!ENTITY e\(level) \"\(String(repeating: "&e\(level - 1);", count: breadth))\">"
+        }
+        return Array(("<!DOCTYPE svg [\(doctype)]><svg xmlns='http://www.w3.org/2000/svg' width='4' height='4' "
+                      + "fill='&e\(depth);'><rect width='4' height='4'/></svg>").utf8)
+    }
+
+    @Test func declaredEntitiesStillExpand() throws {
+        let template = try SVGTemplate(bytes: Array("""
+            <!DOCTYPE svg [<!ENTITY ink "#000000">]>
+            <svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' width='4' height='4'>
+              <m:metadata><m:parameters><m:parameter m:name='c' m:type='color' m:value='&ink;'/></m:parameters></m:metadata>
+              <rect width='4' height='4' fill='&ink;'/>
+            </svg>
+            """.utf8))
+        #expect(template.parameters.first?.defaultColor == Color(css: "#000000"))
+        #expect(String(decoding: template.apply(template.resolve(colors: ["c": Color(css: "red")!])), as: UTF8.self).contains("#ff0000"))
+    }
+
+    @Test(arguments: [(2, 1_500), (3, 120), (4, 40), (6, 40)])
+    func bombsFailAtOnce(_ shape: (depth: Int, breadth: Int)) {
+        let bytes = Self.document(depth: shape.depth, breadth: shape.breadth)
+        #expect { try SVGTemplate(bytes: bytes) } throws: { "\($0)".contains("entity references expand to more than") }
+    }
+}
+
+struct MessageTextTests {
+    @Test func controlCharactersAreEscaped() {
+        #expect("plain text: #fff".escapedForMessage == "plain text: #fff")
+        #expect("a\nerror: b".escapedForMessage == #"a\nerror: b"#)
+        #expect("\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}".escapedForMessage == #"\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}"#)
+        #expect("ünïcode ✓".escapedForMessage == "ünïcode ✓")
+    }
+}

@@ -99,6 +99,53 @@ struct IconLibraryTests {
         #expect(damaged.cache.statistics.renders == 1 && damaged.cache.statistics.diskHits == 3)
     }
 
+    /// A pack whose records were swapped (each name beside another variant's sound PNG) is
+    /// never served: each entry carries its key.
+    @Test func swappedPackRecordsAreRenderedAgain() throws {
+        func batchLibrary() throws -> IconLibrary {
+            IconLibrary(directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: "swap")))
+        }
+        let writing = try batchLibrary()
+        let red = try writing.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let blue = try writing.icon(named: "flag", params: ["flag_color": "blue"], scale: 2)
+        writing.cache.disk?.flush()
+        let packs = cacheDirectory + "/entries-v1/packs/"
+        let packURL = URL(fileURLWithPath: packs + (try FileManager.default.contentsOfDirectory(atPath: packs)[0]))
+        // Records: name length, name, entry length, entry (little-endian 32-bit lengths).
+        let pack = [UInt8](try Data(contentsOf: packURL))
+        let header = Array("iconr pack 1\n".utf8)
+        #expect(pack.starts(with: header))
+        var offset = header.count
+        var fields: [[UInt8]] = []
+        while offset + 4 <= pack.count {
+            let length = pack[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            fields.append(Array(pack[(offset + 4)..<(offset + 4 + length)]))
+            offset += 4 + length
+        }
+        #expect(fields.count == 4)
+        fields.swapAt(1, 3)
+        var swapped = header
+        for field in fields {
+            withUnsafeBytes(of: UInt32(field.count).littleEndian) { swapped += $0 }
+            swapped += field
+        }
+        try Data(swapped).write(to: packURL)
+        let reading = try batchLibrary()
+        #expect(try reading.icon(named: "flag", params: ["flag_color": "red"], scale: 2) == red)
+        #expect(try reading.icon(named: "flag", params: ["flag_color": "blue"], scale: 2) == blue)
+        #expect(reading.cache.statistics.renders == 2 && reading.cache.statistics.diskHits == 0)
+    }
+
+    /// A PNG header may claim any size: the decoder refuses one past its limit before it
+    /// allocates the pixels.
+    @Test func aHugeHeaderIsRefusedBeforeAllocating() throws {
+        let png = try PNGEncoder.encode(RasterImage(size: PixelSize(width: 2, height: 2), pixels: [UInt8](repeating: 255, count: 16)))
+        #expect(throws: RenderError.tooLarge(PixelSize(width: 2, height: 2), limit: PixelSize(width: 1, height: 1))) {
+            try PNGDecoder.decode(png, maxSize: PixelSize(width: 1, height: 1))
+        }
+        #expect(try PNGDecoder.decode(png).size == PixelSize(width: 2, height: 2))
+    }
+
     @Test(arguments: ["truncate", "flip a bit", "empty", "garbage"])
     func corruptedEntriesAreDetectedAndRenderedAgain(_ damage: String) throws {
         let first = try library()
