@@ -91,10 +91,11 @@ enum FuzzBenchmark {
             }
         }
         let svg = "<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' width='24' height='24'>"
+        // Four levels of 100 references: 10^8 expansions, which once took a minute and 1.2 GB.
+        let bomb = (1...4).map { level in "<!ENTITY e\(level) '" + String(repeating: "&e\(level - 1);", count: 100) + "'>" }.joined()
         documents += [
-            "<?xml version='1.0'?><!DOCTYPE svg [<!ENTITY a '#000000'><!ENTITY b '&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;'>"
-                + "<!ENTITY c '&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;'><!ENTITY d '&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;'>]>"
-                + svg + "<rect width='24' height='24' fill='&d;&d;&d;&d;&d;&d;'/></svg>",
+            "<?xml version='1.0'?><!DOCTYPE svg [<!ENTITY e0 '#000000'>\(bomb)]>"
+                + svg + "<rect width='24' height='24' fill='&e4;'/></svg>",
             svg + String(repeating: "<g>", count: 5000) + String(repeating: "</g>", count: 5000) + "</svg>",
             "<svg xmlns='http://www.w3.org/2000/svg' width='1e9' height='1e9'><rect width='9' height='9'/></svg>",
             svg + "<image href='file:///etc/passwd' width='24' height='24'/><use href='/etc/hostname#x'/></svg>",

@@ -149,7 +149,8 @@ struct MapLibreTests {
         }
     }
 
-    @Test func iconsSplitOverSeveralSheetsAllLoad() throws {
+    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+    func iconsSplitOverSeveralSheetsAllLoad() throws {
         let maki = TestSupport.svgFiles(in: "maki").prefix(10)
         for file in maki {
             try FileManager.default.copyItem(at: file, to: directory.appendingPathComponent("icons/\(file.lastPathComponent)"))

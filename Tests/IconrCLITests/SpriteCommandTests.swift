@@ -4,7 +4,8 @@ import IconrRender
 import IconrTestSupport
 import Testing
 
-/// `iconr sprite` end to end.
+/// `iconr sprite` end to end (with a Maki icon among the bundled ones).
+@Suite(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
 struct SpriteCommandTests {
     let directory: URL
 

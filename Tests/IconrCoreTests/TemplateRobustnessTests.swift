@@ -15,7 +15,12 @@ struct TemplateRobustnessTests {
         return files.compactMap { try? [UInt8](Data(contentsOf: $0)) }
     }()
 
-    @Test func mangledDocumentsParseOrThrowButNeverCrash() {
+    /// Two of the seeds are Maki icons from ../shared/corpora: without it (a fresh clone) the
+    /// test is skipped with that reason; in CI (`CI=true`) it runs, and a missing corpus fails.
+    static let corporaAvailable = seeds.count == 6 || ProcessInfo.processInfo.environment["CI"] == "true"
+
+    @Test(.enabled(if: corporaAvailable, "skipped: needs ../shared/corpora beside the checkout (the project's shared/ folder)"))
+    func mangledDocumentsParseOrThrowButNeverCrash() {
         #expect(Self.seeds.count == 6)
         var state: UInt64 = 7
         func next(_ bound: Int) -> Int {

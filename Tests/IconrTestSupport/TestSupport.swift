@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import Iconr
 import IconrRender
 
@@ -10,6 +11,13 @@ public enum TestSupport {
     /// `../shared/corpora` beside the checkout.
     public static let corpora = repository.deletingLastPathComponent().appendingPathComponent("shared/corpora")
     public static let icons = repository.appendingPathComponent("icons")
+
+    /// Whether the tests that read `../shared/corpora` run: when it is there, and always in
+    /// CI (`CI=true`), where a missing corpus must fail them rather than skip them. Elsewhere
+    /// (a fresh clone) they are skipped, and Swift Testing prints `corporaMissing` for each.
+    public static let corporaAvailable = FileManager.default.fileExists(atPath: corpora.path)
+        || ProcessInfo.processInfo.environment["CI"] == "true"
+    public static let corporaMissing: Comment = "skipped: needs ../shared/corpora beside the checkout (the project's shared/ folder)"
 
     /// The `iconr` executable built beside the test bundle: it serves isolated renders.
     public static let iconrExecutable: String = {

@@ -62,7 +62,8 @@ struct BadInputTests {
 
     /// Every file of the crasher corpus fails with an error (crash, timeout or a document
     /// error), in the isolated renderer, without taking the test process down.
-    @Test(arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
+    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing),
+          arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
     func crashersBecomeErrors(_ file: URL) throws {
         let limits = RenderLimits(timeout: 3)
         let started = ContinuousClock.now
@@ -73,7 +74,8 @@ struct BadInputTests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
-    @Test func knownAbortsAreReportedAsCrashes() throws {
+    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+    func knownAbortsAreReportedAsCrashes() throws {
         let file = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         #expect(performing: {
             let template = try IconTemplate(contentsOf: file, isolation: TestSupport.isolated)
