@@ -72,7 +72,7 @@ struct RenderCommandTests {
         (["render", "a.svg", "--scale"], "error: missing value for --scale"),
         (["render", "a.svg", "--param", "flag_color"], "error: invalid value 'flag_color' for --param: expected NAME=COLOR"),
         (["render", "a.svg", "--bogus"], "error: unknown option '--bogus'"),
-        (["render", "a.svg", "--max-size", "0"], "error: invalid value '0' for --max-size: expected PX or WxH, whole numbers > 0"),
+        (["render", "a.svg", "--max-size", "0"], "error: invalid value '0' for --max-size: expected PX or WxH, whole numbers from 1 to 32767"),
         (["render", "a.svg", "-s", "1", "-s", "2"], "error: -s given more than once"),
     ])
     func usageMistakesExit64WithTheUsageLine(_ arguments: [String], _ message: String) throws {

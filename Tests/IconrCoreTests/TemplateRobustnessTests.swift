@@ -19,7 +19,7 @@ struct TemplateRobustnessTests {
     /// test is skipped with that reason; in CI (`CI=true`) it runs, and a missing corpus fails.
     static let corporaAvailable = seeds.count == 6 || ProcessInfo.processInfo.environment["CI"] == "true"
 
-    @Test(.enabled(if: corporaAvailable, "skipped: needs ../shared/corpora beside the checkout (the project's shared/ folder)"))
+    @Test(.enabled(if: corporaAvailable, "needs ../shared/corpora beside the checkout (the project's shared/ folder)"))
     func mangledDocumentsParseOrThrowButNeverCrash() {
         #expect(Self.seeds.count == 6)
         var state: UInt64 = 7
