@@ -82,11 +82,17 @@ struct Console {
     /// A console that writes its messages to a copy of stderr, after pointing stderr itself
     /// (where librsvg's panic reports and GLib's warnings go) to /dev/null.
     func sendingStderrToNull() -> Console {
+        let null = open("/dev/null", O_WRONLY)
+        defer { close(null) }
+        return sendingStderr(to: null)
+    }
+
+    /// A console that writes its messages to a copy of stderr, after pointing stderr itself
+    /// at `descriptor` (which stays open).
+    func sendingStderr(to descriptor: Int32) -> Console {
         var console = self
         console.messages = dup(messages)
-        let null = open("/dev/null", O_WRONLY)
-        dup2(null, 2)
-        close(null)
+        dup2(descriptor, 2)
         return console
     }
 

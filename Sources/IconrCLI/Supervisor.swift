@@ -23,9 +23,15 @@ enum Supervisor {
         let interrupts = Interrupts()
         defer { interrupts.restore() }
         var recovery = SpriteBuildRecovery()
+        // The child's own stderr (librsvg's panic reports, GLib's warnings, a Swift runtime
+        // error) goes to an unnamed file: shown only when the child dies of something other
+        // than a render.
+        let childErrors = anonymousFile()
+        defer { if childErrors >= 0 { close(childErrors) } }
         while true {
+            if childErrors >= 0 { ftruncate(childErrors, 0); lseek(childErrors, 0, SEEK_SET) }
             guard let (child, events) = fork(console, interrupts: interrupts, child: { channel in
-                let childConsole = console.sendingStderrToNull()
+                let childConsole = childErrors >= 0 ? console.sendingStderr(to: childErrors) : console.sendingStderrToNull()
                 recovery.willRender = { path in send(channel, "S", path) }
                 recovery.didRender = { path in send(channel, "F", path) }
                 return inChild { work(recovery, childConsole) }
@@ -63,7 +69,9 @@ enum Supervisor {
             guard signal != 0 else { return (status >> 8) & 0xFF }
             guard !rendering.isEmpty, ![SIGINT, SIGTERM, SIGHUP, SIGKILL].contains(signal) else {
                 // Not a render that crashed: stopped from outside, or a fault of iconr's own.
-                console.error("the build process ended by signal \(signal) (\(String(cString: strsignal(signal))))")
+                let said = lastLines(of: childErrors)
+                console.error("the build process ended by signal \(signal) (\(String(cString: strsignal(signal))))"
+                    + (said.isEmpty ? "" : "; it said: " + said))
                 return 128 + signal
             }
             if rendering.count == 1, let path = rendering.keys.first {
@@ -144,6 +152,28 @@ enum Supervisor {
             pthread_join(thread, nil)
             return job.takeUnretainedValue().status
         }
+    }
+
+    /// A read-write file with no name (removed as soon as it is made), or -1.
+    private static func anonymousFile() -> Int32 {
+        var template = Array("/tmp/iconr-build-stderr-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { return -1 }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        return descriptor
+    }
+
+    /// The last three non-empty lines written to `descriptor` (at most 4 KiB), joined by " | ".
+    private static func lastLines(of descriptor: Int32) -> String {
+        guard descriptor >= 0 else { return "" }
+        let size = lseek(descriptor, 0, SEEK_END)
+        guard size > 0 else { return "" }
+        let start = max(0, size - 4096)
+        var buffer = [UInt8](repeating: 0, count: Int(size - start))
+        let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, start) }
+        guard count > 0 else { return "" }
+        let lines = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n").map { String($0.drop { $0 == " " || $0 == "\t" }) }
+        return lines.filter { !$0.isEmpty }.suffix(3).joined(separator: " | ")
     }
 
     /// Sends one event, `kind` and a path, NUL-terminated; one write, so that events from
