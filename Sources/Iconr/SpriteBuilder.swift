@@ -17,7 +17,8 @@ public struct SpriteOptions: Sendable {
     public var unique = false
     /// Leave out icons that fail instead of failing the build.
     public var skipInvalid = false
-    /// Sprite ids drawn as signed distance fields (`sdf: true`), tinted by `icon-color`.
+    /// Sprite ids drawn as signed distance fields (`sdf: true`), tinted by `icon-color`:
+    /// ids or glob patterns (`*` any run of characters, `?` one), each of which must match.
     public var sdf: Set<String> = []
     /// Parameter variants by icon id.
     public var variants: [String: [SpriteVariant]] = [:]
@@ -57,6 +58,8 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
     case noIcons([String])
     case duplicateID(String, [String])
     case badVariants(String)
+    /// An `sdf` id or pattern that matches no sprite id.
+    case unmatchedSDF(String)
     case invalidIcons([SpriteFailure])
     /// The images could not be laid out or encoded as sheets.
     case sheet(String)
@@ -66,6 +69,7 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
         case .noIcons(let directories): "no SVG icons in \(directories.joined(separator: ", "))"
         case .duplicateID(let id, let paths): "two icons have the id \"\(id)\": \(paths.joined(separator: " and "))"
         case .badVariants(let message): message
+        case .unmatchedSDF(let pattern): "--sdf \"\(pattern)\" matches no sprite id"
         case .invalidIcons(let failures):
             "\(failures.count) icon\(failures.count == 1 ? " is" : "s are") invalid, no sheets written "
                 + "(--skip-invalid leaves them out): " + failures.map(\.path).joined(separator: ", ")
@@ -192,6 +196,9 @@ public final class SpriteBuilder: Sendable {
             throw SpriteBuildError.duplicateID(duplicate.key, Array(Set(duplicate.value.map(\.source))).sorted())
         }
         guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
+        if let unmatched = options.sdf.sorted().first(where: { pattern in !ids.keys.contains { SpriteID.matches($0, pattern: pattern) } }) {
+            throw SpriteBuildError.unmatchedSDF(unmatched)
+        }
         let statsAfter = cache.statistics
         let rendered = ContinuousClock.now
         let sheets = try compose(images)
@@ -283,7 +290,7 @@ public final class SpriteBuilder: Sendable {
                     }
                 }
             }
-            let sdf = options.sdf.contains(id)
+            let sdf = options.sdf.contains { SpriteID.matches(id, pattern: $0) }
             for sheetRatio in options.ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
                 let ratio = sheetRatio * variantScale

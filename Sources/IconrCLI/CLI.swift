@@ -42,6 +42,9 @@ public enum CLI {
             return 64
         }
         switch first {
+        case "help" where arguments.count > 1:
+            // `iconr help sprite` is `iconr sprite --help`.
+            return run([arguments[1], "--help"], console: console)
         case "--help", "-h", "help":
             console.out(rootHelp)
             return 0

@@ -6,14 +6,18 @@ import Iconr
 enum SpriteCommand: Command {
     static let name = "sprite"
     static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
-    static let usage = "<icons-dir>... -o <out/prefix> [--ratio R]... [--variants FILE] [--style FILE [--data FILE]... "
-        + "[--emit-style FILE]] [--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID]..."
+    static let usage = "<icons-dir>... -o <out/prefix> [--ratio R[,R]...]... [--retina] [--variants FILE] "
+        + "[--style FILE [--data FILE]... [--emit-style FILE] [--sprite-url URL] [--preview FILE [--preview-size WxH]]] "
+        + "[--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID|GLOB]... [--sdf-all] "
+        + "[--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
     static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of SVG icons (ids are file names).")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
-                   help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required)."),
-        OptionSpec(names: ["--ratio", "-r"], valueName: "R", help: "A pixel ratio to build, repeatable (default: 1 and 2).",
-                   isRepeatable: true),
+                   help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required; a folder: FOLDER/sprite)."),
+        OptionSpec(names: ["--ratio", "-r"], valueName: "R",
+                   help: "Pixel ratios to build: repeatable or comma-separated, 1,2,3 (default: 1 and 2).", isRepeatable: true),
+        OptionSpec(names: ["--retina"], help: "Build ratio 2 only (as spreet does)."),
+        OptionSpec(names: ["--json"], help: "Print a JSON summary (files, sheets, fill, bytes, timings, warnings) on stdout."),
         OptionSpec(names: ["--variants"], valueName: "FILE",
                    help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
         OptionSpec(names: ["--style"], valueName: "FILE",
@@ -33,8 +37,9 @@ enum SpriteCommand: Command {
         OptionSpec(names: ["--unique"], help: "Store pixel-identical images once."),
         OptionSpec(names: ["--minify"], help: "Write the JSON index without white space."),
         OptionSpec(names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
-        OptionSpec(names: ["--sdf"], valueName: "ID", help: "Draw this sprite id as a signed distance field (repeatable).",
-                   isRepeatable: true),
+        OptionSpec(names: ["--sdf"], valueName: "ID",
+                   help: "Draw this sprite id as a signed distance field; * and ? match (repeatable).", isRepeatable: true),
+        OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
         OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
     ] + CacheSettings.options
 
@@ -42,17 +47,22 @@ enum SpriteCommand: Command {
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
         guard arguments.value("--output") != nil else { throw UsageError(message: "missing -o <out/prefix>") }
         var options = SpriteOptions()
-        let ratios = try arguments.all("--ratio").map { text throws(UsageError) -> Double in
-            guard let ratio = RenderCommand.parseScale(text) else {
-                throw UsageError(message: "invalid value '\(text)' for --ratio: expected a finite number > 0")
+        let ratios = try arguments.all("--ratio").flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+            .map { text throws(UsageError) -> Double in
+                guard let ratio = RenderCommand.parseScale(String(text)) else {
+                    throw UsageError(message: "invalid value '\(text)' for --ratio: expected a finite number > 0")
+                }
+                return ratio
             }
-            return ratio
-        }
         if !ratios.isEmpty { options.ratios = Array(Set(ratios)).sorted() }
+        if arguments.has("--retina") {
+            guard ratios.isEmpty else { throw UsageError(message: "--retina and --ratio cannot go together") }
+            options.ratios = [2]
+        }
         options.recursive = arguments.has("--recursive")
         options.unique = arguments.has("--unique")
         options.skipInvalid = arguments.has("--skip-invalid")
-        options.sdf = Set(arguments.all("--sdf"))
+        options.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
         options.padding = try arguments.value("--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
         options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
                                               expected: "a whole number from 1 to 32767") ?? 4096
@@ -84,7 +94,7 @@ enum SpriteCommand: Command {
     private static func build(_ options: SpriteOptions, style: StyleVariants?, previewSize: PixelSize, _ arguments: ScannedArguments,
                               recovery: SpriteBuildRecovery, console: Console) throws {
         let started = ContinuousClock.now
-        let prefix = arguments.value("--output")!
+        let prefix = outputPrefix(arguments.value("--output") ?? "sprite")
         // One cache pack per set of folders and ratios: the next build of them reads it.
         let batch = "sprite " + arguments.positionals.map(absolutePath).joined(separator: "\n")
             + (options.recursive ? " recursive" : "") + " ratios " + options.ratios.map(\.shortText).joined(separator: ",")
@@ -103,7 +113,8 @@ enum SpriteCommand: Command {
             throw error
         }
         progress.finish()
-        for failure in build.skipped { console.warning("skipped \(failure)") }
+        let warnings = build.skipped.map { "skipped \($0)" }
+        warnings.forEach { console.warning($0) }
 
         // Everything is made before anything is written, and then written together: the
         // sheets of every ratio, the emitted style and the preview change all, or none.
@@ -125,9 +136,19 @@ enum SpriteCommand: Command {
         // A build whose command was killed must not write: its user has moved on.
         guard Supervisor.parentIsAlive else { return }
         try AtomicFile.writeTogether(files)
+        removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
+        let elapsed = seconds(ContinuousClock.now - started)
+        if arguments.has("--json") {
+            console.out(try jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
+            return
+        }
+        // Results (the files) on stdout; what a person reads on stderr.
         files.forEach { console.out($0.path) }
-        if build.sheetCount > 1 { console.out(styleSnippet(prefix: prefix, sheets: build.sheetCount)) }
-        console.out(summary(build, ratios: options.ratios.count, seconds: seconds(ContinuousClock.now - started)))
+        if build.sheetCount > 1 {
+            console.note("The icons need \(build.sheetCount) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):")
+            console.note("\"sprite\": " + spriteValue(prefix: prefix, sheets: build.sheetCount).serialized)
+        }
+        console.note(summary(build, ratios: options.ratios.count, seconds: elapsed))
     }
 
     /// The one-line summary: icons, variants, sheets, fill, bytes, time.
@@ -175,20 +196,68 @@ enum SpriteCommand: Command {
         }
     }
 
+    /// Removes `prefix-N` sheets (PNG and JSON) past `sheets` at `ratios`, left by an earlier
+    /// build that needed more sheets: a style must not find a stale sheet beside the new ones.
+    private static func removeStaleSheets(prefix: String, ratios: Set<Double>, sheets: Int) {
+        for ratio in ratios {
+            var sheet = sheets
+            while true {
+                let base = sheetPrefix(prefix, sheet: sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
+                let removed = [".png", ".json"].filter { unlink(base + $0) == 0 }
+                guard !removed.isEmpty else { break }
+                sheet += 1
+            }
+        }
+    }
+
     /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...
     static func sheetPrefix(_ prefix: String, sheet: Int) -> String {
         sheet == 0 ? prefix : "\(prefix)-\(sheet + 1)"
     }
 
-    /// The style's `"sprite"` value for several sheets.
-    private static func styleSnippet(prefix: String, sheets: Int) -> String {
+    /// The style's `"sprite"` value: the prefix, or for several sheets
+    /// `[{"id": "default", "url": ...}, {"id": "sprite-2", "url": ...}]`.
+    private static func spriteValue(prefix: String, sheets: Int) -> JSONValue {
+        guard sheets > 1 else { return .string(prefix) }
         let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
-        let entries = (0..<sheets).map { sheet in
-            let id = sheet == 0 ? "default" : "\(name)-\(sheet + 1)"
-            return "{\"id\": \"\(id)\", \"url\": \"\(sheetPrefix(prefix, sheet: sheet))\"}"
+        return .array((0..<sheets).map { sheet in
+            .object(["id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"), "url": .string(sheetPrefix(prefix, sheet: sheet))])
+        })
+    }
+
+    /// `--json`: what the build wrote and measured, for scripts.
+    private static func jsonSummary(_ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
+                                    warnings: [String]) throws -> String {
+        struct Sheet: Encodable {
+            var png: String, json: String, ratio: Double, sheet: Int, width: Int, height: Int
+            var ids: Int, images: Int, fill: Double, packing: Double, bytes: Int
         }
-        return "The icons need \(sheets) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):\n"
-            + "\"sprite\": [" + entries.joined(separator: ", ") + "]"
+        struct Summary: Encodable {
+            var files: [String], sheets: [Sheet], sheetCount: Int, icons: Int, variants: Int, skipped: [String]
+            var rendered: Int, fromCache: Int, seconds: Double, renderSeconds: Double, composeSeconds: Double
+            var warnings: [String], sprite: JSONValue
+        }
+        let sheets = build.sheets.map { sheet in
+            let base = sheetPrefix(prefix, sheet: sheet.sheet) + (sheet.ratio == 1 ? "" : "@\(sheet.ratio.shortText)x")
+            return Sheet(png: base + ".png", json: base + ".json", ratio: sheet.ratio, sheet: sheet.sheet + 1, width: sheet.size.width,
+                         height: sheet.size.height, ids: sheet.ids, images: sheet.images, fill: sheet.fill, packing: sheet.packing,
+                         bytes: sheet.png.count)
+        }
+        let summary = Summary(files: files, sheets: sheets, sheetCount: build.sheetCount, icons: build.icons, variants: build.variants,
+                              skipped: build.skipped.map(\.path), rendered: build.renders, fromCache: build.cacheHits,
+                              seconds: seconds, renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
+                              warnings: warnings, sprite: spriteValue(prefix: prefix, sheets: build.sheetCount))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(summary), as: UTF8.self)
+    }
+
+    /// `-o out/` or an existing folder: `out/sprite`; anything else is the prefix itself.
+    static func outputPrefix(_ value: String) -> String {
+        if value.hasSuffix("/") { return value + "sprite" }
+        var info = stat()
+        if stat(value, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return value + "/sprite" }
+        return value
     }
 
     private static func absolutePath(_ path: String) -> String {

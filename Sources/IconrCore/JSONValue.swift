@@ -1,7 +1,7 @@
 import FoundationEssentials
 
 /// A JSON value as style documents and GeoJSON hold it.
-public enum JSONValue: Hashable, Sendable {
+public enum JSONValue: Hashable, Sendable, Encodable {
     case null
     case bool(Bool)
     case number(Double)
@@ -15,6 +15,18 @@ public enum JSONValue: Hashable, Sendable {
     public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         var parser = JSONParser(bytes)
         return try parser.document()
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .null: try container.encodeNil()
+        case .bool(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        case .array(let values): try container.encode(values)
+        case .object(let object): try container.encode(object)
+        }
     }
 
     public subscript(key: String) -> JSONValue? {

@@ -1,0 +1,84 @@
+import Foundation
+import IconrTestSupport
+import Testing
+
+/// `iconr sprite` speaks the conventions users of spreet and spritezero know: ratio lists,
+/// `--retina`, SDF globs, an output folder, results on stdout and the rest on stderr, a JSON
+/// summary. Only the bundled icons: these run on a fresh clone too.
+struct SpriteConventionsTests {
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-conventions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
+    }
+
+    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
+        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
+        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+    }
+
+    private func files(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? []).sorted()
+    }
+
+    private func index(_ path: String) throws -> [String: [String: Any]] {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path))) as! [String: [String: Any]]
+    }
+
+    @Test func ratioListsRetinaAndAnOutputFolder() throws {
+        let listed = try iconr("sprite", "icons", "-o", "a/", "--ratio", "1,2,3", "--no-cache")
+        #expect(listed.status == 0, "\(listed.stderr)")
+        #expect(files("a") == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png", "sprite@3x.json", "sprite@3x.png"])
+        // Results on stdout, the summary on stderr.
+        #expect(listed.stdout.split(separator: "\n") == ["a/sprite.png", "a/sprite.json", "a/sprite@2x.png", "a/sprite@2x.json",
+                                                        "a/sprite@3x.png", "a/sprite@3x.json"])
+        #expect(listed.stderr.hasPrefix("sprite: 4 icons, 0 variants, 1 sheet x 3 ratios"), "\(listed.stderr)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("b"), withIntermediateDirectories: true)
+        #expect(try iconr("sprite", "icons", "-o", "b", "--retina", "--no-cache").status == 0)
+        #expect(files("b") == ["sprite@2x.json", "sprite@2x.png"])
+        #expect(try index("b/sprite@2x.json")["flag"]?["pixelRatio"] as? Int == 2)
+        #expect(try iconr("sprite", "icons", "-o", "b", "--retina", "--ratio", "1").status == 64)
+        #expect(try iconr("sprite", "icons", "-o", "b", "--ratio", "1,,2").status == 64)
+    }
+
+    @Test func sdfTakesGlobsAndAll() throws {
+        #expect(try iconr("sprite", "icons", "-o", "g/sprite", "-r", "1", "--sdf", "ma*", "--sdf", "fla?", "--no-cache").status == 0)
+        let globbed = try index("g/sprite.json")
+        #expect(globbed.filter { $0.value["sdf"] as? Bool == true }.keys.sorted() == ["flag", "marker"])
+        #expect(try iconr("sprite", "icons", "-o", "all/sprite", "-r", "1", "--sdf-all", "--no-cache").status == 0)
+        #expect(try index("all/sprite.json").values.allSatisfy { $0["sdf"] as? Bool == true })
+        let unmatched = try iconr("sprite", "icons", "-o", "n/sprite", "-r", "1", "--sdf", "nothing*", "--no-cache")
+        #expect(unmatched.status == 1 && unmatched.stderr == "error: --sdf \"nothing*\" matches no sprite id\n")
+        #expect(files("n").isEmpty)
+    }
+
+    @Test func aJSONSummaryForScripts() throws {
+        let result = try iconr("sprite", "icons", "-o", "j/sprite", "--json", "--no-cache")
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect(summary["files"] as? [String] == ["j/sprite.png", "j/sprite.json", "j/sprite@2x.png", "j/sprite@2x.json"])
+        #expect(summary["icons"] as? Int == 4 && summary["sheetCount"] as? Int == 1 && summary["rendered"] as? Int == 8)
+        #expect(summary["sprite"] as? String == "j/sprite")
+        let sheets = try #require(summary["sheets"] as? [[String: Any]])
+        #expect(sheets.count == 2 && sheets[1]["ratio"] as? Int == 2 && (sheets[1]["bytes"] as? Int ?? 0) > 100)
+    }
+
+    /// A build that needs fewer sheets than the last one removes the sheets it no longer writes.
+    @Test func staleSheetsAreRemoved() throws {
+        let split = try iconr("sprite", "icons", "-o", "s/sprite", "--max-size", "96", "--no-cache")
+        #expect(split.status == 0, "\(split.stderr)")
+        #expect(files("s").contains("sprite-2@2x.png"))
+        #expect(split.stderr.contains(#""sprite": [{"id":"default","url":"s/sprite"},{"id":"sprite-2","url":"s/sprite-2"}"#), "\(split.stderr)")
+        #expect(try iconr("sprite", "icons", "-o", "s/sprite", "--no-cache").status == 0)
+        #expect(files("s") == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"])
+    }
+
+    @Test func helpSpriteIsSpriteHelp() throws {
+        let help = try iconr("help", "sprite")
+        let direct = try iconr("sprite", "--help")
+        #expect(help.status == 0 && help.stdout == direct.stdout)
+        #expect(help.stdout.contains("--retina") && help.stdout.contains("--sdf-all") && help.stdout.contains("--json"))
+    }
+}
