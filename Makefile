@@ -1,0 +1,50 @@
+# Builds, installs and packages the iconr command line. The binary links the Swift runtime
+# statically, so it needs only Debian's librsvg, cairo and libpng at run time.
+#
+#   make                         build .build/release/iconr
+#   make install PREFIX=/usr/local [DESTDIR=...]   install a stripped iconr into PREFIX/bin
+#   make uninstall PREFIX=/usr/local
+#   make deb                     build iconr_<version>_<arch>.deb (Debian 12)
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINARY := .build/release/iconr
+VERSION := $(shell sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/IconrCore/IconrVersion.swift)
+ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+DEB := iconr_$(VERSION)_$(ARCH).deb
+
+.PHONY: all install uninstall deb clean-package
+all: $(BINARY)
+
+# Always asks SwiftPM, which rebuilds only what changed.
+$(BINARY): FORCE
+	swift build -c release --static-swift-stdlib --product iconr
+FORCE:
+
+
+install: $(BINARY)
+	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -s -m 755 "$(BINARY)" "$(DESTDIR)$(PREFIX)/bin/iconr"
+
+uninstall:
+	rm -f "$(DESTDIR)$(PREFIX)/bin/iconr"
+
+deb: $(BINARY)
+	rm -rf .build/deb && mkdir -p .build/deb/DEBIAN
+	$(MAKE) --no-print-directory install DESTDIR=.build/deb PREFIX=/usr BINARY=$(BINARY)
+	install -d .build/deb/usr/share/doc/iconr
+	install -m 644 LICENSE .build/deb/usr/share/doc/iconr/copyright
+	printf '%s\n' \
+	    "Package: iconr" \
+	    "Version: $(VERSION)" \
+	    "Architecture: $(ARCH)" \
+	    "Maintainer: iconr developers <iconr@localhost>" \
+	    "Depends: librsvg2-2 (>= 2.54), libcairo2, libpng16-16, libglib2.0-0, libgdk-pixbuf-2.0-0, libstdc++6, libgcc-s1, libc6" \
+	    "Section: graphics" \
+	    "Priority: optional" \
+	    "Installed-Size: $$(du -sk .build/deb/usr | cut -f1)" \
+	    "Description: parameterized SVG icons (Mapbox vector icons) to PNG and sprite sheets" \
+	    " iconr renders SVG icons whose Mapbox metadata declares color parameters, builds" \
+	    " MapLibre/Mapbox sprite sheets with every variant a style needs, and rewrites such" \
+	    " styles so that MapLibre draws them." > .build/deb/DEBIAN/control
+	dpkg-deb --root-owner-group --build .build/deb "$(DEB)"

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Builds the .deb and `make install`, installs each into a temporary root, and runs the
+# installed iconr from there, with an environment that has no Swift toolchain on PATH:
+# --version, a render compared byte for byte with the in-tree build's, the package metadata.
+# Run by .ci/run.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+passed=0 failed=0
+check() { # check NAME COMMAND...
+    if "${@:2}"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $1"; fi
+}
+make --no-print-directory deb >/dev/null 2>&1 || { echo "FAILED: make deb"; echo "0 passed, 1 failed"; exit 1; }
+version=$(sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/IconrCore/IconrVersion.swift)
+deb="iconr_${version}_$(dpkg --print-architecture).deb"
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+
+# dpkg itself installs the package into an empty root (dependencies are this machine's).
+root="$scratch/root"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
+touch "$root/var/lib/dpkg/status"
+check "dpkg installs the package" dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb" >/dev/null 2>&1
+check "the Depends name the runtime libraries" bash -c "dpkg-deb -f '$deb' Depends | grep -q 'librsvg2-2.*libcairo2.*libpng16-16'"
+installed="$root/usr/bin/iconr"
+check "the binary is installed" test -x "$installed"
+check "the binary is stripped" bash -c "! readelf -S '$installed' | grep -q '\.symtab'"
+check "the binary needs no Swift library" bash -c "! readelf -d '$installed' | grep -q 'libswift'"
+plain=(env -i PATH=/usr/bin:/bin HOME="$scratch")
+check "--version" test "$("${plain[@]}" "$installed" --version)" = "$version"
+check "a render from the installed binary" "${plain[@]}" "$installed" render icons/flag.svg -p flag_color=#800080 -s 2 \
+    --no-cache -o "$scratch/flag.png" >/dev/null
+check "the PNG is sound" pngcheck -q "$scratch/flag.png"
+# The flag at 2x is 48x48; the cloth (at 26,16) is the parameter's color.
+pixel() { python3 -c "
+import struct,zlib,sys
+data=open(sys.argv[1],'rb').read()
+print(struct.unpack('>II',data[16:24]))" "$1"; }
+check "the render is 48x48" test "$(pixel "$scratch/flag.png")" = "(48, 48)"
+check "the render equals the in-tree build's" bash -c "'.build/release/iconr' render icons/flag.svg -p flag_color=#800080 -s 2 \
+    --no-cache -o '$scratch/reference.png' >/dev/null && cmp -s '$scratch/flag.png' '$scratch/reference.png'"
+
+# make install into a staging root, and uninstall.
+check "make install" make --no-print-directory install DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
+check "the installed iconr runs" test "$("${plain[@]}" "$scratch/staged/usr/local/bin/iconr" --version)" = "$version"
+check "make uninstall" make --no-print-directory uninstall DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
+check "uninstall removes it" test ! -e "$scratch/staged/usr/local/bin/iconr"
+
+echo "package: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
