@@ -4,6 +4,7 @@
 #include <png.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 /* libpng reports errors by longjmp, which Swift cannot catch. These static inline helpers
@@ -104,6 +105,59 @@ static inline int CPNG_encode(const unsigned char *rows, png_uint_32 width, png_
     }
     png_write_end(png, info);
     png_destroy_write_struct(&png, &info);
+    return 1;
+}
+
+#include <zlib.h>
+
+/**
+ Decompresses gzip data (an .svgz file) into `out`, refusing to produce more than `limit`
+ bytes (a gzip bomb stops there). Returns 1 on success; 0 with `error->message` set.
+ */
+static inline int CPNG_gunzip(const unsigned char *data, size_t length, size_t limit, CPNG_Buffer *out, CPNG_Error *error) {
+    z_stream stream;
+    memset(&stream, 0, sizeof(stream));
+    if (inflateInit2(&stream, 16 + MAX_WBITS) != Z_OK) {
+        strcpy(error->message, "zlib could not start");
+        return 0;
+    }
+    stream.next_in = (unsigned char *)data;
+    stream.avail_in = (uInt)(length > 0xFFFFFFFFu ? 0xFFFFFFFFu : length);
+    int status = Z_OK;
+    while (status != Z_STREAM_END) {
+        if (out->length == out->capacity) {
+            size_t capacity = out->capacity ? out->capacity * 2 : 65536;
+            if (capacity > limit + 1) capacity = limit + 1;
+            if (capacity <= out->length) {
+                inflateEnd(&stream);
+                snprintf(error->message, sizeof(error->message), "it decompresses to more than %zu bytes", limit);
+                return 0;
+            }
+            unsigned char *grown = (unsigned char *)realloc(out->data, capacity);
+            if (!grown) {
+                inflateEnd(&stream);
+                strcpy(error->message, "out of memory");
+                return 0;
+            }
+            out->data = grown;
+            out->capacity = capacity;
+        }
+        stream.next_out = out->data + out->length;
+        stream.avail_out = (uInt)(out->capacity - out->length);
+        status = inflate(&stream, Z_NO_FLUSH);
+        out->length = out->capacity - stream.avail_out;
+        if (status != Z_OK && status != Z_STREAM_END) {
+            snprintf(error->message, sizeof(error->message), "not valid gzip data (%s)", stream.msg ? stream.msg : "truncated");
+            inflateEnd(&stream);
+            return 0;
+        }
+        if (out->length > limit) {
+            inflateEnd(&stream);
+            snprintf(error->message, sizeof(error->message), "it decompresses to more than %zu bytes", limit);
+            return 0;
+        }
+    }
+    inflateEnd(&stream);
     return 1;
 }
 

@@ -119,7 +119,7 @@ private final class TemplateFile: Sendable {
     }
 
     init(path: String, version: FileVersion) throws(IconrError) {
-        let bytes = try IconrError.reading(path)
+        let bytes = try IconrError.readingTemplate(path)
         do {
             source = try SVGTemplate(bytes: bytes, file: path)
         } catch {

@@ -33,14 +33,16 @@ public struct IconTemplate: Sendable {
 
     /// Like `init(contentsOf:)`, from a file path.
     public init(path: String, isolation: IsolatedRenderer? = nil, limits: RenderLimits = .default) throws(IconrError) {
-        let bytes = try IconrError.reading(path)
+        let bytes = try IconrError.readingTemplate(path)
         try self.init(name: Self.iconName(path: path), bytes: bytes, path: path, isolation: isolation, limits: limits)
     }
 
-    /// The icon name of a template file: its file name without `.svg` (`icons/flag.svg` is `flag`).
+    /// The icon name of a template file: its file name without `.svg` or `.svgz`, in any
+    /// letter case (`icons/flag.svg` is `flag`).
     public static func iconName(path: String) -> String {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
-        return fileName.hasSuffix(".svg") ? String(fileName.dropLast(4)) : fileName
+        let lowered = fileName.lowercased()
+        return [".svgz", ".svg"].first { lowered.hasSuffix($0) }.map { String(fileName.dropLast($0.count)) } ?? fileName
     }
 
     /// Checks a template held in memory. `path` only names it in errors.

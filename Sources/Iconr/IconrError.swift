@@ -1,3 +1,5 @@
+import IconrRender
+
 /// Why iconr could not produce an icon, as one line naming the file.
 public enum IconrError: Error, Sendable, CustomStringConvertible {
     /// The template's metadata or XML is malformed.
@@ -27,6 +29,21 @@ private func prefixed(_ file: String?, _ message: String) -> String {
 }
 
 extension IconrError {
+    /// The SVG bytes of the template file at `path`, decompressed when it is an `.svgz`; an
+    /// `.io` error names the file when it cannot be read, and a PNG is refused by name.
+    public static func readingTemplate(_ path: String) throws(IconrError) -> [UInt8] {
+        let bytes = try reading(path)
+        if PNGDecoder.isPNG(bytes) {
+            throw IconrError.io("is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)", file: path)
+        }
+        guard Gzip.isCompressed(bytes) else { return bytes }
+        do {
+            return try Gzip.decompress(bytes)
+        } catch {
+            throw IconrError.render(error, file: path)
+        }
+    }
+
     /// The bytes of the file at `path`, or an `.io` error naming it (`no such file`, ...).
     public static func reading(_ path: String) throws(IconrError) -> [UInt8] {
         do {

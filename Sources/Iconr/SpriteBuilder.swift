@@ -109,6 +109,8 @@ public struct SpriteBuild: Sendable {
     public let variants: Int
     /// Icons left out with `skipInvalid`.
     public let skipped: [SpriteFailure]
+    /// What the build noticed and went on from (a PNG icon enlarged for a ratio, ...).
+    public let warnings: [String]
     public let renders: Int
     public let cacheHits: Int
     /// Seconds spent rendering (or reading the cache), and packing and encoding sheets.
@@ -173,22 +175,25 @@ public final class SpriteBuilder: Sendable {
         }
         let statsBefore = cache.statistics
         let started = ContinuousClock.now
-        let results = Locked<[Int: Result<[SpriteImage], SpriteFailure>]>([:])
+        let results = Locked<[Int: Result<(images: [SpriteImage], warnings: [String]), SpriteFailure>]>([:])
         let done = Atomic<Int>(0)
         @Sendable func renderIcon(_ index: Int) {
             let result = render(sources[index], recovery: recovery)
             results.withLock { $0[index] = result }
             progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
         }
-        let alone = sources.indices.filter { recovery.suspects.contains(sources[$0].path) }
-        let together = sources.indices.filter { !recovery.suspects.contains(sources[$0].path) }
+        let alone = sources.indices.filter { !recovery.suspects.isDisjoint(with: sources[$0].paths) }
+        let together = sources.indices.filter { recovery.suspects.isDisjoint(with: sources[$0].paths) }
         alone.forEach(renderIcon)
         DispatchQueue.concurrentPerform(iterations: together.count) { renderIcon(together[$0]) }
-        var images: [SpriteImage] = [], failures: [SpriteFailure] = []
+        var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings: [String] = []
         for index in sources.indices {
-            switch results.withLock({ $0[index]! }) {
-            case .success(let rendered): images += rendered
-            case .failure(let failure): failures.append(failure)
+            switch results.withLock({ $0[index] }) {
+            case .success(let rendered)?:
+                images += rendered.images
+                warnings += rendered.warnings
+            case .failure(let failure)?: failures.append(failure)
+            case nil: failures.append(SpriteFailure(id: sources[index].id, path: sources[index].path, message: "was not rendered"))
             }
         }
         let ids = Dictionary(grouping: images, by: \.id)
@@ -206,37 +211,65 @@ public final class SpriteBuilder: Sendable {
         cache.disk?.flush()
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
         return SpriteBuild(sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
-                           variants: variantCount, skipped: failures,
+                           variants: variantCount, skipped: failures, warnings: warnings,
                            renders: statsAfter.renders - statsBefore.renders,
                            cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits) + (statsAfter.diskHits - statsBefore.diskHits),
                            renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered))
     }
 
-    /// Every image of one icon: plain and variants, at every ratio.
-    private func render(_ source: SpriteSource, recovery: SpriteBuildRecovery) -> Result<[SpriteImage], SpriteFailure> {
-        func failure(_ message: String) -> Result<[SpriteImage], SpriteFailure> {
-            .failure(SpriteFailure(id: source.id, path: source.path, message: message))
+    /// Every image of one icon: plain and variants, at every ratio, each ratio from the
+    /// icon's file for that ratio (`name@2x.svg`) or else from its base file.
+    private func render(_ source: SpriteSource, recovery: SpriteBuildRecovery) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
+        var images: [SpriteImage] = [], warnings: [String] = []
+        for (file, ratios) in source.files(for: options.ratios) {
+            switch render(source, file: file, ratios: ratios, recovery: recovery) {
+            case .success(let rendered):
+                images += rendered.images
+                warnings += rendered.warnings
+            case .failure(let failure): return .failure(failure)
+            }
         }
-        if let reason = recovery.failed[source.path] { return failure(reason) }
+        return .success((images, warnings))
+    }
+
+    /// The images of one file of an icon, at the sheet `ratios` it serves.
+    private func render(_ source: SpriteSource, file: SpriteSource.File, ratios: [Double],
+                        recovery: SpriteBuildRecovery) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
+        func failure(_ message: String) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
+            .failure(SpriteFailure(id: source.id, path: file.path, message: message))
+        }
+        if let reason = recovery.failed[file.path] { return failure(reason) }
         /// Runs librsvg work, announced to the recovery's listeners.
         func announced<T>(_ work: () throws(RenderError) -> T) throws(RenderError) -> T {
-            recovery.willRender?(source.path)
-            defer { recovery.didRender?(source.path) }
+            recovery.willRender?(file.path)
+            defer { recovery.didRender?(file.path) }
             return try work()
         }
-        let bytes: [UInt8]
-        let template: SVGTemplate
+        var bytes: [UInt8]
         do {
             // Reading and scanning are watched like renders: a supervisor's time limit covers them.
-            recovery.willRender?(source.path)
-            defer { recovery.didRender?(source.path) }
-            bytes = try FileReader.read(source.path)
+            recovery.willRender?(file.path)
+            defer { recovery.didRender?(file.path) }
+            bytes = try FileReader.read(file.path)
             guard !bytes.isEmpty else { return failure("the file is empty") }
-            template = try SVGTemplate(bytes: bytes)
-        } catch let error as TemplateError {
-            return failure(error.description)
+            if Gzip.isCompressed(bytes) { bytes = try Gzip.decompress(bytes) }
+        } catch let error as FileReadError {
+            return failure(error.reason)
         } catch {
-            return failure("\((error as? FileReadError)?.reason ?? "\(error)")")
+            return failure("\(error)")
+        }
+        if PNGDecoder.isPNG(bytes) {
+            return bitmapImages(source, file: file, png: bytes, ratios: ratios).mapError {
+                SpriteFailure(id: source.id, path: file.path, message: $0.description)
+            }
+        }
+        let template: SVGTemplate
+        do {
+            recovery.willRender?(file.path)
+            defer { recovery.didRender?(file.path) }
+            template = try SVGTemplate(bytes: bytes)
+        } catch {
+            return failure(error.description)
         }
         var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
             [(source.id, template.resolve(colors: [:]), false, 1)]
@@ -291,11 +324,13 @@ public final class SpriteBuilder: Sendable {
                 }
             }
             let sdf = options.sdf.contains { SpriteID.matches(id, pattern: $0) }
-            for sheetRatio in options.ratios {
+            for sheetRatio in ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
                 let ratio = sheetRatio * variantScale
+                // A file for ratio R is drawn at 1 for R: its units are 1/R of a pixel at 1x.
+                let drawn = ratio / file.unit
                 // A signed distance field is computed from a render at 4 times the ratio.
-                let scale = sdf ? ratio * SignedDistanceField.supersampling : ratio
+                let scale = sdf ? drawn * SignedDistanceField.supersampling : drawn
                 let key = VariantKey(name: source.id, templateDigest: digest, params: params, scale: scale)
                 let outcome = Result { () throws(IconrError) -> IconVariant in
                     try cache.variant(for: key, decode: { RenderedIcon(image: $0, scale: scale, template: template) },
@@ -321,16 +356,61 @@ public final class SpriteBuilder: Sendable {
                 let entry = SpriteIndexEntry(
                     rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio, sdf: sdf,
                     content: areas.content.map {
-                        let box = $0.scaled(by: ratio)
+                        let box = $0.scaled(by: drawn)
                         return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
                     },
-                    stretchX: areas.stretchX.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) },
-                    stretchY: areas.stretchY.map { StretchArea(start: $0.start * ratio + offset, end: $0.end * ratio + offset) })
+                    stretchX: areas.stretchX.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) },
+                    stretchY: areas.stretchY.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) })
                 if let problem = entry.metadataProblem { return failure("\(problem) at \(ratio.shortText)x") }
                 images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: entry, isVariant: isVariant))
             }
         }
-        return .success(images)
+        return .success((images, []))
+    }
+
+    /// A PNG icon's images: its pixels as they are at the ratio its file is for, scaled
+    /// (cairo's best filter) for the others, with a warning where it is enlarged.
+    private func bitmapImages(_ source: SpriteSource, file: SpriteSource.File, png: [UInt8],
+                              ratios: [Double]) -> Result<(images: [SpriteImage], warnings: [String]), RenderError> {
+        if options.variants[source.id]?.isEmpty == false {
+            return .failure(.invalidDocument("a PNG icon has no parameters, so it can have no variants"))
+        }
+        let pixels: RasterImage
+        do {
+            pixels = try PNGDecoder.decode(png, maxSize: PixelSize(width: options.maxSize, height: options.maxSize))
+        } catch {
+            return .failure(error)
+        }
+        var images: [SpriteImage] = [], warnings: [String] = []
+        for ratio in ratios {
+            let scale = ratio / file.unit
+            let sdf = options.sdf.contains { SpriteID.matches(source.id, pattern: $0) }
+            let size = PixelSize.raster(width: Double(pixels.size.width), height: Double(pixels.size.height), scale: scale)
+            if size != pixels.size, scale > 1 {
+                warnings.append("\(file.path): a PNG icon enlarged \(scale.shortText) times for \(ratio.shortText)x blurs; "
+                                + "give \(source.id)@\(ratio.shortText)x.png or an SVG")
+            }
+            let image: RasterImage
+            do {
+                if sdf {
+                    // A signed distance field is computed from 4 times the pixels, as for SVG icons.
+                    let large = PixelSize.raster(width: Double(pixels.size.width), height: Double(pixels.size.height),
+                                                 scale: scale * SignedDistanceField.supersampling)
+                    image = SignedDistanceField.make(from: try Rasterizer.resample(pixels, to: large), ratio: ratio)
+                } else {
+                    image = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
+                }
+            } catch {
+                return .failure(error)
+            }
+            guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
+                return .failure(.tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
+            }
+            let entry = SpriteIndexEntry(rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height),
+                                         pixelRatio: ratio, sdf: sdf)
+            images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: entry, isVariant: false))
+        }
+        return .success((images, warnings))
     }
 
     /// Packs the images into sheets. Which ids share a sheet is decided for all ratios at
@@ -445,32 +525,83 @@ private struct SpriteImage: Sendable {
     let isVariant: Bool
 }
 
-/// An icon file and its sprite id.
+/// An icon and its files: a base file (`name.svg`, `.svgz` or `.png`) and files for single
+/// ratios (`name@2x.svg`), as sprite-one and spreet users lay them out.
 struct SpriteSource: Sendable {
+    struct File: Sendable {
+        let path: String
+        /// The ratio the file is drawn for at scale 1: 1 for the base file, R for `name@Rx`.
+        let unit: Double
+    }
+
     let id: String
+    /// The path that names the icon in messages: the base file, else the first ratio's.
     let path: String
+    let base: File?
+    let perRatio: [Double: File]
+
+    /// Every file of the icon.
+    var paths: [String] { (base.map { [$0.path] } ?? []) + perRatio.values.map(\.path).sorted() }
+
+    /// Which file draws which of `ratios`: a ratio's own file, else the base, else (no base)
+    /// the file of the lowest ratio.
+    func files(for ratios: [Double]) -> [(file: File, ratios: [Double])] {
+        let fallback = base ?? perRatio.min { $0.key < $1.key }.map(\.value)
+        var groups: [(file: File, ratios: [Double])] = []
+        for ratio in ratios.sorted() {
+            guard let file = perRatio[ratio] ?? fallback else { continue }
+            if let index = groups.firstIndex(where: { $0.file.path == file.path }) { groups[index].ratios.append(ratio) }
+            else { groups.append((file, [ratio])) }
+        }
+        return groups
+    }
 }
 
 enum SpriteSources {
-    /// The `*.svg` files of `directories` (and their subfolders when `recursive`), by id.
+    /// The icon files of `directories` (and their subfolders when `recursive`), by id:
+    /// `.svg`, `.svgz` and `.png` in any letter case, hidden files left out.
     static func find(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [SpriteSource] {
-        var sources: [SpriteSource] = []
+        var files: [(id: String, ratio: Double?, path: String)] = []
         for directory in directories {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-            collect(root, prefix: "", recursive: recursive, into: &sources)
+            collect(root, prefix: "", recursive: recursive, into: &files)
         }
-        guard !sources.isEmpty else { throw SpriteBuildError.noIcons(directories) }
-        let byID = Dictionary(grouping: sources, by: \.id)
-        if let duplicate = byID.filter({ $0.value.count > 1 }).min(by: { $0.key < $1.key }) {
-            throw SpriteBuildError.duplicateID(duplicate.key, duplicate.value.map(\.path))
+        guard !files.isEmpty else { throw SpriteBuildError.noIcons(directories) }
+        var sources: [SpriteSource] = []
+        for (id, group) in Dictionary(grouping: files, by: \.id) {
+            let bases = group.filter { $0.ratio == nil }
+            if bases.count > 1 { throw SpriteBuildError.duplicateID(id, bases.map(\.path).sorted()) }
+            var perRatio: [Double: SpriteSource.File] = [:]
+            for file in group {
+                guard let ratio = file.ratio else { continue }
+                if let other = perRatio[ratio] { throw SpriteBuildError.duplicateID("\(id)@\(ratio.shortText)x", [other.path, file.path].sorted()) }
+                perRatio[ratio] = SpriteSource.File(path: file.path, unit: ratio)
+            }
+            let base = bases.first.map { SpriteSource.File(path: $0.path, unit: 1) }
+            guard let path = base?.path ?? perRatio.min(by: { $0.key < $1.key })?.value.path else { continue }
+            sources.append(SpriteSource(id: id, path: path, base: base, perRatio: perRatio))
         }
         return sources.sorted { $0.id < $1.id }
     }
 
+    /// The icon id and ratio of a file name (`flag.svg`: flag; `flag@2x.SVGZ`: flag at 2),
+    /// or nil for a file that is not an icon.
+    static func icon(fileName: String) -> (id: String, ratio: Double?)? {
+        let lowered = fileName.lowercased()
+        guard let suffix = [".svg", ".svgz", ".png"].first(where: { lowered.hasSuffix($0) }) else { return nil }
+        let stem = String(fileName.dropLast(suffix.count))
+        guard !stem.isEmpty else { return nil }
+        if let at = stem.lastIndex(of: "@"), stem[stem.index(after: at)...].hasSuffix("x"),
+           let ratio = Double(stem[stem.index(after: at)...].dropLast()), ratio.isFinite, ratio > 0, at != stem.startIndex {
+            return (String(stem[..<at]), ratio)
+        }
+        return (stem, nil)
+    }
+
     /// `ancestors` are the folders (device, inode) being read above this one: a link back to
     /// one of them (`loop -> .`) is not followed again.
-    private static func collect(_ directory: String, prefix: String, recursive: Bool, into sources: inout [SpriteSource],
-                                ancestors: Set<[UInt64]> = []) {
+    private static func collect(_ directory: String, prefix: String, recursive: Bool,
+                                into files: inout [(id: String, ratio: Double?, path: String)], ancestors: Set<[UInt64]> = []) {
         var own = stat()
         guard stat(directory, &own) == 0 else { return }
         let identity = [UInt64(own.st_dev), UInt64(own.st_ino)]
@@ -481,10 +612,10 @@ enum SpriteSources {
             guard stat(path, &info) == 0 else { continue }
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 if recursive {
-                    collect(path, prefix: prefix + name + "/", recursive: true, into: &sources, ancestors: ancestors.union([identity]))
+                    collect(path, prefix: prefix + name + "/", recursive: true, into: &files, ancestors: ancestors.union([identity]))
                 }
-            } else if name.hasSuffix(".svg") {
-                sources.append(SpriteSource(id: prefix + String(name.dropLast(4)), path: path))
+            } else if let icon = icon(fileName: name) {
+                files.append((prefix + icon.id, icon.ratio, path))
             }
         }
     }

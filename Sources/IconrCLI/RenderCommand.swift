@@ -33,7 +33,7 @@ enum RenderCommand: Command {
                 let cache = cacheSettings.diskCache(console: console)
                 // Reading the template and its parameters is pure Swift: enough for the cache
                 // key, so a cache hit never loads librsvg.
-                let bytes = try IconrError.reading(path)
+                let bytes = try IconrError.readingTemplate(path)
                 guard !bytes.isEmpty else {
                     throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
                 }

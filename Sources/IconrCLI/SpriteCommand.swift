@@ -113,7 +113,7 @@ enum SpriteCommand: Command {
             throw error
         }
         progress.finish()
-        let warnings = build.skipped.map { "skipped \($0)" }
+        let warnings = build.skipped.map { "skipped \($0)" } + build.warnings
         warnings.forEach { console.warning($0) }
 
         // Everything is made before anything is written, and then written together: the

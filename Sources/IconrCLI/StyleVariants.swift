@@ -28,7 +28,7 @@ struct StyleVariants {
         needed = all.filter { files[$0.image.name] != nil }
         var templates: [String: SVGTemplate] = [:]
         for name in Set(needed.map(\.image.name)) {
-            templates[name] = (try? FileReader.read(files[name]!)).flatMap { try? SVGTemplate(bytes: $0) }
+            templates[name] = files[name].flatMap { try? IconrError.readingTemplate($0) }.flatMap { try? SVGTemplate(bytes: $0) }
         }
         self.templates = templates
     }

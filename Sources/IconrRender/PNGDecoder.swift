@@ -3,6 +3,11 @@ import IconrCore
 
 /// Decodes PNG files into straight 8-bit RGBA with libpng's simplified API.
 public enum PNGDecoder {
+    /// Whether `bytes` start with the PNG signature.
+    public static func isPNG(_ bytes: [UInt8]) -> Bool {
+        bytes.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
+    }
+
     /// Decodes `bytes`, refusing (before allocating anything for the pixels) an image wider
     /// or taller than `maxSize`, as its header may claim any size up to 2^31 a side.
     public static func decode(_ bytes: [UInt8], maxSize: PixelSize = RenderLimits.default.maxSize) throws(RenderError) -> RasterImage {

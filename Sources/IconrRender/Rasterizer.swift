@@ -71,6 +71,56 @@ public enum Rasterizer {
     }
 }
 
+extension Rasterizer {
+    /// `image` scaled to `size` by cairo with its best filter (for bitmap icons drawn at
+    /// another ratio), straight RGBA in and out.
+    public static func resample(_ image: RasterImage, to size: PixelSize) throws(RenderError) -> RasterImage {
+        guard size.width <= 32767, size.height <= 32767, image.size.width > 0, image.size.height > 0 else {
+            throw RenderError.tooLarge(size, limit: PixelSize(width: 32767, height: 32767))
+        }
+        let sourceStride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(image.size.width)))
+        // cairo wants premultiplied native-endian ARGB.
+        var premultiplied = [UInt8](repeating: 0, count: sourceStride * image.size.height)
+        premultiplied.withUnsafeMutableBytes { raw in
+            guard let start = raw.baseAddress else { return }
+            for y in 0..<image.size.height {
+                let row = start.advanced(by: y * sourceStride).assumingMemoryBound(to: UInt32.self)
+                for x in 0..<image.size.width {
+                    let index = (y * image.size.width + x) * 4
+                    let alpha = UInt32(image.pixels[index + 3])
+                    func channel(_ value: UInt8) -> UInt32 { (UInt32(value) * alpha + 127) / 255 }
+                    row[x] = alpha << 24 | channel(image.pixels[index]) << 16 | channel(image.pixels[index + 1]) << 8
+                        | channel(image.pixels[index + 2])
+                }
+            }
+        }
+        let result = premultiplied.withUnsafeMutableBytes { raw -> Result<RasterImage, RenderError> in
+            guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                  let source = cairo_image_surface_create_for_data(base, CAIRO_FORMAT_ARGB32, Int32(image.size.width),
+                                                                   Int32(image.size.height), Int32(sourceStride)),
+                  let target = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))
+            else { return .failure(.drawingFailed("cairo could not make a surface")) }
+            defer {
+                cairo_surface_destroy(source)
+                cairo_surface_destroy(target)
+            }
+            guard cairo_surface_status(target) == CAIRO_STATUS_SUCCESS, let context = cairo_create(target) else {
+                return .failure(.outOfMemory(size))
+            }
+            defer { cairo_destroy(context) }
+            cairo_scale(context, Double(size.width) / Double(image.size.width), Double(size.height) / Double(image.size.height))
+            cairo_set_source_surface(context, source, 0, 0)
+            cairo_pattern_set_filter(cairo_get_source(context), CAIRO_FILTER_BEST)
+            // Edge pixels extend instead of fading into transparent black.
+            cairo_pattern_set_extend(cairo_get_source(context), CAIRO_EXTEND_PAD)
+            cairo_paint(context)
+            cairo_surface_flush(target)
+            return .success(SVGDocument.straightRGBA(target, size: size))
+        }
+        return try result.get()
+    }
+}
+
 /// A document's size and the boxes of some of its elements, in pixels at scale 1.
 public struct SVGMeasurement: Hashable, Sendable {
     public struct Box: Hashable, Sendable {

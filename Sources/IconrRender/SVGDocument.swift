@@ -81,7 +81,7 @@ final class SVGDocument {
         }
         try check(cairo_status(context))
         cairo_surface_flush(surface)
-        return unpremultiplied(surface, size: size)
+        return Self.straightRGBA(surface, size: size)
     }
 
     private func check(_ status: cairo_status_t) throws(RenderError) {
@@ -92,9 +92,11 @@ final class SVGDocument {
 
     /// cairo's native-endian premultiplied ARGB to straight RGBA, rounding as cairo's own
     /// PNG writer (and so `rsvg-convert`) does.
-    private func unpremultiplied(_ surface: OpaquePointer, size: PixelSize) -> RasterImage {
+    static func straightRGBA(_ surface: OpaquePointer, size: PixelSize) -> RasterImage {
         let stride = Int(cairo_image_surface_get_stride(surface))
-        let source = cairo_image_surface_get_data(surface)!
+        guard let source = cairo_image_surface_get_data(surface) else {
+            return RasterImage(size: size, pixels: [UInt8](repeating: 0, count: size.width * size.height * 4))
+        }
         let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * 4) { output, count in
             for y in 0..<size.height {
                 let row = UnsafeRawPointer(source + y * stride).assumingMemoryBound(to: UInt32.self)

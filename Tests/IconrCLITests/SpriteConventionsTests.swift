@@ -1,4 +1,6 @@
 import Foundation
+import IconrCore
+import IconrRender
 import IconrTestSupport
 import Testing
 
@@ -75,10 +77,51 @@ struct SpriteConventionsTests {
         #expect(files("s") == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"])
     }
 
+    /// Every input kind: `.svgz`, any letter case, PNG icons (as they are at 1x, scaled with a
+    /// warning above), `name@2x` files for one ratio, hidden files left out.
+    @Test func everyInputKind() throws {
+        let icons = directory.appendingPathComponent("kinds")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("flag.svg"))
+        let gzip = try TestSupport.run("/bin/gzip", ["-c", TestSupport.icons.appendingPathComponent("marker.svg").path])
+        try gzip.stdout.write(to: icons.appendingPathComponent("marker.svgz"))
+        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("Badge.SVG"))
+        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("label.svg"), to: icons.appendingPathComponent(".hidden.svg"))
+        // flag@2x: a red square, so that the 2x sheet shows which file drew it.
+        try Data("<svg xmlns='http://www.w3.org/2000/svg' width='48' height='48'><rect width='48' height='48' fill='#ff0000'/></svg>".utf8)
+            .write(to: icons.appendingPathComponent("flag@2x.svg"))
+        let blue = RasterImage(size: PixelSize(width: 10, height: 6), pixels: Array([UInt8]([0, 0, 255, 255]).repeated(60)))
+        try Data(try PNGEncoder.encode(blue)).write(to: icons.appendingPathComponent("dot.png"))
+
+        let result = try iconr("sprite", "kinds", "-o", "k/sprite", "--ratio", "1,2", "--no-cache")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning: kinds/dot.png: a PNG icon enlarged 2 times for 2x blurs"), "\(result.stderr)")
+        for (suffix, ratio) in [("", 1), ("@2x", 2)] {
+            let entries = try index("k/sprite\(suffix).json")
+            #expect(entries.keys.sorted() == ["Badge", "dot", "flag", "marker"])
+            #expect(entries["dot"]?["width"] as? Int == 10 * ratio && entries["dot"]?["height"] as? Int == 6 * ratio)
+            #expect(entries["marker"]?["width"] as? Int == 20 * ratio)
+            let sheet = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("k/sprite\(suffix).png"))))
+            let flag = try #require(entries["flag"]), dot = try #require(entries["dot"])
+            let flagCenter = sheet.hex(x: (flag["x"] as! Int) + 2 * ratio, y: (flag["y"] as! Int) + 20 * ratio)
+            #expect(ratio == 2 ? flagCenter == "#ff0000ff" : flagCenter != "#ff0000ff", "flag at \(ratio)x: \(flagCenter)")
+            #expect(sheet.hex(x: (dot["x"] as! Int) + 3 * ratio, y: (dot["y"] as! Int) + 3 * ratio) == "#0000ffff")
+        }
+        let svgz = try iconr("render", "kinds/marker.svgz", "-o", "m.png", "--no-cache")
+        #expect(svgz.status == 0, "\(svgz.stderr)")
+        let png = try iconr("render", "kinds/dot.png", "--no-cache")
+        #expect(png.status == 1 && png.stderr.hasPrefix("error: kinds/dot.png: is a PNG image, not an SVG template"), "\(png.stderr)")
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")
         #expect(help.status == 0 && help.stdout == direct.stdout)
         #expect(help.stdout.contains("--retina") && help.stdout.contains("--sdf-all") && help.stdout.contains("--json"))
     }
+}
+
+extension Array {
+    /// The elements `count` times over.
+    func repeated(_ count: Int) -> [Element] { (0..<count).flatMap { _ in self } }
 }

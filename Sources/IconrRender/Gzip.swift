@@ -1,0 +1,23 @@
+import CPNG
+import IconrCore
+
+/// gzip, for `.svgz` icons (zlib, through the CPNG door).
+public enum Gzip {
+    /// Whether `bytes` start with the gzip magic number.
+    public static func isCompressed(_ bytes: [UInt8]) -> Bool {
+        bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
+    }
+
+    /// The decompressed bytes, at most `limit` of them (a gzip bomb is an error, not gigabytes).
+    public static func decompress(_ bytes: [UInt8], limit: Int = FileReader.maxSize) throws(RenderError) -> [UInt8] {
+        var buffer = CPNG_Buffer()
+        var error = CPNG_Error()
+        defer { free(buffer.data) }
+        let succeeded = bytes.withUnsafeBufferPointer { CPNG_gunzip($0.baseAddress, $0.count, limit, &buffer, &error) }
+        guard succeeded != 0 else {
+            let message = withUnsafeBytes(of: &error.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            throw RenderError.invalidDocument("cannot decompress the .svgz: \(message)")
+        }
+        return Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length))
+    }
+}
