@@ -17,6 +17,9 @@ public struct SpriteOptions: Sendable {
     public var unique = false
     /// Leave out icons that fail instead of failing the build.
     public var skipInvalid = false
+    /// Replace characters that break style expressions or multi-sprite prefixes (`:`, `{`,
+    /// `}`, control characters) in ids with `_`, instead of failing on them.
+    public var sanitizeIDs = false
     /// Sprite ids drawn as signed distance fields (`sdf: true`), tinted by `icon-color`:
     /// ids or glob patterns (`*` any run of characters, `?` one), each of which must match.
     public var sdf: Set<String> = []
@@ -60,6 +63,8 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
     case badVariants(String)
     /// An `sdf` id or pattern that matches no sprite id.
     case unmatchedSDF(String)
+    /// A file name that would make an id a style cannot use: the file, the character.
+    case badID(path: String, character: String)
     case invalidIcons([SpriteFailure])
     /// The images could not be laid out or encoded as sheets.
     case sheet(String)
@@ -70,6 +75,9 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
         case .duplicateID(let id, let paths): "two icons have the id \"\(id)\": \(paths.joined(separator: " and "))"
         case .badVariants(let message): message
         case .unmatchedSDF(let pattern): "--sdf \"\(pattern)\" matches no sprite id"
+        case .badID(let path, let character):
+            "\(path): its id would hold \(character), which breaks style expressions or sprite prefixes "
+                + "(rename it, or --sanitize-ids replaces such characters with _)"
         case .invalidIcons(let failures):
             "\(failures.count) icon\(failures.count == 1 ? " is" : "s are") invalid, no sheets written "
                 + "(--skip-invalid leaves them out): " + failures.map(\.path).joined(separator: ", ")
@@ -162,13 +170,13 @@ public final class SpriteBuilder: Sendable {
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
     public static func iconFiles(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [(id: String, path: String)] {
-        try SpriteSources.find(in: directories, recursive: recursive).map { ($0.id, $0.path) }
+        try SpriteSources.find(in: directories, recursive: recursive, sanitizeIDs: true).map { ($0.id, $0.path) }
     }
 
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
     public func build(directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
                       progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SpriteBuildError) -> SpriteBuild {
-        let sources = try SpriteSources.find(in: directories, recursive: options.recursive)
+        let sources = try SpriteSources.find(in: directories, recursive: options.recursive, sanitizeIDs: options.sanitizeIDs)
         let known = Set(sources.map(\.id))
         if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
@@ -289,6 +297,7 @@ public final class SpriteBuilder: Sendable {
         }
         let digest = SHA256.hex(bytes)
         var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content)
+        var warnings: [String] = []
         if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
             let measurement: SVGMeasurement
             do {
@@ -301,7 +310,10 @@ public final class SpriteBuilder: Sendable {
             } catch {
                 return failure(error.description)
             }
-            areas = LegacyAreas.areas(boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+            let legacy = LegacyAreas.areas(ids: template.legacyAreaIDs,
+                                           boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+            areas = (legacy.stretchX, legacy.stretchY, legacy.content)
+            warnings += legacy.problems.map { "\(file.path): \($0)" }
         }
         var images: [SpriteImage] = []
         for (id, params, isVariant, variantScale) in wanted {
@@ -365,7 +377,7 @@ public final class SpriteBuilder: Sendable {
                 images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: entry, isVariant: isVariant))
             }
         }
-        return .success((images, []))
+        return .success((images, warnings))
     }
 
     /// A PNG icon's images: its pixels as they are at the ratio its file is for, scaled
@@ -560,13 +572,22 @@ struct SpriteSource: Sendable {
 enum SpriteSources {
     /// The icon files of `directories` (and their subfolders when `recursive`), by id:
     /// `.svg`, `.svgz` and `.png` in any letter case, hidden files left out.
-    static func find(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [SpriteSource] {
+    static func find(in directories: [String], recursive: Bool, sanitizeIDs: Bool) throws(SpriteBuildError) -> [SpriteSource] {
         var files: [(id: String, ratio: Double?, path: String)] = []
         for directory in directories {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
             collect(root, prefix: "", recursive: recursive, into: &files)
         }
         guard !files.isEmpty else { throw SpriteBuildError.noIcons(directories) }
+        // Ids keep `/` for folders; what breaks `["image", id]`, `id:name` prefixes or
+        // legacy `{token}` strings is an error, or replaced (collisions are then duplicates).
+        for index in files.indices {
+            guard let bad = files[index].id.unicodeScalars.first(where: isForbiddenInID) else { continue }
+            guard sanitizeIDs else {
+                throw SpriteBuildError.badID(path: files[index].path, character: "\"\(String(bad).escapedForMessage)\"")
+            }
+            files[index].id = String(String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
+        }
         var sources: [SpriteSource] = []
         for (id, group) in Dictionary(grouping: files, by: \.id) {
             let bases = group.filter { $0.ratio == nil }
@@ -582,6 +603,10 @@ enum SpriteSources {
             sources.append(SpriteSource(id: id, path: path, base: base, perRatio: perRatio))
         }
         return sources.sorted { $0.id < $1.id }
+    }
+
+    private static func isForbiddenInID(_ scalar: Unicode.Scalar) -> Bool {
+        scalar == ":" || scalar == "{" || scalar == "}" || scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// The icon id and ratio of a file name (`flag.svg`: flag; `flag@2x.SVGZ`: flag at 2),

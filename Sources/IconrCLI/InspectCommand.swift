@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Iconr
+import IconrRender
 
 /// `iconr inspect <template.svg> [--json]`
 enum InspectCommand: Command {
@@ -20,7 +21,9 @@ enum InspectCommand: Command {
         let json = arguments.has("--json")
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
-                let report = Report(try IconTemplate(path: path), path: path)
+                let template = try IconTemplate(path: path)
+                var report = Report(template, path: path)
+                try report.addLegacyAreas(of: template, path: path)
                 if json {
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -47,18 +50,39 @@ enum InspectCommand: Command {
         var stretchX: [[Double]]
         var stretchY: [[Double]]
         var content: [Double]?
+        /// Elements that mark areas in spritezero's convention (`mapbox-stretch-x`, ...).
+        var elementIDs: [String]
         var warnings: [String]
 
         init(_ template: IconTemplate, path: String) {
             file = path
             name = template.name
-            width = template.intrinsicWidth
-            height = template.intrinsicHeight
+            // librsvg measures in single precision: 14.4 comes back as 14.399999618530273.
+            width = Self.rounded(template.intrinsicWidth)
+            height = Self.rounded(template.intrinsicHeight)
+            elementIDs = template.template.legacyAreaIDs
             parameters = template.parameters.map { Parameter(name: $0.name, default: $0.defaultColor.hexString) }
             stretchX = template.template.stretchX.map { [$0.start, $0.end] }
             stretchY = template.template.stretchY.map { [$0.start, $0.end] }
             content = template.template.content.map { [$0.left, $0.top, $0.right, $0.bottom] }
             warnings = template.warnings.map { "\(path):\($0)" }
+        }
+
+        /// A number measured as a 32-bit float, written back with the digits that float has.
+        static func rounded(_ value: Double) -> Double {
+            Double("\(Float(value))") ?? value
+        }
+
+        /// The areas of spritezero's element ids, measured by librsvg, when the template has no
+        /// Mapbox metadata (as `iconr sprite` uses them), and their problems as warnings.
+        mutating func addLegacyAreas(of template: IconTemplate, path: String) throws {
+            guard stretchX.isEmpty, stretchY.isEmpty, content == nil, !elementIDs.isEmpty else { return }
+            let measurement = try Rasterizer.measure(template.template.bytes, elementIDs: elementIDs)
+            let areas = LegacyAreas.areas(ids: elementIDs, boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+            stretchX = areas.stretchX.map { [Self.rounded($0.start), Self.rounded($0.end)] }
+            stretchY = areas.stretchY.map { [Self.rounded($0.start), Self.rounded($0.end)] }
+            content = areas.content.map { [$0.left, $0.top, $0.right, $0.bottom].map(Self.rounded) }
+            warnings += areas.problems.map { "\(path): \($0)" }
         }
 
         var text: String {
@@ -79,6 +103,7 @@ enum InspectCommand: Command {
             lines.append("  stretch x: \(spans(stretchX))")
             lines.append("  stretch y: \(spans(stretchY))")
             lines.append("  content: " + (content.map { "[\($0.map(\.shortText).joined(separator: ", "))]" } ?? "none"))
+            if !elementIDs.isEmpty { lines.append("  area elements: " + elementIDs.joined(separator: " ")) }
             lines += warnings.map { "  warning: \($0)" }
             return lines.joined(separator: "\n")
         }

@@ -9,7 +9,7 @@ enum SpriteCommand: Command {
     static let usage = "<icons-dir>... -o <out/prefix> [--ratio R[,R]...]... [--retina] [--variants FILE] "
         + "[--style FILE [--data FILE]... [--emit-style FILE] [--sprite-url URL] [--preview FILE [--preview-size WxH]]] "
         + "[--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID|GLOB]... [--sdf-all] "
-        + "[--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
+        + "[--sanitize-ids] [--check] [--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
     static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of SVG icons (ids are file names).")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
@@ -40,6 +40,8 @@ enum SpriteCommand: Command {
         OptionSpec(names: ["--sdf"], valueName: "ID",
                    help: "Draw this sprite id as a signed distance field; * and ? match (repeatable).", isRepeatable: true),
         OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
+        OptionSpec(names: ["--check"], help: "Write nothing; exit 1 naming each output that a build would change (for CI)."),
+        OptionSpec(names: ["--sanitize-ids"], help: "Replace ':', '{', '}' and control characters in ids with '_'."),
         OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
     ] + CacheSettings.options
 
@@ -62,6 +64,7 @@ enum SpriteCommand: Command {
         options.recursive = arguments.has("--recursive")
         options.unique = arguments.has("--unique")
         options.skipInvalid = arguments.has("--skip-invalid")
+        options.sanitizeIDs = arguments.has("--sanitize-ids")
         options.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
         options.padding = try arguments.value("--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
         options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
@@ -126,6 +129,14 @@ enum SpriteCommand: Command {
         if let style, let output = arguments.value("--preview") {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
             files.append((try ScenePreview.png(style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID), output))
+        }
+        if arguments.has("--check") {
+            let changed = files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
+                + staleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
+            for path in changed { console.error("\(path) would change") }
+            guard changed.isEmpty else { throw CheckFailure(count: changed.count) }
+            console.note("sprite: \(files.count) files up to date")
+            return
         }
         if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
             let folder = String(prefix[..<slash])
@@ -199,15 +210,29 @@ enum SpriteCommand: Command {
     /// Removes `prefix-N` sheets (PNG and JSON) past `sheets` at `ratios`, left by an earlier
     /// build that needed more sheets: a style must not find a stale sheet beside the new ones.
     private static func removeStaleSheets(prefix: String, ratios: Set<Double>, sheets: Int) {
-        for ratio in ratios {
+        staleSheets(prefix: prefix, ratios: ratios, sheets: sheets).forEach { unlink($0) }
+    }
+
+    /// The `prefix-N` sheet files past `sheets` at `ratios` that are on disk.
+    private static func staleSheets(prefix: String, ratios: Set<Double>, sheets: Int) -> [String] {
+        var stale: [String] = []
+        for ratio in ratios.sorted() {
             var sheet = sheets
             while true {
                 let base = sheetPrefix(prefix, sheet: sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
-                let removed = [".png", ".json"].filter { unlink(base + $0) == 0 }
-                guard !removed.isEmpty else { break }
+                let found = [".png", ".json"].map { base + $0 }.filter { access($0, F_OK) == 0 }
+                guard !found.isEmpty else { break }
+                stale += found
                 sheet += 1
             }
         }
+        return stale
+    }
+
+    /// `--check` found outputs that would change (each already named on its own line).
+    struct CheckFailure: Error, CustomStringConvertible {
+        var count: Int
+        var description: String { "\(count) output\(count == 1 ? "" : "s") not up to date (--check)" }
     }
 
     /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...

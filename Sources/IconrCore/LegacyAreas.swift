@@ -21,13 +21,19 @@ public enum LegacyAreas {
     }
 
     /// The areas from element boxes (`x`, `y`, `width`, `height` by id, in the icon's pixels
-    /// at scale 1), sorted by start.
-    public static func areas(boxes: [String: (x: Double, y: Double, width: Double, height: Double)])
-        -> (stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?) {
+    /// at scale 1), sorted by start, and what was wrong with the rest (as spritezero checks):
+    /// an element of `ids` that has no box or an empty one (hidden, or no geometry), and a
+    /// stretch area that overlaps an earlier one on its axis, are left out with a problem each.
+    public static func areas(ids: [String], boxes: [String: (x: Double, y: Double, width: Double, height: Double)])
+        -> (stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?, problems: [String]) {
         var stretchX: [StretchArea] = [], stretchY: [StretchArea] = []
         var content: ContentBox?
-        for id in boxes.keys.sorted() {
-            let box = boxes[id]!
+        var problems: [String] = []
+        for id in Set(ids).sorted() {
+            guard let box = boxes[id], box.width > 0, box.height > 0 else {
+                problems.append("element \"\(id)\" draws nothing (hidden, or no geometry): its area is left out")
+                continue
+            }
             let horizontal = StretchArea(start: box.x, end: box.x + box.width)
             let vertical = StretchArea(start: box.y, end: box.y + box.height)
             switch kind(of: id) {
@@ -38,6 +44,18 @@ public enum LegacyAreas {
             case nil: break
             }
         }
-        return (stretchX.sorted { $0.start < $1.start }, stretchY.sorted { $0.start < $1.start }, content)
+        func separate(_ areas: [StretchArea], axis: String) -> [StretchArea] {
+            var kept: [StretchArea] = []
+            for area in areas.sorted(by: { $0.start < $1.start }) {
+                if let last = kept.last, area.start < last.end {
+                    problems.append("stretch \(axis) area [\(area.start.shortText), \(area.end.shortText)] overlaps "
+                                    + "[\(last.start.shortText), \(last.end.shortText)]: it is left out")
+                } else {
+                    kept.append(area)
+                }
+            }
+            return kept
+        }
+        return (separate(stretchX, axis: "x"), separate(stretchY, axis: "y"), content, problems)
     }
 }

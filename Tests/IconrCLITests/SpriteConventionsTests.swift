@@ -113,6 +113,63 @@ struct SpriteConventionsTests {
         #expect(png.status == 1 && png.stderr.hasPrefix("error: kinds/dot.png: is a PNG image, not an SVG template"), "\(png.stderr)")
     }
 
+    /// Ids that would break `["image", id]`, `id:name` prefixes or `{token}` strings are an
+    /// error naming the file, or replaced with `--sanitize-ids` (collisions still errors).
+    @Test func idsAStyleCannotUseAreRefused() throws {
+        let icons = directory.appendingPathComponent("ids")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a:b.svg"))
+        let refused = try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache")
+        #expect(refused.status == 1 && refused.stderr.hasPrefix("error: ids/a:b.svg: its id would hold \":\""), "\(refused.stderr)")
+        #expect(try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache", "--sanitize-ids").status == 0)
+        #expect(try index("i/sprite.json").keys.sorted() == ["a_b"])
+        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a{b.svg"))
+        let collision = try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache", "--sanitize-ids")
+        #expect(collision.status == 1 && collision.stderr.contains("two icons have the id \"a_b\""), "\(collision.stderr)")
+    }
+
+    /// `--check` writes nothing and names each output a build would change.
+    @Test func checkSaysWhatWouldChange() throws {
+        #expect(try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache").status == 0)
+        let clean = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache", "--check")
+        #expect(clean.status == 0 && clean.stdout.isEmpty, "\(clean.stderr)")
+        try Data("stale".utf8).write(to: directory.appendingPathComponent("c/sprite@2x.json"))
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("c/sprite.png"))
+        let dirty = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache", "--check")
+        #expect(dirty.status == 1)
+        #expect(dirty.stderr == "error: c/sprite.png would change\nerror: c/sprite@2x.json would change\n"
+                + "error: 2 outputs not up to date (--check)\n", "\(dirty.stderr)")
+        #expect(files("c") == ["sprite.json", "sprite@2x.json", "sprite@2x.png"], "nothing written")
+    }
+
+    /// spritezero's element ids: a hidden element or an overlapping stretch area is a warning
+    /// naming the icon, not a zero area; `inspect` shows them, with sizes as written.
+    @Test func elementAreasAreValidated() throws {
+        let icons = directory.appendingPathComponent("shields")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="20" height="14.4" viewBox="0 0 20 14.4">
+              <rect id="mapbox-stretch-x" x="4" y="0" width="12" height="14.4" fill="none"/>
+              <rect id="mapbox-stretch-x-2" x="6" y="0" width="4" height="14.4" fill="none"/>
+              <rect id="mapbox-content" x="2" y="2" width="16" height="10" style="display:none"/>
+              <rect width="20" height="14.4" fill="#345"/>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("shield.svg"))
+        let built = try iconr("sprite", "shields", "-o", "e/sprite", "-r", "1", "--no-cache")
+        #expect(built.status == 0)
+        #expect(built.stderr.contains("warning: shields/shield.svg: element \"mapbox-content\" draws nothing (hidden, or no geometry)"))
+        #expect(built.stderr.contains("warning: shields/shield.svg: stretch x area [6, 10] overlaps [4, 16]: it is left out"))
+        let entry = try #require(try index("e/sprite.json")["shield"])
+        #expect(entry["content"] == nil)
+        #expect((entry["stretchX"] as? [[Int]]) == [[4, 16]])
+        let inspected = try iconr("inspect", "shields/shield.svg")
+        #expect(inspected.stdout.contains("  size: 20 x 14.4\n"), "\(inspected.stdout)")
+        #expect(inspected.stdout.contains("  stretch x: [4, 16]\n"))
+        #expect(inspected.stdout.contains("  area elements: mapbox-stretch-x mapbox-stretch-x-2 mapbox-content"))
+        let json = try iconr("inspect", "shields/shield.svg", "--json")
+        #expect(json.stdout.contains("\"height\" : 14.4,"), "\(json.stdout)")
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")
