@@ -118,10 +118,12 @@ public struct IconTemplate: Sendable {
 extension SVGTemplate {
     /// Renders with `params` applied, in this process, loading the final document once:
     /// the way for one-shot renders (no `IconTemplate` to load first). `file` names it in errors.
+    /// With `baseFile`, relative references resolve against it (see `IconReferences`).
     public func render(_ params: ResolvedParameters, scale: Double, limits: RenderLimits = .default,
-                       file: String? = nil) throws(IconrError) -> RenderedIcon {
+                       file: String? = nil, baseFile: String? = nil) throws(IconrError) -> RenderedIcon {
         do {
-            return RenderedIcon(image: try Rasterizer.render(apply(params), scale: scale, limits: limits), scale: scale, template: self)
+            let image = try Rasterizer.render(apply(params), scale: scale, limits: limits, baseFile: baseFile)
+            return RenderedIcon(image: image, scale: scale, template: self)
         } catch {
             throw IconrError.render(error, file: file)
         }

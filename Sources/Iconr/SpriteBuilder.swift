@@ -295,16 +295,17 @@ public final class SpriteBuilder: Sendable {
                 wanted.append((id, resolved, true, variant.scale))
             }
         }
-        let digest = SHA256.hex(bytes)
+        var (digest, warnings) = IconReferences.digest(of: bytes, template: template, path: file.path)
+        // Only a document that refers to other files gets a base to resolve them against.
+        let baseFile = template.externalReferences.isEmpty ? nil : file.path
         var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content)
-        var warnings: [String] = []
         if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
             let measurement: SVGMeasurement
             do {
                 measurement = try announced { () throws(RenderError) in
                     switch rendering {
                     case .isolated(let workers): try workers.measure(bytes, elementIDs: template.legacyAreaIDs, timeout: options.limits.timeout)
-                    case .inProcess: try Rasterizer.measure(bytes, elementIDs: template.legacyAreaIDs)
+                    case .inProcess: try Rasterizer.measure(bytes, elementIDs: template.legacyAreaIDs, baseFile: baseFile)
                     }
                 }
             } catch {
@@ -330,7 +331,7 @@ public final class SpriteBuilder: Sendable {
                     case .isolated(let workers):
                         return try workers.render(bytes, scale: scale, limits: options.limits)
                     case .inProcess:
-                        if document == nil { document = try LoadedSVG(bytes: bytes) }
+                        if document == nil { document = try LoadedSVG(bytes: bytes, baseFile: baseFile) }
                         return try document!.render(scale: scale, limits: options.limits)
                     }
                 }

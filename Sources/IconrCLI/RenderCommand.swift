@@ -47,13 +47,17 @@ enum RenderCommand: Command {
                         + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
                         + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
                 }
-                let key = VariantKey(name: name, templateDigest: SHA256.hex(bytes), params: resolved, scale: scale)
+                // The files it draws count in the key; references it cannot draw are named.
+                let (digest, referenceWarnings) = IconReferences.digest(of: bytes, template: source, path: path)
+                referenceWarnings.forEach { console.warning($0) }
+                let key = VariantKey(name: name, templateDigest: digest, params: resolved, scale: scale)
                 if let hit = cache?.read(key, maxSize: settings.limits.maxSize) {
                     try CrashGuard.writingOutput { try deliver(hit.png, to: destination, console: console) }
                     return
                 }
                 // One librsvg load, of the document with the new colors: the metadata was read above.
-                let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path).pngData()
+                let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path,
+                                            baseFile: source.externalReferences.isEmpty ? nil : path).pngData()
                 try CrashGuard.writingOutput {
                     cache?.write(png, for: key)
                     try deliver(png, to: destination, console: console)

@@ -27,6 +27,9 @@ public struct SVGTemplate: Sendable {
     /// `mapbox-stretch-x`, `mapbox-stretch-y`, `mapbox-content`, optionally with `-N`); their
     /// boxes, which only librsvg can measure, are the areas (see `LegacyAreas`).
     public let legacyAreaIDs: [String]
+    /// References to other files, as written: `href`/`xlink:href` values and CSS `url()`
+    /// targets that are neither `#fragments` nor `data:` URLs.
+    public let externalReferences: [String]
     let paintEdits: [PaintEdit]
 
     /// Parses `bytes` as a template. `file` only names the file in errors.
@@ -41,6 +44,7 @@ public struct SVGTemplate: Sendable {
             content = parser.content
             warnings = parser.warnings
             legacyAreaIDs = parser.legacyAreaIDs
+            externalReferences = parser.externalReferences
             paintEdits = parser.edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
         } catch {
             var error = error
@@ -70,6 +74,7 @@ private struct TemplateParser {
     var warnings: [TemplateWarning] = []
     var edits: [PaintEdit] = []
     var legacyAreaIDs: [String] = []
+    var externalReferences: [String] = []
 
     /// Namespace bindings and names of the open elements.
     private var scopes: [(name: String, namespaces: [String: String])] = []
@@ -139,6 +144,11 @@ private struct TemplateParser {
             if attribute.name == "id", case let id = try scanner.value(of: attribute), LegacyAreas.kind(of: id) != nil {
                 legacyAreaIDs.append(id)
             }
+            if attribute.name == "href" || attribute.name.hasSuffix(":href") {
+                noteReference(try scanner.value(of: attribute))
+            } else if bytes[attribute.valueRange].contains(UInt8(ascii: "(")) {
+                noteURLs(in: try scanner.value(of: attribute))
+            }
             if PaintProperty(name: attribute.name) != nil {
                 try collectAttribute(attribute) { decoded in
                     PaintEdit.colorToken(in: decoded, value: CSSDeclarations.trimmed(decoded, 0..<decoded.count))
@@ -149,6 +159,25 @@ private struct TemplateParser {
                     Self.paintTokens(in: decoded, declarations: CSSDeclarations.inList(decoded))
                 }
             }
+        }
+    }
+
+    /// Keeps a reference to another file (not `#fragment`, not `data:`).
+    private mutating func noteReference(_ raw: String) {
+        let reference = String(raw.trimmingASCIIWhitespace)
+        guard !reference.isEmpty, !reference.hasPrefix("#"), !reference.lowercased().hasPrefix("data:"),
+              !externalReferences.contains(reference) else { return }
+        externalReferences.append(reference)
+    }
+
+    /// Keeps the targets of CSS `url(...)` in `text`.
+    private mutating func noteURLs(in text: String) {
+        var rest = Substring(text)
+        while let start = rest.firstRange(of: "url(") {
+            guard let end = rest[start.upperBound...].firstIndex(of: ")") else { return }
+            let target = rest[start.upperBound..<end].filter { $0 != "\"" && $0 != "'" }
+            noteReference(String(target.trimmingASCIIWhitespace))
+            rest = rest[rest.index(after: end)...]
         }
     }
 

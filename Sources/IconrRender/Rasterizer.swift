@@ -25,12 +25,15 @@ public final class LoadedSVG: Sendable {
     /// Width and height in pixels at scale 1.
     public let intrinsicWidth: Double
     public let intrinsicHeight: Double
+    private let baseFile: String?
     private let document: Locked<SVGDocument>
 
-    public init(bytes: [UInt8]) throws(RenderError) {
-        let document = try SVGDocument(bytes: bytes)
+    /// `baseFile`: where relative references resolve (see `SVGDocument`); nil for none.
+    public init(bytes: [UInt8], baseFile: String? = nil) throws(RenderError) {
+        let document = try SVGDocument(bytes: bytes, baseFile: baseFile)
         (intrinsicWidth, intrinsicHeight) = try document.intrinsicSize()
         self.bytes = bytes
+        self.baseFile = baseFile
         self.document = Locked(document)
     }
 
@@ -43,7 +46,7 @@ public final class LoadedSVG: Sendable {
             Result { () throws(RenderError) in try document.render(size: size, intrinsic: intrinsic, limit: limits.maxSize) }
         }
         if let result { return try result.get() }
-        return try SVGDocument(bytes: bytes).render(size: size, intrinsic: intrinsic, limit: limits.maxSize)
+        return try SVGDocument(bytes: bytes, baseFile: baseFile).render(size: size, intrinsic: intrinsic, limit: limits.maxSize)
     }
 }
 
@@ -54,8 +57,8 @@ public enum Rasterizer {
 
     /// The intrinsic size of `svg` and the boxes of the elements with the given ids, in
     /// pixels at scale 1, as drawn (with their transforms); ids not found are left out.
-    public static func measure(_ svg: [UInt8], elementIDs: [String]) throws(RenderError) -> SVGMeasurement {
-        let document = try SVGDocument(bytes: svg)
+    public static func measure(_ svg: [UInt8], elementIDs: [String], baseFile: String? = nil) throws(RenderError) -> SVGMeasurement {
+        let document = try SVGDocument(bytes: svg, baseFile: baseFile)
         let (width, height) = try document.intrinsicSize()
         var boxes: [String: SVGMeasurement.Box] = [:]
         for id in elementIDs {
@@ -65,9 +68,10 @@ public enum Rasterizer {
     }
 
     /// Loads and draws `svg` at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
-    public static func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
+    public static func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default,
+                              baseFile: String? = nil) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
-        return try LoadedSVG(bytes: svg).render(scale: scale, limits: limits)
+        return try LoadedSVG(bytes: svg, baseFile: baseFile).render(scale: scale, limits: limits)
     }
 }
 

@@ -5,11 +5,22 @@ import IconrCore
 final class SVGDocument {
     private let handle: UnsafeMutablePointer<RsvgHandle>
 
-    /// Loads `bytes` with no base URI, so the document cannot reach other files.
-    init(bytes: [UInt8]) throws(RenderError) {
+    /// Loads `bytes`. With no `baseFile` the document has no base URI and cannot reach other
+    /// files; with one, librsvg resolves relative references (`<image href="x.png">`, `<use>`
+    /// of another file, CSS `url()`) against it, and loads only files in that file's folder
+    /// and below (its own rule: no parent folders, no other schemes, no network).
+    init(bytes: [UInt8], baseFile: String? = nil) throws(RenderError) {
         var error: UnsafeMutablePointer<GError>?
-        let handle = bytes.withUnsafeBufferPointer { buffer in
-            rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error)
+        let handle = bytes.withUnsafeBufferPointer { buffer -> UnsafeMutablePointer<RsvgHandle>? in
+            guard let baseFile else { return rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error) }
+            // The stream reads the caller's bytes in place; the handle is fully loaded on return.
+            let stream = g_memory_input_stream_new_from_data(buffer.baseAddress, gssize(buffer.count), nil)
+            let base = g_file_new_for_path(baseFile)
+            defer {
+                g_object_unref(UnsafeMutableRawPointer(stream))
+                g_object_unref(UnsafeMutableRawPointer(base))
+            }
+            return rsvg_handle_new_from_stream_sync(stream, base, RSVG_HANDLE_FLAGS_NONE, nil, &error)
         }
         guard let handle else {
             throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not load it"))

@@ -170,6 +170,57 @@ struct SpriteConventionsTests {
         #expect(json.stdout.contains("\"height\" : 14.4,"), "\(json.stdout)")
     }
 
+    /// References to files inside the icon's folder are drawn (and count in the cache key);
+    /// anything else is refused with a warning naming the icon and the reference; a document
+    /// that includes itself ends as an error, never a hang.
+    @Test func referencedFilesInsideTheFolderAreDrawn() throws {
+        let icons = directory.appendingPathComponent("refs")
+        try FileManager.default.createDirectory(at: icons.appendingPathComponent("img"), withIntermediateDirectories: true)
+        let green = RasterImage(size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([0, 255, 0, 255]).repeated(64)))
+        try Data(try PNGEncoder.encode(green)).write(to: icons.appendingPathComponent("img/green.png"))
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8">
+              <image href="img/green.png" width="8" height="8"/>
+              <image xlink:href="../secret.png" width="1" height="1"/>
+              <image href="http://127.0.0.1:9/x.png" width="1" height="1"/>
+              <rect width="2" height="2" fill="url(/etc/hostname#x)"/>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("pic.svg"))
+        try Data(try PNGEncoder.encode(green)).write(to: directory.appendingPathComponent("secret.png"))
+        let cache = directory.appendingPathComponent("cache").path
+        let built = try iconr("sprite", "refs", "-o", "r/sprite", "-r", "1", "--cache-dir", cache)
+        #expect(built.status == 0, "\(built.stderr)")
+        for (reference, reason) in [("../secret.png", "outside the icon's folder"),
+                                    ("http://127.0.0.1:9/x.png", "which is not a local file (iconr never uses the network)"),
+                                    ("/etc/hostname#x", "outside the icon's folder")] {
+            #expect(built.stderr.contains("warning: refs/pic.svg: refers to \"\(reference)\", \(reason): not drawn"), "\(built.stderr)")
+        }
+        let sheet = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("r/sprite.png"))))
+        #expect(sheet.hex(x: 5, y: 5) == "#00ff00ff")
+        let rendered = try iconr("render", "refs/pic.svg", "-o", "pic.png", "--cache-dir", cache)
+        #expect(rendered.status == 0)
+        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("pic.png")))).hex(x: 5, y: 5) == "#00ff00ff")
+        // Editing the referenced file makes a new key: the next build draws the new pixels.
+        let red = RasterImage(size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([255, 0, 0, 255]).repeated(64)))
+        try Data(try PNGEncoder.encode(red)).write(to: icons.appendingPathComponent("img/green.png"))
+        #expect(try iconr("sprite", "refs", "-o", "r/sprite", "-r", "1", "--cache-dir", cache).status == 0)
+        let again = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("r/sprite.png"))))
+        #expect(again.hex(x: 5, y: 5) == "#ff0000ff")
+
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xi="http://www.w3.org/2001/XInclude" width="8" height="8">
+              <xi:include href="self.svg"/><rect width="4" height="4"/>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("self.svg"))
+        // libxml2 stops the recursion, or librsvg overflows its stack on a worker thread (then
+        // the supervisor names the icon): drawn, or one error line, never a signal or a hang.
+        let recursive = try iconr("sprite", "refs", "-o", "s/sprite", "-r", "1", "--no-cache", "--timeout", "10")
+        #expect(recursive.status == 0 || (recursive.status == 1 && recursive.stderr.contains("error: refs/self.svg: ")),
+                "\(recursive.status): \(recursive.stderr)")
+        let alone = try iconr("render", "refs/self.svg", "--no-cache", "--timeout", "10", "-o", "self.png")
+        #expect(alone.status == 0 || (alone.status == 1 && alone.stderr.hasPrefix("error: refs/self.svg: ")), "\(alone.stderr)")
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")

@@ -1,0 +1,79 @@
+import Glibc
+
+/// An icon's references to other files (`<image href="x.png">`, `<use>` of another file,
+/// CSS `url()`), which librsvg draws once the document has its file as base: the files
+/// inside the icon's folder count in its cache key, and the rest are named in warnings.
+public enum IconReferences {
+    /// The digest that keys `bytes` (the template at `path`) in caches, covering the files it
+    /// draws, and a warning for each reference that is not drawn.
+    public static func digest(of bytes: [UInt8], template: SVGTemplate, path: String) -> (digest: String, warnings: [String]) {
+        var warnings: [String] = []
+        var input = bytes
+        for reference in template.externalReferences {
+            switch ExternalReference.resolve(reference, from: path) {
+            case .inside(let resolved):
+                guard let referenced = try? FileReader.read(resolved) else {
+                    warnings.append("\(path): refers to \"\(reference)\", which cannot be read: not drawn")
+                    continue
+                }
+                input += Array(resolved.utf8) + [0] + Array(SHA256.hex(referenced).utf8)
+            case .refused(let reason):
+                warnings.append("\(path): refers to \"\(reference)\", \(reason): not drawn")
+            }
+        }
+        return (SHA256.hex(input), warnings)
+    }
+}
+
+/// Where a reference from an icon to another file leads, by librsvg's rule for a document
+/// with a base file: only files in that file's folder and below load.
+enum ExternalReference {
+    enum Resolution {
+        case inside(String)
+        case refused(String)
+    }
+
+    static func resolve(_ reference: String, from iconPath: String) -> Resolution {
+        var target = reference
+        if let cut = target.firstIndex(where: { $0 == "#" || $0 == "?" }) { target = String(target[..<cut]) }
+        if target.lowercased().hasPrefix("file://") {
+            target = String(target.dropFirst(7))
+        } else if let colon = target.firstIndex(of: ":"), !target[..<colon].contains("/") {
+            return .refused("which is not a local file (iconr never uses the network)")
+        }
+        target = target.removingPercentEscapes
+        let folder = iconPath.lastIndex(of: "/").map { String(iconPath[..<$0]) } ?? "."
+        let path = target.hasPrefix("/") ? target : folder + "/" + target
+        guard let resolved = realPath(path) else { return .refused("which does not exist") }
+        guard let base = realPath(folder), resolved.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
+            return .refused("outside the icon's folder")
+        }
+        return .inside(resolved)
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}
+
+private extension String {
+    /// `%20` and the like decoded; invalid escapes left as they are.
+    var removingPercentEscapes: String {
+        guard contains("%") else { return self }
+        var bytes: [UInt8] = []
+        var utf8 = Array(self.utf8)[...]
+        while let byte = utf8.popFirst() {
+            if byte == UInt8(ascii: "%"), utf8.count >= 2,
+               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                bytes.append(value)
+                utf8 = utf8.dropFirst(2)
+            } else {
+                bytes.append(byte)
+            }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
