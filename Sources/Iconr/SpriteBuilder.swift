@@ -298,7 +298,8 @@ public final class SpriteBuilder: Sendable {
         var (digest, warnings) = IconReferences.digest(of: bytes, template: template, path: file.path)
         // Only a document that refers to other files gets a base to resolve them against.
         let baseFile = template.externalReferences.isEmpty ? nil : file.path
-        var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content)
+        var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content,
+                     placeholder: ContentBox?.none)
         if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
             let measurement: SVGMeasurement
             do {
@@ -313,8 +314,19 @@ public final class SpriteBuilder: Sendable {
             }
             let legacy = LegacyAreas.areas(ids: template.legacyAreaIDs,
                                            boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
-            areas = (legacy.stretchX, legacy.stretchY, legacy.content)
+            areas = (legacy.stretchX, legacy.stretchY, legacy.content, legacy.placeholder)
             warnings += legacy.problems.map { "\(file.path): \($0)" }
+        }
+        // A sidecar `name.json` replaces what it gives.
+        var sidecar: SpriteSidecar?
+        switch Self.sidecar(of: file.path) {
+        case .success(let found?):
+            sidecar = found
+            warnings += found.unknownKeys.map { "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\"" }
+            areas = (found.stretchX ?? areas.stretchX, found.stretchY ?? areas.stretchY, found.content ?? areas.content,
+                     found.placeholder ?? areas.placeholder)
+        case .success(nil): break
+        case .failure(let error): return failure("\(Self.sidecarPath(of: file.path)): \(error)")
         }
         var images: [SpriteImage] = []
         for (id, params, isVariant, variantScale) in wanted {
@@ -336,7 +348,7 @@ public final class SpriteBuilder: Sendable {
                     }
                 }
             }
-            let sdf = options.sdf.contains { SpriteID.matches(id, pattern: $0) }
+            let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(id, pattern: $0) }
             for sheetRatio in ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
                 let ratio = sheetRatio * variantScale
@@ -373,12 +385,38 @@ public final class SpriteBuilder: Sendable {
                         return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
                     },
                     stretchX: areas.stretchX.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) },
-                    stretchY: areas.stretchY.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) })
+                    stretchY: areas.stretchY.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) },
+                    textFitWidth: sidecar?.textFitWidth, textFitHeight: sidecar?.textFitHeight,
+                    placeholder: areas.placeholder.map {
+                        let box = $0.scaled(by: drawn)
+                        return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
+                    },
+                    visible: sidecar?.visible)
                 if let problem = entry.metadataProblem { return failure("\(problem) at \(ratio.shortText)x") }
                 images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: entry, isVariant: isVariant))
             }
         }
         return .success((images, warnings))
+    }
+
+    /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).
+    static func sidecarPath(of iconPath: String) -> String {
+        let slash = iconPath.lastIndex(of: "/").map { iconPath.index(after: $0) } ?? iconPath.startIndex
+        let dot = iconPath[slash...].lastIndex(of: ".") ?? iconPath.endIndex
+        return String(iconPath[..<dot]) + ".json"
+    }
+
+    /// The sidecar of an icon file, nil when there is none.
+    static func sidecar(of iconPath: String) -> Result<SpriteSidecar?, SidecarError> {
+        let path = sidecarPath(of: iconPath)
+        guard access(path, F_OK) == 0 else { return .success(nil) }
+        do {
+            return .success(try SpriteSidecar(json: try FileReader.read(path)))
+        } catch let error as SidecarError {
+            return .failure(error)
+        } catch {
+            return .failure(SidecarError(message: "\((error as? FileReadError)?.reason ?? "\(error)")"))
+        }
     }
 
     /// A PNG icon's images: its pixels as they are at the ratio its file is for, scaled
@@ -395,9 +433,15 @@ public final class SpriteBuilder: Sendable {
             return .failure(error)
         }
         var images: [SpriteImage] = [], warnings: [String] = []
+        let sidecar: SpriteSidecar?
+        switch Self.sidecar(of: file.path) {
+        case .success(let found): sidecar = found
+        case .failure(let error): return .failure(.invalidDocument("\(Self.sidecarPath(of: file.path)): \(error)"))
+        }
+        warnings += (sidecar?.unknownKeys ?? []).map { "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\"" }
         for ratio in ratios {
             let scale = ratio / file.unit
-            let sdf = options.sdf.contains { SpriteID.matches(source.id, pattern: $0) }
+            let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(source.id, pattern: $0) }
             let size = PixelSize.raster(width: Double(pixels.size.width), height: Double(pixels.size.height), scale: scale)
             if size != pixels.size, scale > 1 {
                 warnings.append("\(file.path): a PNG icon enlarged \(scale.shortText) times for \(ratio.shortText)x blurs; "
@@ -419,8 +463,19 @@ public final class SpriteBuilder: Sendable {
             guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                 return .failure(.tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
             }
-            let entry = SpriteIndexEntry(rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height),
-                                         pixelRatio: ratio, sdf: sdf)
+            let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
+            func placed(_ box: ContentBox) -> ContentBox {
+                let scaled = box.scaled(by: scale)
+                return ContentBox(left: scaled.left + offset, top: scaled.top + offset, right: scaled.right + offset, bottom: scaled.bottom + offset)
+            }
+            let entry = SpriteIndexEntry(
+                rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio, sdf: sdf,
+                content: sidecar?.content.map(placed),
+                stretchX: (sidecar?.stretchX ?? []).map { StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset) },
+                stretchY: (sidecar?.stretchY ?? []).map { StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset) },
+                textFitWidth: sidecar?.textFitWidth, textFitHeight: sidecar?.textFitHeight,
+                placeholder: sidecar?.placeholder.map(placed), visible: sidecar?.visible)
+            if let problem = entry.metadataProblem { return .failure(.invalidDocument("\(problem) at \(ratio.shortText)x")) }
             images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: entry, isVariant: false))
         }
         return .success((images, warnings))

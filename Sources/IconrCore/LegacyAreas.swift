@@ -3,7 +3,7 @@
 /// `mapbox-stretch` is a stretch area on both axes, `mapbox-stretch-x` and `mapbox-stretch-y`
 /// on one, and `mapbox-content` the content box; any may end in `-N`.
 public enum LegacyAreas {
-    enum Kind { case stretch, stretchX, stretchY, content }
+    enum Kind { case stretch, stretchX, stretchY, content, placeholder }
 
     static func kind(of id: String) -> Kind? {
         var name = Substring(id)
@@ -16,6 +16,7 @@ public enum LegacyAreas {
         case "mapbox-stretch-x": return .stretchX
         case "mapbox-stretch-y": return .stretchY
         case "mapbox-content": return .content
+        case "mapbox-text-placeholder": return .placeholder
         default: return nil
         }
     }
@@ -25,9 +26,9 @@ public enum LegacyAreas {
     /// an element of `ids` that has no box or an empty one (hidden, or no geometry), and a
     /// stretch area that overlaps an earlier one on its axis, are left out with a problem each.
     public static func areas(ids: [String], boxes: [String: (x: Double, y: Double, width: Double, height: Double)])
-        -> (stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?, problems: [String]) {
+        -> (stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?, placeholder: ContentBox?, problems: [String]) {
         var stretchX: [StretchArea] = [], stretchY: [StretchArea] = []
-        var content: ContentBox?
+        var content: ContentBox?, placeholder: ContentBox?
         var problems: [String] = []
         for id in Set(ids).sorted() {
             guard let box = boxes[id], box.width > 0, box.height > 0 else {
@@ -41,6 +42,7 @@ public enum LegacyAreas {
             case .stretchX: stretchX.append(horizontal)
             case .stretchY: stretchY.append(vertical)
             case .content: content = ContentBox(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
+            case .placeholder: placeholder = ContentBox(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
             case nil: break
             }
         }
@@ -56,6 +58,6 @@ public enum LegacyAreas {
             }
             return kept
         }
-        return (separate(stretchX, axis: "x"), separate(stretchY, axis: "y"), content, problems)
+        return (separate(stretchX, axis: "x"), separate(stretchY, axis: "y"), content, placeholder, problems)
     }
 }

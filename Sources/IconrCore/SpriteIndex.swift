@@ -6,15 +6,30 @@ public struct SpriteIndexEntry: Hashable, Sendable {
     public var content: ContentBox?
     public var stretchX: [StretchArea]
     public var stretchY: [StretchArea]
+    /// MapLibre's `textFitWidth` / `textFitHeight`: `stretchOrShrink`, `stretchOnly` or `proportional`.
+    public var textFitWidth: String?
+    public var textFitHeight: String?
+    /// spritezero's text placeholder box (`mapbox-text-placeholder`).
+    public var placeholder: ContentBox?
+    /// spritezero's `visible` flag, when an icon sets it.
+    public var visible: Bool?
+
+    /// The values MapLibre accepts for `textFitWidth` and `textFitHeight`.
+    public static let textFitValues = ["stretchOrShrink", "stretchOnly", "proportional"]
 
     public init(rect: PixelRect, pixelRatio: Double, sdf: Bool = false, content: ContentBox? = nil,
-                stretchX: [StretchArea] = [], stretchY: [StretchArea] = []) {
+                stretchX: [StretchArea] = [], stretchY: [StretchArea] = [], textFitWidth: String? = nil,
+                textFitHeight: String? = nil, placeholder: ContentBox? = nil, visible: Bool? = nil) {
         self.rect = rect
         self.pixelRatio = pixelRatio
         self.sdf = sdf
         self.content = content
         self.stretchX = stretchX
         self.stretchY = stretchY
+        self.textFitWidth = textFitWidth
+        self.textFitHeight = textFitHeight
+        self.placeholder = placeholder
+        self.visible = visible
     }
 
     /// Why the metadata does not fit the image, or nil: stretch areas and the content box
@@ -31,10 +46,16 @@ public struct SpriteIndexEntry: Hashable, Sendable {
                 previousEnd = area.end
             }
         }
-        if let content, !(content.left >= 0 && content.top >= 0 && content.right <= width + 1e-9
-                          && content.bottom <= height + 1e-9 && content.left <= content.right && content.top <= content.bottom) {
-            return "content [\(content.left.shortText), \(content.top.shortText), \(content.right.shortText), \(content.bottom.shortText)] "
+        for (name, box) in [("content", content), ("placeholder", placeholder)] {
+            guard let box, !(box.left >= 0 && box.top >= 0 && box.right <= width + 1e-9
+                             && box.bottom <= height + 1e-9 && box.left <= box.right && box.top <= box.bottom) else { continue }
+            return "\(name) [\(box.left.shortText), \(box.top.shortText), \(box.right.shortText), \(box.bottom.shortText)] "
                 + "is not inside the \(rect.width)x\(rect.height) image"
+        }
+        for (name, value) in [("textFitWidth", textFitWidth), ("textFitHeight", textFitHeight)] {
+            if let value, !Self.textFitValues.contains(value) {
+                return "\(name) \"\(value)\" is not one of \(Self.textFitValues.joined(separator: ", "))"
+            }
         }
         return nil
     }
@@ -49,15 +70,19 @@ public enum SpriteIndex {
         let lines = entries.keys.sorted().map { id -> String in
             let entry = entries[id]!
             var fields: [(String, String)] = []
-            if let content = entry.content {
-                fields.append(("content", "[" + [content.left, content.top, content.right, content.bottom].map(\.shortText)
-                    .joined(separator: separator) + "]"))
+            func box(_ box: ContentBox) -> String {
+                "[" + [box.left, box.top, box.right, box.bottom].map(\.shortText).joined(separator: separator) + "]"
             }
+            if let content = entry.content { fields.append(("content", box(content))) }
             fields.append(("height", "\(entry.rect.height)"))
             fields.append(("pixelRatio", entry.pixelRatio.shortText))
+            if let placeholder = entry.placeholder { fields.append(("placeholder", box(placeholder))) }
             if entry.sdf { fields.append(("sdf", "true")) }
             if !entry.stretchX.isEmpty { fields.append(("stretchX", spans(entry.stretchX, separator))) }
             if !entry.stretchY.isEmpty { fields.append(("stretchY", spans(entry.stretchY, separator))) }
+            if let fit = entry.textFitHeight { fields.append(("textFitHeight", quoted(fit))) }
+            if let fit = entry.textFitWidth { fields.append(("textFitWidth", quoted(fit))) }
+            if let visible = entry.visible { fields.append(("visible", visible ? "true" : "false")) }
             fields.append(("width", "\(entry.rect.width)"))
             fields.append(("x", "\(entry.rect.x)"))
             fields.append(("y", "\(entry.rect.y)"))

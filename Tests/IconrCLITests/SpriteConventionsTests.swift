@@ -221,6 +221,36 @@ struct SpriteConventionsTests {
         #expect(alone.status == 0 || (alone.status == 1 && alone.stderr.hasPrefix("error: refs/self.svg: ")), "\(alone.stderr)")
     }
 
+    /// spritezero's `mapbox-text-placeholder`, and a sidecar `name.json` (MapLibre's
+    /// `textFitWidth`/`textFitHeight` and any index key) merged into the index and validated.
+    @Test func placeholdersAndSidecarsReachTheIndex() throws {
+        let icons = directory.appendingPathComponent("meta")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="30" height="20">
+              <rect id="mapbox-text-placeholder" x="5" y="4" width="20" height="12" fill="none"/>
+              <rect width="30" height="20" fill="#345"/>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("shield.svg"))
+        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("label.svg"), to: icons.appendingPathComponent("label.svg"))
+        try Data(#"{"textFitWidth": "stretchOnly", "textFitHeight": "proportional", "content": [6, 5, 34, 19], "visible": true, "colour": 1}"#.utf8)
+            .write(to: icons.appendingPathComponent("label.json"))
+        let result = try iconr("sprite", "meta", "-o", "m/sprite", "--no-cache")
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning: meta/label.json: ignoring the unknown key \"colour\""), "\(result.stderr)")
+        let index2x = try index("m/sprite@2x.json")
+        #expect(index2x["shield"]?["placeholder"] as? [Int] == [10, 8, 50, 32])
+        let label = try #require(index2x["label"])
+        #expect(label["textFitWidth"] as? String == "stretchOnly" && label["textFitHeight"] as? String == "proportional")
+        #expect(label["visible"] as? Bool == true && label["content"] as? [Int] == [12, 10, 68, 38])
+        #expect((label["stretchX"] as? [[Int]]) == [[16, 64]], "the SVG's metadata stays where the sidecar says nothing")
+        try Data(#"{"textFitWidth": "sideways"}"#.utf8).write(to: icons.appendingPathComponent("label.json"))
+        let invalid = try iconr("sprite", "meta", "-o", "m/sprite", "--no-cache")
+        #expect(invalid.status == 1)
+        #expect(invalid.stderr.contains("error: meta/label.svg: meta/label.json: textFitWidth: expected one of stretchOrShrink, stretchOnly, proportional"),
+                "\(invalid.stderr)")
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")
