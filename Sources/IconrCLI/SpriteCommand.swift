@@ -9,7 +9,7 @@ enum SpriteCommand: Command {
     static let usage = "<icons-dir>... -o <out/prefix> [--ratio R[,R]...]... [--retina] [--variants FILE] "
         + "[--style FILE [--data FILE]... [--emit-style FILE] [--sprite-url URL] [--preview FILE [--preview-size WxH]]] "
         + "[--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID|GLOB]... [--sdf-all] "
-        + "[--sanitize-ids] [--check] [--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
+        + "[--sanitize-ids] [--hash-names] [--check] [--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
     static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of SVG icons (ids are file names).")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
@@ -40,6 +40,8 @@ enum SpriteCommand: Command {
         OptionSpec(names: ["--sdf"], valueName: "ID",
                    help: "Draw this sprite id as a signed distance field; * and ? match (repeatable).", isRepeatable: true),
         OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
+        OptionSpec(names: ["--hash-names"],
+                   help: "Name the files PREFIX.<hash>[@2x].png/json after their content, and print that prefix."),
         OptionSpec(names: ["--check"], help: "Write nothing; exit 1 naming each output that a build would change (for CI)."),
         OptionSpec(names: ["--sanitize-ids"], help: "Replace ':', '{', '}' and control characters in ids with '_'."),
         OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
@@ -97,7 +99,7 @@ enum SpriteCommand: Command {
     private static func build(_ options: SpriteOptions, style: StyleVariants?, previewSize: PixelSize, _ arguments: ScannedArguments,
                               recovery: SpriteBuildRecovery, console: Console) throws {
         let started = ContinuousClock.now
-        let prefix = outputPrefix(arguments.value("--output") ?? "sprite")
+        let outputs = outputPrefix(arguments.value("--output") ?? "sprite")
         // One cache pack per set of folders and ratios: the next build of them reads it.
         let batch = "sprite " + arguments.positionals.map(absolutePath).joined(separator: "\n")
             + (options.recursive ? " recursive" : "") + " ratios " + options.ratios.map(\.shortText).joined(separator: ",")
@@ -119,9 +121,14 @@ enum SpriteCommand: Command {
         let warnings = build.skipped.map { "skipped \($0)" } + build.warnings
         warnings.forEach { console.warning($0) }
 
+        // With --hash-names every sheet's name carries the digest of all of them: a new build
+        // gets new names, so no cache pairs a stale PNG with a fresh JSON.
+        let minify = arguments.has("--minify")
+        let hashNames = arguments.has("--hash-names")
+        let prefix = hashNames ? outputs + "." + contentHash(sheetFiles(build, prefix: outputs, minify: minify)) : outputs
         // Everything is made before anything is written, and then written together: the
         // sheets of every ratio, the emitted style and the preview change all, or none.
-        var files = sheetFiles(build, prefix: prefix, minify: arguments.has("--minify"))
+        var files = sheetFiles(build, prefix: prefix, minify: minify)
         if let style, let output = arguments.value("--emit-style") {
             let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
             files.append((style.emitted(spriteURL: url), output))
@@ -132,7 +139,7 @@ enum SpriteCommand: Command {
         }
         if arguments.has("--check") {
             let changed = files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
-                + staleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
+                + (hashNames ? [] : staleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount))
             for path in changed { console.error("\(path) would change") }
             guard changed.isEmpty else { throw CheckFailure(count: changed.count) }
             console.note("sprite: \(files.count) files up to date")
@@ -147,7 +154,8 @@ enum SpriteCommand: Command {
         // A build whose command was killed must not write: its user has moved on.
         guard Supervisor.parentIsAlive else { return }
         try AtomicFile.writeTogether(files)
-        removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
+        // Hashed names are immutable: older builds stay for the caches and styles that name them.
+        if !hashNames { removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount) }
         let elapsed = seconds(ContinuousClock.now - started)
         if arguments.has("--json") {
             console.out(try jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
@@ -155,6 +163,8 @@ enum SpriteCommand: Command {
         }
         // Results (the files) on stdout; what a person reads on stderr.
         files.forEach { console.out($0.path) }
+        // The prefix a style's "sprite" names, last, for scripts.
+        if hashNames { console.out(prefix) }
         if build.sheetCount > 1 {
             console.note("The icons need \(build.sheetCount) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):")
             console.note("\"sprite\": " + spriteValue(prefix: prefix, sheets: build.sheetCount).serialized)
@@ -275,6 +285,16 @@ enum SpriteCommand: Command {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(summary), as: UTF8.self)
+    }
+
+    /// The first 12 hex digits of the SHA-256 of every file's name (without the folder) and bytes.
+    private static func contentHash(_ files: [(bytes: [UInt8], path: String)]) -> String {
+        var input: [UInt8] = []
+        for file in files {
+            input += Array((file.path.split(separator: "/").last.map(String.init) ?? file.path).utf8) + [0]
+            input += Array(SHA256.hex(file.bytes).utf8)
+        }
+        return String(SHA256.hex(input).prefix(12))
     }
 
     /// `-o out/` or an existing folder: `out/sprite`; anything else is the prefix itself.

@@ -251,6 +251,24 @@ struct SpriteConventionsTests {
                 "\(invalid.stderr)")
     }
 
+    /// `--hash-names`: names after the content, the same for the same input, new for a new
+    /// one (the old files stay for whoever still names them), and the prefix printed last.
+    @Test func hashNamesFollowTheContent() throws {
+        let first = try iconr("sprite", "icons", "-o", "h/", "--hash-names", "--no-cache")
+        #expect(first.status == 0, "\(first.stderr)")
+        let lines = first.stdout.split(separator: "\n").map(String.init)
+        let prefix = try #require(lines.last)
+        #expect(prefix.hasPrefix("h/sprite.") && prefix.count == "h/sprite.".count + 12, "\(prefix)")
+        #expect(lines.dropLast() == ["\(prefix).png", "\(prefix).json", "\(prefix)@2x.png", "\(prefix)@2x.json"])
+        let again = try iconr("sprite", "icons", "-o", "h/", "--hash-names", "--no-cache")
+        #expect(again.stdout == first.stdout, "deterministic")
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("icons/badge.svg"))
+        let changed = try iconr("sprite", "icons", "-o", "h/", "--hash-names", "--no-cache")
+        let newPrefix = try #require(changed.stdout.split(separator: "\n").last.map(String.init))
+        #expect(newPrefix != prefix)
+        #expect(files("h").count == 8, "both builds' files: \(files("h"))")
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")
