@@ -37,7 +37,8 @@ public final class DiskCache: Sendable {
         self.byteLimit = byteLimit
         let entries = directory + "/entries-v1"
         self.entries = entries
-        self.batch = batch.map { Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack") }
+        // A pack may take a quarter of the cache (64 MiB by default).
+        self.batch = batch.map { Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4) }
         for path in [directory, entries, entries + "/packs"] {
             guard FileReader.makeFolder(path) else {
                 throw IconrError.io("cannot create the cache directory: \(String(cString: strerror(errno)))", file: path)
@@ -262,25 +263,35 @@ private enum CRC32 {
 /// One batch's pack: entries as `name length, name, entry length, entry` records after a
 /// header, little-endian 32-bit lengths. A damaged pack loses the entries past the damage;
 /// each entry is still checked against its key and decoded in full before it is served.
+/// The pack written holds this run's entries, then the older ones it read (most recent
+/// first), up to `limit` bytes: builds of other folders and ratios share it.
 private final class Batch: Sendable {
     let path: String
+    let limit: Int
     private static let header = Array("iconr pack 1\n".utf8)
-    /// The pack as read (loaded at the first lookup), and the entries of this run.
-    private let state = Locked<(stored: [String: [UInt8]]?, kept: [String: [UInt8]])>((nil, [:]))
+    /// The pack as read (loaded at the first lookup) with its names in their order, and the
+    /// entries of this run.
+    private let state = Locked<(stored: [String: [UInt8]]?, order: [String], kept: [String: [UInt8]])>((nil, [], [:]))
     /// Encodes stored variants' PNGs while the build renders.
     private let encoder = DispatchQueue(label: "iconr.disk-cache.pack")
 
-    init(path: String) {
+    init(path: String, limit: Int) {
         self.path = path
+        self.limit = limit
     }
 
     func stored(_ name: String) -> [UInt8]? {
         state.withLock { state in
-            if state.stored == nil {
-                state.stored = (try? FileReader.read(path, followingLinks: false)).map { Self.entries(of: $0) } ?? [:]
-            }
+            load(&state)
             return state.stored?[name]
         }
+    }
+
+    private func load(_ state: inout (stored: [String: [UInt8]]?, order: [String], kept: [String: [UInt8]])) {
+        guard state.stored == nil else { return }
+        let records = (try? FileReader.read(path, followingLinks: false)).map { Self.entries(of: $0) } ?? []
+        state.stored = Dictionary(records, uniquingKeysWith: { first, _ in first })
+        state.order = records.map(\.name)
     }
 
     func keep(_ png: [UInt8], as name: String) {
@@ -291,24 +302,33 @@ private final class Batch: Sendable {
         encoder.async { self.keep(entry(variant.png), as: name) }
     }
 
-    /// The pack of this run's entries, sorted by name; nil when there are none.
+    /// The pack of this run's entries, sorted by name, then the older ones in their order
+    /// up to `limit` bytes; nil when this run has none.
     func pack() -> [UInt8]? {
         encoder.sync {}
-        let kept = state.withLock { $0.kept }
+        let (stored, order, kept) = state.withLock { state in
+            load(&state)
+            return (state.stored ?? [:], state.order, state.kept)
+        }
         guard !kept.isEmpty else { return nil }
         var bytes = Self.header
-        for (name, png) in kept.sorted(by: { $0.key < $1.key }) {
-            for field in [Array(name.utf8), png] {
+        func append(_ name: String, _ entry: [UInt8]) {
+            for field in [Array(name.utf8), entry] {
                 withUnsafeBytes(of: UInt32(field.count).littleEndian) { bytes += $0 }
                 bytes += field
             }
         }
+        for (name, entry) in kept.sorted(by: { $0.key < $1.key }) { append(name, entry) }
+        for name in order where kept[name] == nil {
+            guard let entry = stored[name], bytes.count + entry.count + name.utf8.count + 8 <= limit else { continue }
+            append(name, entry)
+        }
         return bytes
     }
 
-    private static func entries(of pack: [UInt8]) -> [String: [UInt8]] {
-        guard pack.starts(with: header) else { return [:] }
-        var entries: [String: [UInt8]] = [:]
+    private static func entries(of pack: [UInt8]) -> [(name: String, entry: [UInt8])] {
+        guard pack.starts(with: header) else { return [] }
+        var entries: [(name: String, entry: [UInt8])] = []
         var offset = header.count
         func field() -> ArraySlice<UInt8>? {
             guard offset + 4 <= pack.count else { return nil }
@@ -318,7 +338,7 @@ private final class Batch: Sendable {
             return pack[(offset + 4)..<(offset + 4 + length)]
         }
         while let name = field(), let png = field() {
-            entries[String(decoding: name, as: UTF8.self)] = Array(png)
+            entries.append((String(decoding: name, as: UTF8.self), Array(png)))
         }
         return entries
     }

@@ -100,10 +100,9 @@ enum SpriteCommand: Command {
                               recovery: SpriteBuildRecovery, console: Console) throws {
         let started = ContinuousClock.now
         let outputs = outputPrefix(arguments.value("--output") ?? "sprite")
-        // One cache pack per set of folders and ratios: the next build of them reads it.
-        let batch = "sprite " + arguments.positionals.map(absolutePath).joined(separator: "\n")
-            + (options.recursive ? " recursive" : "") + " ratios " + options.ratios.map(\.shortText).joined(separator: ",")
-        let builder = SpriteBuilder(options: options, cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: batch, console: console)),
+        // One cache pack shared by every sprite build: entries are keyed by variant and scale
+        // alone, so another folder, a moved one or an added ratio finds what was rendered.
+        let builder = SpriteBuilder(options: options, cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: "sprites", console: console)),
                                     rendering: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build: SpriteBuild

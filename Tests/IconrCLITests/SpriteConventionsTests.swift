@@ -269,6 +269,21 @@ struct SpriteConventionsTests {
         #expect(files("h").count == 8, "both builds' files: \(files("h"))")
     }
 
+    /// The disk cache keys each variant and ratio: a moved folder, or an added ratio, renders
+    /// only what is new.
+    @Test func theCacheOutlivesMovesAndNewRatios() throws {
+        let cache = directory.appendingPathComponent("cache").path
+        let first = try iconr("sprite", "icons", "-o", "a/sprite", "--cache-dir", cache)
+        #expect(first.stderr.contains(", 8 rendered, 0 from cache"), "\(first.stderr)")
+        try FileManager.default.moveItem(at: directory.appendingPathComponent("icons"), to: directory.appendingPathComponent("moved"))
+        let moved = try iconr("sprite", "moved", "-o", "b/sprite", "--cache-dir", cache)
+        #expect(moved.stderr.contains(", 0 rendered, 8 from cache"), "\(moved.stderr)")
+        let added = try iconr("sprite", "moved", "-o", "c/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
+        #expect(added.stderr.contains(", 4 rendered, 8 from cache"), "\(added.stderr)")
+        let all = try iconr("sprite", "moved", "-o", "d/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
+        #expect(all.stderr.contains(", 0 rendered, 12 from cache"), "\(all.stderr)")
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")
