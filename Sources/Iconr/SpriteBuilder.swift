@@ -170,13 +170,14 @@ public final class SpriteBuilder: Sendable {
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
     public static func iconFiles(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [(id: String, path: String)] {
-        try SpriteSources.find(in: directories, recursive: recursive, sanitizeIDs: true).map { ($0.id, $0.path) }
+        try SpriteSources.find(in: directories, recursive: recursive, sanitizeIDs: true).sources.map { ($0.id, $0.path) }
     }
 
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
     public func build(directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
                       progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SpriteBuildError) -> SpriteBuild {
-        let sources = try SpriteSources.find(in: directories, recursive: options.recursive, sanitizeIDs: options.sanitizeIDs)
+        let (sources, sourceWarnings) = try SpriteSources.find(in: directories, recursive: options.recursive,
+                                                               sanitizeIDs: options.sanitizeIDs)
         let known = Set(sources.map(\.id))
         if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
@@ -194,7 +195,7 @@ public final class SpriteBuilder: Sendable {
         let together = sources.indices.filter { recovery.suspects.isDisjoint(with: sources[$0].paths) }
         alone.forEach(renderIcon)
         DispatchQueue.concurrentPerform(iterations: together.count) { renderIcon(together[$0]) }
-        var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings: [String] = []
+        var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings = sourceWarnings
         for index in sources.indices {
             switch results.withLock({ $0[index] }) {
             case .success(let rendered)?:
@@ -628,7 +629,9 @@ struct SpriteSource: Sendable {
 enum SpriteSources {
     /// The icon files of `directories` (and their subfolders when `recursive`), by id:
     /// `.svg`, `.svgz` and `.png` in any letter case, hidden files left out.
-    static func find(in directories: [String], recursive: Bool, sanitizeIDs: Bool) throws(SpriteBuildError) -> [SpriteSource] {
+    /// An SVG and a PNG of one id: the SVG draws it, with a warning.
+    static func find(in directories: [String], recursive: Bool,
+                     sanitizeIDs: Bool) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String]) {
         var files: [(id: String, ratio: Double?, path: String)] = []
         for directory in directories {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
@@ -644,9 +647,16 @@ enum SpriteSources {
             }
             files[index].id = String(String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
         }
-        var sources: [SpriteSource] = []
-        for (id, group) in Dictionary(grouping: files, by: \.id) {
-            let bases = group.filter { $0.ratio == nil }
+        var sources: [SpriteSource] = [], warnings: [String] = []
+        for (id, group) in Dictionary(grouping: files, by: \.id).sorted(by: { $0.key < $1.key }) {
+            var bases = group.filter { $0.ratio == nil }
+            let vectors = bases.filter { !$0.path.lowercased().hasSuffix(".png") }
+            if vectors.count == 1, bases.count > 1 {
+                for bitmap in bases where bitmap.path != vectors[0].path {
+                    warnings.append("\(bitmap.path): left out, \(vectors[0].path) draws the id \"\(id)\"")
+                }
+                bases = vectors
+            }
             if bases.count > 1 { throw SpriteBuildError.duplicateID(id, bases.map(\.path).sorted()) }
             var perRatio: [Double: SpriteSource.File] = [:]
             for file in group {
@@ -658,7 +668,7 @@ enum SpriteSources {
             guard let path = base?.path ?? perRatio.min(by: { $0.key < $1.key })?.value.path else { continue }
             sources.append(SpriteSource(id: id, path: path, base: base, perRatio: perRatio))
         }
-        return sources.sorted { $0.id < $1.id }
+        return (sources.sorted { $0.id < $1.id }, warnings)
     }
 
     private static func isForbiddenInID(_ scalar: Unicode.Scalar) -> Bool {

@@ -1,0 +1,79 @@
+import Dispatch
+import Foundation
+import Iconr
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// The three real icon sets of ../shared/corpora (Maki, Temaki, openstreetmap-carto's
+/// symbols, with its PNGs and subfolders) build at ratios 1, 2 and 3 with the built `iconr`,
+/// every icon present, and each image pixel-equal to a render of that icon alone.
+@Suite(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+struct RealIconSetTests {
+    @Test(arguments: ["maki", "temaki", "osm-carto-symbols"])
+    func buildsEveryIconAtRatios1To3PixelEqualToItsRender(_ set: String) throws {
+        let folder = TestSupport.corpora.appendingPathComponent(set).path
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-real-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try TestSupport.run(TestSupport.iconrExecutable, ["sprite", folder, "--recursive", "-o", out.path + "/",
+                                                                        "--ratio", "1,2,3", "--no-cache", "--json"], timeout: 600)
+        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+        let summary = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let sheets = try #require(summary["sheets"] as? [[String: Any]])
+        let files = try SpriteBuilder.iconFiles(in: [folder], recursive: true)
+        #expect(summary["icons"] as? Int == files.count, "every icon present")
+        #expect((summary["skipped"] as? [String])?.isEmpty == true)
+        let paths = Dictionary(uniqueKeysWithValues: files.map { ($0.id, $0.path) })
+        var mismatches: [String] = []
+        for ratio in [1.0, 2.0, 3.0] {
+            var entries: [String: [String: Any]] = [:]
+            var images: [String: RasterImage] = [:]
+            for sheet in sheets where sheet["ratio"] as? Double == ratio {
+                let json = try #require(sheet["json"] as? String), png = try #require(sheet["png"] as? String)
+                let index = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: [String: Any]])
+                let image = try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: png))), maxSize: PixelSize(width: 4096, height: 4096))
+                for (id, entry) in index {
+                    entries[id] = entry
+                    images[id] = image
+                }
+            }
+            #expect(Set(entries.keys) == Set(paths.keys), "\(set) at \(ratio)x: every icon in a sheet")
+            let crops = entries.keys.sorted().compactMap { id -> (id: String, path: String, drawn: RasterImage)? in
+                guard let path = paths[id], let entry = entries[id], let sheet = images[id] else { return nil }
+                return (id, path, sheet.cropped(to: entry))
+            }
+            let found = Locked<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: crops.count) { index in
+                let (id, path, drawn) = crops[index]
+                let alone: RasterImage
+                do {
+                    alone = try Self.single(path: path, ratio: ratio)
+                } catch {
+                    found.withLock { $0.append("\(id) at \(ratio)x: \(error)") }
+                    return
+                }
+                if drawn != alone { found.withLock { $0.append("\(id) at \(ratio)x: \(drawn.size) vs \(alone.size)") } }
+            }
+            mismatches += found.withLock { $0 }
+        }
+        #expect(mismatches.isEmpty, "\(mismatches.count) images differ: \(mismatches.prefix(10))")
+    }
+
+    /// The icon at `ratio` on its own: an SVG rendered in this process (with its file as
+    /// base when it refers to files), a PNG decoded and, at other ratios, resampled.
+    static func single(path: String, ratio: Double) throws -> RasterImage {
+        let bytes = try IconrError.reading(path)
+        // `name@2x.png` holds the pixels of 2x (osm-carto has such files alone).
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        let unit = name.firstRange(of: "@").flatMap { Double(name[$0.upperBound...].prefix { $0 != "x" }) } ?? 1
+        if PNGDecoder.isPNG(bytes) {
+            let image = try PNGDecoder.decode(bytes)
+            let size = PixelSize.raster(width: Double(image.size.width), height: Double(image.size.height), scale: ratio / unit)
+            return size == image.size ? image : try Rasterizer.resample(image, to: size)
+        }
+        let svg = Gzip.isCompressed(bytes) ? try Gzip.decompress(bytes) : bytes
+        let template = try SVGTemplate(bytes: svg)
+        return try template.render(template.resolve(colors: [:]), scale: ratio / unit,
+                                   baseFile: template.externalReferences.isEmpty ? nil : path).image
+    }
+}
