@@ -149,7 +149,7 @@ struct MapLibreTests {
         }
     }
 
-    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
     func iconsSplitOverSeveralSheetsAllLoad() throws {
         let maki = TestSupport.svgFiles(in: "maki").prefix(10)
         for file in maki {

@@ -115,7 +115,7 @@ struct RenderCommandTests {
         #expect(result.stderr == "error: bad.svg:3:53: m:parameter \"flag_color\" has an invalid m:value \"#12\"\n")
     }
 
-    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing),
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
           arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
     func crashersExit1WithoutASignal(_ file: URL) throws {
         let result = try iconr("render", file.path, "--timeout", "3")

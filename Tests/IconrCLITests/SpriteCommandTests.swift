@@ -5,7 +5,7 @@ import IconrTestSupport
 import Testing
 
 /// `iconr sprite` end to end (with a Maki icon among the bundled ones).
-@Suite(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+@Suite(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
 struct SpriteCommandTests {
     let directory: URL
 

@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 import Iconr
 import IconrRender
 
@@ -17,7 +16,7 @@ public enum TestSupport {
     /// (a fresh clone) they are skipped, and Swift Testing prints `corporaMissing` for each.
     public static let corporaAvailable = FileManager.default.fileExists(atPath: corpora.path)
         || ProcessInfo.processInfo.environment["CI"] == "true"
-    public static let corporaMissing: Comment = "needs ../shared/corpora beside the checkout (the project's shared/ folder)"
+    public static let corporaMissing = "needs ../shared/corpora beside the checkout (the project's shared/ folder)"
 
     /// The `iconr` executable built beside the test bundle: it serves isolated renders.
     public static let iconrExecutable: String = {

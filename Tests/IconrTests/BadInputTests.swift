@@ -62,7 +62,7 @@ struct BadInputTests {
 
     /// Every file of the crasher corpus fails with an error (crash, timeout or a document
     /// error), in the isolated renderer, without taking the test process down.
-    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing),
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
           arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
     func crashersBecomeErrors(_ file: URL) throws {
         let limits = RenderLimits(timeout: 3)
@@ -74,7 +74,7 @@ struct BadInputTests {
         #expect(ContinuousClock.now - started < .seconds(10))
     }
 
-    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
     func knownAbortsAreReportedAsCrashes() throws {
         let file = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         #expect(performing: {

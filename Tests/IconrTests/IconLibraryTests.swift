@@ -270,7 +270,7 @@ struct IconLibraryTests {
         #expect(again == first && library.cache.statistics.renders == 2)
     }
 
-    @Test(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
     func isolatedLibrariesSurviveCrashers() throws {
         let crasher = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         try FileManager.default.copyItem(at: crasher, to: folder.appendingPathComponent("icons/crasher.svg"))

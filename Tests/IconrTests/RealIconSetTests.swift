@@ -8,7 +8,7 @@ import Testing
 /// The three real icon sets of ../shared/corpora (Maki, Temaki, openstreetmap-carto's
 /// symbols, with its PNGs and subfolders) build at ratios 1, 2 and 3 with the built `iconr`,
 /// every icon present, and each image pixel-equal to a render of that icon alone.
-@Suite(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+@Suite(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
 struct RealIconSetTests {
     @Test(arguments: ["maki", "temaki", "osm-carto-symbols"])
     func buildsEveryIconAtRatios1To3PixelEqualToItsRender(_ set: String) throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// iconr against `rsvg-convert --zoom S` on real icon sets: for a template with no
 /// parameters, at a scale where both agree on the size, every channel within 1.
-@Suite(.enabled(if: TestSupport.corporaAvailable, TestSupport.corporaMissing))
+@Suite(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
 struct ReferenceAgreementTests {
     struct Outcome: Sendable {
         var agreed: [String] = []
