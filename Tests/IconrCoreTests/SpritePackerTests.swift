@@ -48,6 +48,23 @@ struct SpritePackerTests {
         #expect(Self.fill(mixedSheet, Self.mixed) >= 0.90, "mixed: \(Self.fill(mixedSheet, Self.mixed))")
     }
 
+    /// Seeded mixed sets of 120 icons of 6-72 px at 2x (padding 2): how full the sheet is,
+    /// counting each icon's padding. Today 94.5-95.2% on seeds 1-5; the sprite issue's goal
+    /// is 97%, not met yet: this guards against a regression below 94%.
+    @Test(arguments: [1, 2, 3, 4, 5])
+    func packsMixedSetsTightly(_ seed: Int) throws {
+        var state = UInt64(seed)
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % bound
+        }
+        let sizes = (0..<120).map { _ in PixelSize(width: (6 + next(67)) * 2, height: (6 + next(67)) * 2) }
+        let sheet = try #require(SpritePacker.pack(sizes, padding: 2, maxSide: 4096))
+        let padded = Double(sizes.reduce(0) { $0 + ($1.width + 2) * ($1.height + 2) })
+        let packing = padded / Double((sheet.width + 2) * (sheet.height + 2))
+        #expect(packing >= 0.94, "seed \(seed): \(packing)")
+    }
+
     @Test func splitsIntoSheetsThatFit() throws {
         let sizes = Self.mixed + [PixelSize(width: 300, height: 20)]
         let split = SpritePacker.split(sizes, padding: 1, maxSide: 256)
