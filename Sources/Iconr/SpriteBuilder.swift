@@ -330,6 +330,7 @@ public final class SpriteBuilder: Sendable {
         case .failure(let error): return failure("\(Self.sidecarPath(of: file.path)): \(error)")
         }
         var images: [SpriteImage] = []
+        var reportedProblems = Set<String>()
         for (id, params, isVariant, variantScale) in wanted {
             // In process, the variant's document loads once for all ratios (parsing is about
             // half the cost of a small icon); a worker keeps its last document for the same reason.
@@ -393,8 +394,15 @@ public final class SpriteBuilder: Sendable {
                         return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
                     },
                     visible: sidecar?.visible)
-                if let problem = entry.metadataProblem { return failure("\(problem) at \(ratio.shortText)x") }
-                images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: entry, isVariant: isVariant))
+                // Metadata that does not fit the image is left out with a warning (once an icon).
+                let (valid, problems) = entry.validated()
+                for problem in problems {
+                    // One warning per id and field (`stretchX`, `content`, ...), not per ratio.
+                    let field = "\(id) " + (problem.split(separator: " ").first.map(String.init) ?? problem)
+                    guard reportedProblems.insert(field).inserted else { continue }
+                    warnings.append("\(file.path): \(id == source.id ? "" : "\(id): ")\(problem) at \(ratio.shortText)x: it is left out")
+                }
+                images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: valid, isVariant: isVariant))
             }
         }
         return .success((images, warnings))
@@ -476,8 +484,9 @@ public final class SpriteBuilder: Sendable {
                 stretchY: (sidecar?.stretchY ?? []).map { StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset) },
                 textFitWidth: sidecar?.textFitWidth, textFitHeight: sidecar?.textFitHeight,
                 placeholder: sidecar?.placeholder.map(placed), visible: sidecar?.visible)
-            if let problem = entry.metadataProblem { return .failure(.invalidDocument("\(problem) at \(ratio.shortText)x")) }
-            images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: entry, isVariant: false))
+            let (valid, problems) = entry.validated()
+            if ratio == ratios.first { warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" } }
+            images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false))
         }
         return .success((images, warnings))
     }

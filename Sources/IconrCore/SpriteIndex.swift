@@ -32,6 +32,33 @@ public struct SpriteIndexEntry: Hashable, Sendable {
         self.visible = visible
     }
 
+    /// The entry with each piece of metadata that does not fit the image left out, and why
+    /// (as spritezero checks: areas positive, ordered, not overlapping, inside the image).
+    public func validated() -> (entry: SpriteIndexEntry, problems: [String]) {
+        var entry = self
+        var problems: [String] = []
+        while let problem = entry.metadataProblem {
+            problems.append(problem)
+            // Leave out the first field that fails, then look again.
+            var probe = entry
+            probe.stretchX = []
+            if probe.metadataProblem != problem { entry.stretchX = []; continue }
+            probe = entry
+            probe.stretchY = []
+            if probe.metadataProblem != problem { entry.stretchY = []; continue }
+            probe = entry
+            probe.content = nil
+            if probe.metadataProblem != problem { entry.content = nil; continue }
+            probe = entry
+            probe.placeholder = nil
+            if probe.metadataProblem != problem { entry.placeholder = nil; continue }
+            entry.textFitWidth = SpriteIndexEntry.textFitValues.contains(entry.textFitWidth ?? "") ? entry.textFitWidth : nil
+            entry.textFitHeight = SpriteIndexEntry.textFitValues.contains(entry.textFitHeight ?? "") ? entry.textFitHeight : nil
+            if entry.metadataProblem == problem { break }
+        }
+        return (entry, problems)
+    }
+
     /// Why the metadata does not fit the image, or nil: stretch areas and the content box
     /// must be ordered and lie inside the image.
     public var metadataProblem: String? {
@@ -39,7 +66,7 @@ public struct SpriteIndexEntry: Hashable, Sendable {
         for (axis, areas, limit) in [("stretchX", stretchX, width), ("stretchY", stretchY, height)] {
             var previousEnd = 0.0
             for area in areas {
-                guard area.start >= previousEnd, area.end >= area.start, area.end <= limit + 1e-9 else {
+                guard area.start >= previousEnd, area.end > area.start, area.end <= limit + 1e-9 else {
                     return "\(axis) [\(area.start.shortText), \(area.end.shortText)] is not ordered inside the "
                         + "\(rect.width)x\(rect.height) image"
                 }

@@ -213,5 +213,13 @@ struct SpriteIndexTests {
         entry.stretchX = []
         entry.content = ContentBox(left: 6, top: 5, right: 44, bottom: 19)
         #expect(entry.metadataProblem == "content [6, 5, 44, 19] is not inside the 40x24 image")
+        // Validation leaves out what does not fit, and keeps the rest.
+        entry.stretchX = [StretchArea(start: 20, end: 30), StretchArea(start: 8, end: 12)]
+        entry.stretchY = [StretchArea(start: 2, end: 20)]
+        let (valid, problems) = entry.validated()
+        #expect(problems == ["stretchX [8, 12] is not ordered inside the 40x24 image",
+                             "content [6, 5, 44, 19] is not inside the 40x24 image"])
+        #expect(valid.stretchX.isEmpty && valid.content == nil && valid.stretchY == [StretchArea(start: 2, end: 20)])
+        #expect(valid.metadataProblem == nil)
     }
 }
