@@ -345,8 +345,14 @@ public final class SpriteBuilder: Sendable {
                     case .isolated(let workers):
                         return try workers.render(bytes, scale: scale, limits: options.limits)
                     case .inProcess:
-                        if document == nil { document = try LoadedSVG(bytes: bytes, baseFile: baseFile) }
-                        return try document!.render(scale: scale, limits: options.limits)
+                        let loaded: LoadedSVG
+                        if let document {
+                            loaded = document
+                        } else {
+                            loaded = try LoadedSVG(bytes: bytes, baseFile: baseFile)
+                        }
+                        document = loaded
+                        return try loaded.render(scale: scale, limits: options.limits)
                     }
                 }
             }

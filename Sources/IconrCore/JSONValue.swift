@@ -58,7 +58,7 @@ public enum JSONValue: Hashable, Sendable, Encodable {
         case .string(let value): SpriteIndex.quoted(value)
         case .array(let values): "[" + values.map(\.serialized).joined(separator: ",") + "]"
         case .object(let object):
-            "{" + object.keys.sorted().map { SpriteIndex.quoted($0) + ":" + object[$0]!.serialized }.joined(separator: ",") + "}"
+            "{" + object.sorted { $0.key < $1.key }.map { SpriteIndex.quoted($0.key) + ":" + $0.value.serialized }.joined(separator: ",") + "}"
         }
     }
 }

@@ -94,8 +94,7 @@ public enum SpriteIndex {
     public static func json(_ entries: [String: SpriteIndexEntry], minified: Bool) -> [UInt8] {
         let separator = minified ? "," : ", "
         let colon = minified ? ":" : ": "
-        let lines = entries.keys.sorted().map { id -> String in
-            let entry = entries[id]!
+        let lines = entries.sorted { $0.key < $1.key }.map { id, entry -> String in
             var fields: [(String, String)] = []
             func box(_ box: ContentBox) -> String {
                 "[" + [box.left, box.top, box.right, box.bottom].map(\.shortText).joined(separator: separator) + "]"

@@ -42,7 +42,7 @@ public enum SpritePacker {
         let padded = sizes.map { PixelSize(width: $0.width + padding, height: $0.height + padding) }
         let order = insertionOrder(padded)
         let area = padded.reduce(0) { $0 + $1.width * $1.height }
-        let widest = padded.map(\.width).max()!
+        let widest = padded.map(\.width).max() ?? 1
         let root = Int(Double(area).squareRoot())
         let low = max(widest, root * 9 / 10), high = min(maxSide + padding, max(low, root * 2))
         let step = max(1, (high - low) / 48)
@@ -51,8 +51,8 @@ public enum SpritePacker {
         for binWidth in Array(stride(from: low, through: high, by: step)) + [maxSide + padding] {
             guard let placements = place(padded, order: order, binWidth: binWidth, binHeight: maxSide + padding) else { continue }
             // The last column and row need no padding after them.
-            let width = placements.values.map(\.maxX).max()! - padding
-            let height = placements.values.map(\.maxY).max()! - padding
+            let width = (placements.values.map(\.maxX).max() ?? padding) - padding
+            let height = (placements.values.map(\.maxY).max() ?? padding) - padding
             guard width <= maxSide, height <= maxSide else { continue }
             let sheet = Sheet(width: width, height: height, placements: placements.mapValues {
                 PixelRect(x: $0.x, y: $0.y, width: $0.width - padding, height: $0.height - padding)

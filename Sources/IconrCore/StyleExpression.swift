@@ -51,7 +51,7 @@ public struct ImageReference: Hashable, Sendable {
     /// `name?param=#rrggbb&...` with names sorted: the same for equal references in every
     /// run (a dictionary's own order is seeded per process), so lists sort the same.
     var sortKey: String {
-        name + "?" + params.keys.sorted().map { "\($0)=\(params[$0]!.hexString)" }.joined(separator: "&")
+        name + "?" + params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }.joined(separator: "&")
     }
 }
 
@@ -227,9 +227,9 @@ extension StyleExpression {
                     guard case .object(let values) = paramsValue else {
                         throw ExpressionError(path: optionsPath + ".params", message: "params must be an object")
                     }
-                    for key in values.keys.sorted() {
+                    for (key, json) in values.sorted(by: { $0.key < $1.key }) {
                         let valuePath = "\(optionsPath).params.\(key)"
-                        let value = try parse(values[key]!, path: valuePath)
+                        let value = try parse(json, path: valuePath)
                         if case .literal(.string(let text)) = value, Color(css: text) == nil {
                             throw ExpressionError(path: valuePath, message: "Could not parse color from value '\(text)'")
                         }

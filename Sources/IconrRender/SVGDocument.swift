@@ -146,7 +146,7 @@ private func consumeMessage(_ error: UnsafeMutablePointer<GError>?, fallback: St
     guard let raw = error.pointee.message.map({ String(cString: $0) }) else { return fallback }
     var message = raw.split(whereSeparator: \.isNewline).map { $0.drop(while: \.isWhitespace) }
         .filter { !$0.isEmpty }.joined(separator: "; ")
-    let libxmlPrefix = try! Regex(#"Error domain \d+ code \d+ on (.*?) of data: "#, as: (Substring, Substring).self)
+    let libxmlPrefix = #/Error domain \d+ code \d+ on (.*?) of data: /#
     if let match = message.firstMatch(of: libxmlPrefix) {
         message.replaceSubrange(match.range, with: "\(match.output.1): ")
     }
