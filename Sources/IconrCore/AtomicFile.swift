@@ -59,17 +59,29 @@ public enum AtomicFile {
             defer { for path in temporaries { paths.remove(path) } }
             // Keep each old file under a second name until every rename has worked.
             var backups: [String?] = []
+            // Destinations that existed but could not be linked (a file system without hard
+            // links): a rollback leaves their new content rather than remove them.
+            var unbacked = Set<Int>()
             defer { for backup in backups { if let backup { unlink(backup) } } }
             for (index, file) in replaced.enumerated() {
                 let backup = temporaries[index] + ".old"
-                backups.append(link(file.target, backup) == 0 ? backup : nil)
+                if link(file.target, backup) == 0 {
+                    backups.append(backup)
+                } else {
+                    backups.append(nil)
+                    if errno != ENOENT { unbacked.insert(index) }
+                }
             }
             for (index, file) in replaced.enumerated() where rename(temporaries[index], file.target) != 0 {
                 let reason = String(cString: strerror(errno))
                 temporaries[index...].forEach { unlink($0) }
                 // Put back what the renames before this one replaced.
                 for earlier in 0..<index {
-                    if let backup = backups[earlier] { rename(backup, replaced[earlier].target) } else { unlink(replaced[earlier].target) }
+                    if let backup = backups[earlier] {
+                        rename(backup, replaced[earlier].target)
+                    } else if !unbacked.contains(earlier) {
+                        unlink(replaced[earlier].target)
+                    }
                 }
                 return FileWriteError(path: file.path, reason: reason)
             }
