@@ -10,7 +10,7 @@ enum SpriteCommand: Command {
         + "[--style FILE [--data FILE]... [--emit-style FILE] [--sprite-url URL] [--preview FILE [--preview-size WxH]]] "
         + "[--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID|GLOB]... [--sdf-all] "
         + "[--sanitize-ids] [--hash-names] [--check] [--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
-    static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of SVG icons (ids are file names).")]
+    static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of .svg, .svgz and .png icons (ids are file names; name@2x.svg is name at 2x).")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
                    help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required; a folder: FOLDER/sprite)."),
