@@ -14,7 +14,8 @@ import IconrRender
 /// miss: removed and rendered again, never served. Past `byteLimit`, the least recently used
 /// files (by modification time, refreshed by a hit when a minute old) go. Maintenance
 /// (`clear`, eviction, statistics) never follows a symbolic link and only ever removes
-/// regular files named as entries are, in the cache's own folders.
+/// regular files named as entries are, in the cache's own folders. Composed sprite sheets are
+/// kept as blobs in `sheets/` (`readBlob`, `storeBlob`).
 ///
 /// Single entries live in one file each, spread over 256 subfolders by their first two hex
 /// digits. A batch job (a sprite build) names a batch instead: its entries are read from and
@@ -78,6 +79,23 @@ public final class DiskCache: Sendable {
         }
         batch?.keep(entry, as: name)
         return (png, image)
+    }
+
+    /// The bytes stored under `name` (64 hex digits) with `storeBlob`, or nil.
+    func readBlob(_ name: String) -> [UInt8]? {
+        let path = entries + "/sheets/" + name + ".sheets"
+        guard let (bytes, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 { utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW) }
+        return bytes
+    }
+
+    /// Stores `bytes` under `name` (composed sprite sheets); a failure only costs a later build.
+    func storeBlob(_ bytes: [UInt8], as name: String) {
+        mkdir(entries + "/sheets", 0o755)
+        guard (try? AtomicFile.write(bytes, to: entries + "/sheets/" + name + ".sheets")) != nil else { return }
+        counted(adding: bytes.count)
     }
 
     /// Stores the variant's PNG: in its own file now, or in the batch's pack at `flush()`.
@@ -163,6 +181,7 @@ public final class DiskCache: Sendable {
         for folder in FileReader.names(in: entries) {
             let suffix: String
             if folder == "packs" { suffix = ".pack" }
+            else if folder == "sheets" { suffix = ".sheets" }
             else if folder.utf8.count == 2, folder.utf8.allSatisfy(Self.isHexDigit) { suffix = ".png" }
             else { continue }
             let path = entries + "/" + folder

@@ -215,7 +215,16 @@ public final class SpriteBuilder: Sendable {
         }
         let statsAfter = cache.statistics
         let rendered = ContinuousClock.now
-        let sheets = try compose(images)
+        // Sheets composed from exactly these images and options before are read back instead
+        // of packed and encoded again (most of a warm rebuild).
+        let compositionKey = compositionKey(images)
+        let sheets: (files: [SpriteSheetFile], count: Int)
+        if let cached = cache.disk?.readBlob(compositionKey).flatMap(SheetArchive.sheets(from:)) {
+            sheets = cached
+        } else {
+            sheets = try compose(images)
+            cache.disk?.storeBlob(SheetArchive.bytes(of: sheets), as: compositionKey)
+        }
         // The entries written behind must be on disk before the next run looks for them.
         cache.disk?.flush()
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
@@ -408,7 +417,8 @@ public final class SpriteBuilder: Sendable {
                     guard reportedProblems.insert(field).inserted else { continue }
                     warnings.append("\(file.path): \(id == source.id ? "" : "\(id): ")\(problem) at \(ratio.shortText)x: it is left out")
                 }
-                images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: valid, isVariant: isVariant))
+                images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: valid, isVariant: isVariant,
+                                          contentKey: key.identity + (sdf ? " sdf" : "")))
             }
         }
         return .success((images, warnings))
@@ -448,6 +458,7 @@ public final class SpriteBuilder: Sendable {
             return .failure(error)
         }
         var images: [SpriteImage] = [], warnings: [String] = []
+        let digest = SHA256.hex(png)
         let sidecar: SpriteSidecar?
         switch Self.sidecar(of: file.path) {
         case .success(let found): sidecar = found
@@ -492,7 +503,8 @@ public final class SpriteBuilder: Sendable {
                 placeholder: sidecar?.placeholder.map(placed), visible: sidecar?.visible)
             let (valid, problems) = entry.validated()
             if ratio == ratios.first { warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" } }
-            images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false))
+            images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false,
+                                      contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
         }
         return .success((images, warnings))
     }
@@ -541,6 +553,18 @@ public final class SpriteBuilder: Sendable {
             return try result.get()
         }
         return (sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }, packed.groups.count)
+    }
+
+    /// The digest of everything that decides the sheets: the layout options, and each
+    /// image's id, ratio, content key and index metadata.
+    private func compositionKey(_ images: [SpriteImage]) -> String {
+        var text = "sheets \(IconrVersion.string) ratios \(options.ratios.sorted().map(\.shortText)) padding \(options.padding) "
+            + "max \(options.maxSize) unique \(options.unique)\n"
+        for image in images.sorted(by: { ($0.ratio, $0.id) < ($1.ratio, $1.id) }) {
+            text += image.id + "\u{0}" + image.ratio.shortText + "\u{0}" + image.contentKey + "\u{0}"
+            text += String(decoding: SpriteIndex.json([image.id: image.entry], minified: true), as: UTF8.self) + "\n"
+        }
+        return SHA256.hex(Array(text.utf8))
     }
 
     /// For each image, the first image with the same pixels (itself when none before it has).
@@ -607,6 +631,8 @@ private struct SpriteImage: Sendable {
     let image: RasterImage
     let entry: SpriteIndexEntry
     let isVariant: Bool
+    /// What determines the pixels: the variant's cache key (with the SDF flag), or a PNG's digest.
+    let contentKey: String
 }
 
 /// An icon and its files: a base file (`name.svg`, `.svgz` or `.png`) and files for single

@@ -120,6 +120,41 @@ public enum SpriteIndex {
         return Array(text.utf8)
     }
 
+    /// The entries of index JSON as `json(_:minified:)` writes it; nil when it is not one.
+    public static func entries(fromJSON bytes: [UInt8]) -> [String: SpriteIndexEntry]? {
+        guard let object = (try? JSONValue.parse(bytes))?.objectValue else { return nil }
+        var entries: [String: SpriteIndexEntry] = [:]
+        for (id, value) in object {
+            func number(_ key: String) -> Double? {
+                if case .number(let number)? = value[key] { return number }
+                return nil
+            }
+            func numbers(_ json: JSONValue?) -> [Double]? {
+                json?.arrayValue?.compactMap { if case .number(let number) = $0 { number } else { nil } }
+            }
+            func box(_ key: String) -> ContentBox? {
+                guard let values = numbers(value[key]), values.count == 4 else { return nil }
+                return ContentBox(left: values[0], top: values[1], right: values[2], bottom: values[3])
+            }
+            func spans(_ key: String) -> [StretchArea] {
+                (value[key]?.arrayValue ?? []).compactMap { numbers($0) }.filter { $0.count == 2 }
+                    .map { StretchArea(start: $0[0], end: $0[1]) }
+            }
+            func flag(_ key: String) -> Bool? {
+                if case .bool(let flag)? = value[key] { return flag }
+                return nil
+            }
+            guard let x = number("x"), let y = number("y"), let width = number("width"), let height = number("height"),
+                  let ratio = number("pixelRatio") else { return nil }
+            entries[id] = SpriteIndexEntry(
+                rect: PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)), pixelRatio: ratio,
+                sdf: flag("sdf") ?? false, content: box("content"), stretchX: spans("stretchX"), stretchY: spans("stretchY"),
+                textFitWidth: value["textFitWidth"]?.stringValue, textFitHeight: value["textFitHeight"]?.stringValue,
+                placeholder: box("placeholder"), visible: flag("visible"))
+        }
+        return entries
+    }
+
     private static func spans(_ areas: [StretchArea], _ separator: String) -> String {
         "[" + areas.map { "[\($0.start.shortText)\(separator)\($0.end.shortText)]" }.joined(separator: separator) + "]"
     }

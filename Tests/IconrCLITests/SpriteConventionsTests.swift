@@ -284,6 +284,33 @@ struct SpriteConventionsTests {
         #expect(all.stderr.contains(", 0 rendered, 12 from cache"), "\(all.stderr)")
     }
 
+    /// A rebuild of unchanged icons reads its composed sheets from the cache: the same bytes as
+    /// a build without the cache, a damaged archive is composed again, and another option (here
+    /// the padding) is never served the old layout.
+    @Test func composedSheetsComeFromTheCache() throws {
+        let cache = directory.appendingPathComponent("cache").path
+        func contents(_ folder: String) throws -> [String: Data] {
+            var found: [String: Data] = [:]
+            for name in files(folder) { found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name)) }
+            return found
+        }
+        #expect(try iconr("sprite", "icons", "-o", "fresh/", "--no-cache").status == 0)
+        #expect(try iconr("sprite", "icons", "-o", "first/", "--cache-dir", cache).status == 0)
+        let archives = directory.appendingPathComponent("cache/entries-v1/sheets")
+        let archive = try #require(try FileManager.default.contentsOfDirectory(atPath: archives.path).first)
+        #expect(try iconr("sprite", "icons", "-o", "warm/", "--cache-dir", cache).status == 0)
+        #expect(try contents("warm") == contents("fresh"))
+        var damaged = try Data(contentsOf: archives.appendingPathComponent(archive))
+        damaged[damaged.count - 10] ^= 0xFF
+        try damaged.write(to: archives.appendingPathComponent(archive))
+        #expect(try iconr("sprite", "icons", "-o", "again/", "--cache-dir", cache).status == 0)
+        #expect(try contents("again") == contents("fresh"))
+        #expect(try iconr("sprite", "icons", "-o", "padded/", "--padding", "3", "--cache-dir", cache).status == 0)
+        #expect(try iconr("sprite", "icons", "-o", "padded-fresh/", "--padding", "3", "--no-cache").status == 0)
+        #expect(try contents("padded") == contents("padded-fresh"))
+        #expect(try contents("padded") != contents("fresh"))
+    }
+
     @Test func helpSpriteIsSpriteHelp() throws {
         let help = try iconr("help", "sprite")
         let direct = try iconr("sprite", "--help")

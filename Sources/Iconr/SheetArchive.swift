@@ -1,0 +1,60 @@
+/// Composed sprite sheets as bytes, for the disk cache: a warm rebuild of unchanged icons
+/// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
+/// header (ratio, sheet, size, counts, fill), its index JSON and its PNG, length-prefixed;
+/// the whole is checked against its SHA-256 when read.
+enum SheetArchive {
+    private static let magic = Array("iconr sheets 1\n".utf8)
+
+    static func bytes(of sheets: (files: [SpriteSheetFile], count: Int)) -> [UInt8] {
+        var payload: [UInt8] = []
+        func field(_ bytes: [UInt8]) {
+            withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
+            payload += bytes
+        }
+        field(Array("\(sheets.count)".utf8))
+        for file in sheets.files {
+            let header = JSONValue.object([
+                "ratio": .number(file.ratio), "sheet": .number(Double(file.sheet)), "width": .number(Double(file.size.width)),
+                "height": .number(Double(file.size.height)), "ids": .number(Double(file.ids)), "images": .number(Double(file.images)),
+                "fill": .number(file.fill), "packing": .number(file.packing),
+            ])
+            field(Array(header.serialized.utf8))
+            field(file.json(minified: true))
+            field(file.png)
+        }
+        return magic + Array(SHA256.hex(payload).utf8) + payload
+    }
+
+    /// The sheets in `bytes`, or nil when they are not a sound archive.
+    static func sheets(from bytes: [UInt8]) -> (files: [SpriteSheetFile], count: Int)? {
+        guard bytes.starts(with: magic), bytes.count >= magic.count + 64 else { return nil }
+        let payload = Array(bytes[(magic.count + 64)...])
+        guard bytes[magic.count..<(magic.count + 64)].elementsEqual(SHA256.hex(payload).utf8) else { return nil }
+        var offset = 0
+        func field() -> [UInt8]? {
+            guard offset + 4 <= payload.count else { return nil }
+            let length = payload[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard length <= payload.count - offset - 4 else { return nil }
+            defer { offset += 4 + length }
+            return Array(payload[(offset + 4)..<(offset + 4 + length)])
+        }
+        guard let countField = field(), let count = Int(String(decoding: countField, as: UTF8.self)) else { return nil }
+        var files: [SpriteSheetFile] = []
+        while offset < payload.count {
+            guard let headerBytes = field(), let indexBytes = field(), let png = field(),
+                  let header = try? JSONValue.parse(headerBytes), let entries = SpriteIndex.entries(fromJSON: indexBytes)
+            else { return nil }
+            func number(_ key: String) -> Double? {
+                if case .number(let value)? = header[key] { return value }
+                return nil
+            }
+            guard let ratio = number("ratio"), let sheet = number("sheet"), let width = number("width"), let height = number("height"),
+                  let ids = number("ids"), let images = number("images"), let fill = number("fill"), let packing = number("packing")
+            else { return nil }
+            files.append(SpriteSheetFile(ratio: ratio, sheet: Int(sheet), png: png, entries: entries,
+                                         size: PixelSize(width: Int(width), height: Int(height)), ids: Int(ids), images: Int(images),
+                                         fill: fill, packing: packing))
+        }
+        return (files, count)
+    }
+}
