@@ -70,13 +70,7 @@ public final class DiskCache: Sendable {
             unlink(path)
             return nil
         }
-        // Refresh the modification time, the recency eviction goes by, at most once a minute:
-        // the inode write cost a hit 10-20 us (about a third of it).
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 {
-            utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
-        }
+        refreshTime(of: path, modified: modified)
         batch?.keep(entry, as: name)
         return (png, image)
     }
@@ -85,10 +79,16 @@ public final class DiskCache: Sendable {
     func readBlob(_ name: String) -> [UInt8]? {
         let path = entries + "/sheets/" + name + ".sheets"
         guard let (bytes, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
+        refreshTime(of: path, modified: modified)
+        return bytes
+    }
+
+    /// Refreshes the modification time, the recency eviction goes by, at most once a minute:
+    /// the inode write cost a hit 10-20 us (about a third of it).
+    private func refreshTime(of path: String, modified: Int) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 { utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW) }
-        return bytes
     }
 
     /// Stores `bytes` under `name` (composed sprite sheets); a failure only costs a later build.

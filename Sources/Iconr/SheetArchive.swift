@@ -1,16 +1,18 @@
 /// Composed sprite sheets as bytes, for the disk cache: a warm rebuild of unchanged icons
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
 /// header (ratio, sheet, size, counts, fill), its index JSON and its PNG, length-prefixed;
-/// the whole is checked against its SHA-256 when read.
+/// the whole is checked against its SHA-256 when read, and it names the composition key it
+/// was made for, so an archive planted under another key's name is never served.
 enum SheetArchive {
     private static let magic = Array("iconr sheets 1\n".utf8)
 
-    static func bytes(of sheets: (files: [SpriteSheetFile], count: Int)) -> [UInt8] {
+    static func bytes(of sheets: (files: [SpriteSheetFile], count: Int), key: String) -> [UInt8] {
         var payload: [UInt8] = []
         func field(_ bytes: [UInt8]) {
             withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
             payload += bytes
         }
+        field(Array(key.utf8))
         field(Array("\(sheets.count)".utf8))
         for file in sheets.files {
             let header = JSONValue.object([
@@ -26,7 +28,7 @@ enum SheetArchive {
     }
 
     /// The sheets in `bytes`, or nil when they are not a sound archive.
-    static func sheets(from bytes: [UInt8]) -> (files: [SpriteSheetFile], count: Int)? {
+    static func sheets(from bytes: [UInt8], key: String) -> (files: [SpriteSheetFile], count: Int)? {
         guard bytes.starts(with: magic), bytes.count >= magic.count + 64 else { return nil }
         let payload = Array(bytes[(magic.count + 64)...])
         guard bytes[magic.count..<(magic.count + 64)].elementsEqual(SHA256.hex(payload).utf8) else { return nil }
@@ -38,7 +40,8 @@ enum SheetArchive {
             defer { offset += 4 + length }
             return Array(payload[(offset + 4)..<(offset + 4 + length)])
         }
-        guard let countField = field(), let count = Int(String(decoding: countField, as: UTF8.self)) else { return nil }
+        guard field()?.elementsEqual(key.utf8) == true, let countField = field(),
+              let count = Int(String(decoding: countField, as: UTF8.self)) else { return nil }
         var files: [SpriteSheetFile] = []
         while offset < payload.count {
             guard let headerBytes = field(), let indexBytes = field(), let png = field(),

@@ -124,6 +124,8 @@ public struct SpriteBuild: Sendable {
     /// Seconds spent rendering (or reading the cache), and packing and encoding sheets.
     public let renderSeconds: Double
     public let composeSeconds: Double
+    /// Whether the sheets were read back from the disk cache instead of packed and encoded.
+    public let sheetsFromCache: Bool
 }
 
 /// Where a sprite build runs librsvg.
@@ -219,11 +221,13 @@ public final class SpriteBuilder: Sendable {
         // of packed and encoded again (most of a warm rebuild).
         let compositionKey = compositionKey(images)
         let sheets: (files: [SpriteSheetFile], count: Int)
-        if let cached = cache.disk?.readBlob(compositionKey).flatMap(SheetArchive.sheets(from:)) {
+        var sheetsFromCache = false
+        if let cached = cache.disk?.readBlob(compositionKey).flatMap({ SheetArchive.sheets(from: $0, key: compositionKey) }) {
             sheets = cached
+            sheetsFromCache = true
         } else {
             sheets = try compose(images)
-            cache.disk?.storeBlob(SheetArchive.bytes(of: sheets), as: compositionKey)
+            cache.disk?.storeBlob(SheetArchive.bytes(of: sheets, key: compositionKey), as: compositionKey)
         }
         // The entries written behind must be on disk before the next run looks for them.
         cache.disk?.flush()
@@ -232,7 +236,8 @@ public final class SpriteBuilder: Sendable {
                            variants: variantCount, skipped: failures, warnings: warnings,
                            renders: statsAfter.renders - statsBefore.renders,
                            cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits) + (statsAfter.diskHits - statsBefore.diskHits),
-                           renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered))
+                           renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
+                           sheetsFromCache: sheetsFromCache)
     }
 
     /// Every image of one icon: plain and variants, at every ratio, each ratio from the

@@ -211,7 +211,7 @@ enum SpriteCommand: Command {
     /// Each ratio's sheets, every PNG with its JSON, and where they go.
     private static func sheetFiles(_ build: SpriteBuild, prefix: String, minify: Bool) -> [(bytes: [UInt8], path: String)] {
         build.sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }.flatMap { sheet in
-            let base = sheetPrefix(prefix, sheet: sheet.sheet) + (sheet.ratio == 1 ? "" : "@\(sheet.ratio.shortText)x")
+            let base = sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
             return [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
         }
     }
@@ -228,7 +228,7 @@ enum SpriteCommand: Command {
         for ratio in ratios.sorted() {
             var sheet = sheets
             while true {
-                let base = sheetPrefix(prefix, sheet: sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
+                let base = sheetBase(prefix, sheet: sheet, ratio: ratio)
                 let found = [".png", ".json"].map { base + $0 }.filter { access($0, F_OK) == 0 }
                 guard !found.isEmpty else { break }
                 stale += found
@@ -242,6 +242,11 @@ enum SpriteCommand: Command {
     struct CheckFailure: Error, CustomStringConvertible {
         var count: Int
         var description: String { "\(count) output\(count == 1 ? "" : "s") not up to date (--check)" }
+    }
+
+    /// A sheet's files without the extension: `out/sprite`, `out/sprite-2@2x`, ...
+    private static func sheetBase(_ prefix: String, sheet: Int, ratio: Double) -> String {
+        sheetPrefix(prefix, sheet: sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
     }
 
     /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...
@@ -268,17 +273,18 @@ enum SpriteCommand: Command {
         }
         struct Summary: Encodable {
             var files: [String], sheets: [Sheet], sheetCount: Int, icons: Int, variants: Int, skipped: [String]
-            var rendered: Int, fromCache: Int, seconds: Double, renderSeconds: Double, composeSeconds: Double
+            var rendered: Int, fromCache: Int, sheetsFromCache: Bool, seconds: Double, renderSeconds: Double, composeSeconds: Double
             var warnings: [String], sprite: JSONValue
         }
         let sheets = build.sheets.map { sheet in
-            let base = sheetPrefix(prefix, sheet: sheet.sheet) + (sheet.ratio == 1 ? "" : "@\(sheet.ratio.shortText)x")
+            let base = sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
             return Sheet(png: base + ".png", json: base + ".json", ratio: sheet.ratio, sheet: sheet.sheet + 1, width: sheet.size.width,
                          height: sheet.size.height, ids: sheet.ids, images: sheet.images, fill: sheet.fill, packing: sheet.packing,
                          bytes: sheet.png.count)
         }
         let summary = Summary(files: files, sheets: sheets, sheetCount: build.sheetCount, icons: build.icons, variants: build.variants,
                               skipped: build.skipped.map(\.path), rendered: build.renders, fromCache: build.cacheHits,
+                              sheetsFromCache: build.sheetsFromCache,
                               seconds: seconds, renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
                               warnings: warnings, sprite: spriteValue(prefix: prefix, sheets: build.sheetCount))
         let encoder = JSONEncoder()

@@ -157,9 +157,9 @@ enum Supervisor {
     /// A read-write file with no name (removed as soon as it is made), or -1.
     private static func anonymousFile() -> Int32 {
         var template = Array("/tmp/iconr-build-stderr-XXXXXX".utf8CString)
-        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        let descriptor = template.withUnsafeMutableBufferPointer { $0.baseAddress.map { mkstemp($0) } ?? -1 }
         guard descriptor >= 0 else { return -1 }
-        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
         return descriptor
     }
 

@@ -294,21 +294,34 @@ struct SpriteConventionsTests {
             for name in files(folder) { found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name)) }
             return found
         }
-        #expect(try iconr("sprite", "icons", "-o", "fresh/", "--no-cache").status == 0)
-        #expect(try iconr("sprite", "icons", "-o", "first/", "--cache-dir", cache).status == 0)
+        /// Builds with `--json` and says whether the sheets came from the cache.
+        func build(_ out: String, _ extra: String...) throws -> Bool? {
+            let result = try TestSupport.run(TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
+                                             directory: directory)
+            guard result.status == 0 else { return nil }
+            return (try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])?["sheetsFromCache"] as? Bool
+        }
+        #expect(try build("fresh/", "--no-cache") == false)
+        #expect(try build("first/", "--cache-dir", cache) == false)
         let archives = directory.appendingPathComponent("cache/entries-v1/sheets")
         let archive = try #require(try FileManager.default.contentsOfDirectory(atPath: archives.path).first)
-        #expect(try iconr("sprite", "icons", "-o", "warm/", "--cache-dir", cache).status == 0)
+        #expect(try build("warm/", "--cache-dir", cache) == true)
         #expect(try contents("warm") == contents("fresh"))
         var damaged = try Data(contentsOf: archives.appendingPathComponent(archive))
         damaged[damaged.count - 10] ^= 0xFF
         try damaged.write(to: archives.appendingPathComponent(archive))
-        #expect(try iconr("sprite", "icons", "-o", "again/", "--cache-dir", cache).status == 0)
+        #expect(try build("again/", "--cache-dir", cache) == false, "a damaged archive is composed again")
         #expect(try contents("again") == contents("fresh"))
-        #expect(try iconr("sprite", "icons", "-o", "padded/", "--padding", "3", "--cache-dir", cache).status == 0)
-        #expect(try iconr("sprite", "icons", "-o", "padded-fresh/", "--padding", "3", "--no-cache").status == 0)
+        #expect(try build("padded/", "--padding", "3", "--cache-dir", cache) == false)
+        #expect(try build("padded-fresh/", "--padding", "3", "--no-cache") == false)
         #expect(try contents("padded") == contents("padded-fresh"))
         #expect(try contents("padded") != contents("fresh"))
+        // The padded build's archive planted under the plain build's name is not served.
+        let padded = try #require(try FileManager.default.contentsOfDirectory(atPath: archives.path).first { $0 != archive })
+        try FileManager.default.removeItem(at: archives.appendingPathComponent(archive))
+        try FileManager.default.copyItem(at: archives.appendingPathComponent(padded), to: archives.appendingPathComponent(archive))
+        #expect(try build("planted/", "--cache-dir", cache) == false)
+        #expect(try contents("planted") == contents("fresh"))
     }
 
     @Test func helpSpriteIsSpriteHelp() throws {
