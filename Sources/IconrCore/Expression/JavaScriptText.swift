@@ -1,0 +1,70 @@
+/// Numbers and JSON as JavaScript writes them, since the style specification's `to-string`,
+/// `concat` and error messages are defined by its JavaScript reference.
+extension Double {
+    /// `String(number)` in JavaScript: `1`, `0.5`, `1e-7`, `1e+21`, `NaN`, `Infinity`.
+    public var javaScriptText: String {
+        if isNaN { return "NaN" }
+        if isInfinite { return self < 0 ? "-Infinity" : "Infinity" }
+        if self == 0 { return "0" }
+        if self == rounded(), abs(self) < 1e21 {
+            if abs(self) < 1e15 { return String(Int64(self)) }
+        }
+        // Swift's description is the shortest round-trip form; take its digits and exponent.
+        let negative = self < 0
+        let text = String(abs(self))
+        var mantissa = Substring(text)
+        var exponent = 0
+        if let e = text.firstIndex(where: { $0 == "e" || $0 == "E" }) {
+            mantissa = text[..<e]
+            exponent = Int(text[text.index(after: e)...]) ?? 0
+        }
+        var digits = mantissa.filter { $0 != "." }
+        let pointIndex = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
+        var n = pointIndex + exponent  // the decimal point sits after `n` digits
+        while digits.hasPrefix("0") && digits.count > 1 { digits.removeFirst(); n -= 1 }
+        while digits.hasSuffix("0") && digits.count > 1 { digits.removeLast() }
+        let k = digits.count
+        var result: String
+        if k <= n && n <= 21 {
+            result = digits + String(repeating: "0", count: n - k)
+        } else if 0 < n && n <= 21 {
+            result = String(digits.prefix(n)) + "." + String(digits.dropFirst(n))
+        } else if -6 < n && n <= 0 {
+            result = "0." + String(repeating: "0", count: -n) + digits
+        } else {
+            let e = n - 1
+            let sign = e < 0 ? "-" : "+"
+            result = String(digits.prefix(1)) + (k > 1 ? "." + String(digits.dropFirst()) : "") + "e" + sign + String(abs(e))
+        }
+        return negative ? "-" + result : result
+    }
+
+    /// `Math.round`: halves go up (towards +infinity).
+    var javaScriptRounded: Double { (self + 0.5).rounded(.down) }
+}
+
+extension JSONValue {
+    /// `JSON.stringify` without spaces (object keys sorted, since JSONValue keeps no order).
+    public var serializedJavaScript: String {
+        switch self {
+        case .null: return "null"
+        case .bool(let value): return value ? "true" : "false"
+        case .number(let value): return value.isFinite ? value.javaScriptText : "null"
+        case .string(let value): return SpriteIndex.quoted(value)
+        case .array(let values): return "[" + values.map(\.serializedJavaScript).joined(separator: ",") + "]"
+        case .object(let object):
+            return "{" + object.sorted { $0.key < $1.key }.map { SpriteIndex.quoted($0.key) + ":" + $0.value.serializedJavaScript }
+                .joined(separator: ",") + "}"
+        }
+    }
+
+    /// JavaScript's `typeof` for a JSON value: `number`, `string`, `boolean`, `object`.
+    var javaScriptTypeName: String {
+        switch self {
+        case .number: return "number"
+        case .string: return "string"
+        case .bool: return "boolean"
+        case .null, .array, .object: return "object"
+        }
+    }
+}
