@@ -13,10 +13,12 @@ public struct PropertySpecification: Sendable {
     public var interpolated: Bool
     public var defaultValue: JSONValue?
     public var enumValues: [String]
+    /// Whether strings may hold legacy `{token}` references (`icon-image`, `text-field`).
+    public var tokens: Bool
 
     public init(type: String, value: String? = nil, length: Int? = nil, propertyType: String = "data-driven",
                 parameters: [String] = ["zoom", "feature"], interpolated: Bool = true,
-                defaultValue: JSONValue? = nil, enumValues: [String] = []) {
+                defaultValue: JSONValue? = nil, enumValues: [String] = [], tokens: Bool = false) {
         self.type = type
         self.value = value
         self.length = length
@@ -25,6 +27,7 @@ public struct PropertySpecification: Sendable {
         self.interpolated = interpolated
         self.defaultValue = defaultValue
         self.enumValues = enumValues
+        self.tokens = tokens
     }
 
     /// A specification as the test suite writes it (`{"type": ..., "property-type": ...,
@@ -44,6 +47,7 @@ public struct PropertySpecification: Sendable {
             interpolated = true
         }
         defaultValue = json["default"]
+        tokens = json["tokens"] == .bool(true)
         switch json["values"] {
         case .object(let values)?: enumValues = values.keys.sorted()
         case .array(let values)?: enumValues = values.compactMap(\.stringValue)
