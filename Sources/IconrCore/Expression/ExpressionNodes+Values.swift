@@ -357,71 +357,98 @@ final class NumberFormatNode: ExpressionNode {
     let number: any ExpressionNode
     let locale: (any ExpressionNode)?
     let currency: (any ExpressionNode)?
+    let unit: (any ExpressionNode)?
     let minFractionDigits: (any ExpressionNode)?
     let maxFractionDigits: (any ExpressionNode)?
     let key: String
     var type: StyleType { .string }
 
-    init(number: any ExpressionNode, locale: (any ExpressionNode)?, currency: (any ExpressionNode)?,
+    init(number: any ExpressionNode, locale: (any ExpressionNode)?, currency: (any ExpressionNode)?, unit: (any ExpressionNode)?,
          minFractionDigits: (any ExpressionNode)?, maxFractionDigits: (any ExpressionNode)?, key: String) {
         self.number = number
         self.locale = locale
         self.currency = currency
+        self.unit = unit
         self.minFractionDigits = minFractionDigits
         self.maxFractionDigits = maxFractionDigits
         self.key = key
     }
 
-    /// `Intl.NumberFormat` for the cases styles use: grouping by thousands in `en`
-    /// (`.` in `de`), fraction digits, and a currency code or symbol.
+    /// `Intl.NumberFormat` for what styles ask of it: digits grouped by thousands (`,` in
+    /// English, `.` in German), fraction digits, a currency or a unit.
     func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
         let value = try number.number(context)
         let locale = try locale?.string(context) ?? "en-US"
-        let currency = try currency?.string(context)
+        let currency = try currency?.string(context).uppercased()
+        let unit = try unit?.string(context)
         let minimum = try minFractionDigits.map { node throws(ExpressionEvaluationError) in Int(try node.number(context)) }
         let maximum = try maxFractionDigits.map { node throws(ExpressionEvaluationError) in Int(try node.number(context)) }
-        let lowerBound = minimum ?? (currency != nil ? 2 : 0)
-        let upperBound = max(maximum ?? (currency != nil ? 2 : max(3, lowerBound)), lowerBound)
+        if !value.isFinite { return .string(value.javaScriptText) }
+        let currencyDigits = currency.map { ["JPY", "KRW", "ISK", "CLP", "VND"].contains($0) ? 0 : 2 }
+        let lowerBound = min(max(minimum ?? currencyDigits ?? 0, 0), 20)
+        let upperBound = min(max(maximum ?? currencyDigits ?? max(3, lowerBound), lowerBound), 20)
+        let (integer, fraction) = Self.decimal(abs(value), maxFraction: upperBound, minFraction: lowerBound)
         let german = locale.hasPrefix("de")
-        var digits = NumberFormatNode.fixed(abs(value), fractionDigits: upperBound)
-        // Drop trailing zeros down to the minimum fraction digits.
-        if let point = digits.firstIndex(of: ".") {
-            var fraction = String(digits[digits.index(after: point)...])
-            while fraction.count > lowerBound && fraction.hasSuffix("0") { fraction.removeLast() }
-            digits = String(digits[..<point]) + (fraction.isEmpty ? "" : "." + fraction)
+        var grouped = "", rest = integer
+        while rest.count > 3 {
+            grouped = (german ? "." : ",") + String(rest.suffix(3)) + grouped
+            rest.removeLast(3)
         }
-        let parts = digits.split(separator: ".", omittingEmptySubsequences: false)
-        var integer = String(parts[0])
-        var grouped = ""
-        while integer.count > 3 {
-            grouped = (german ? "." : ",") + String(integer.suffix(3)) + grouped
-            integer.removeLast(3)
+        grouped = rest + grouped + (fraction.isEmpty ? "" : (german ? "," : ".") + fraction)
+        let sign = value < 0 && (Double(integer + "." + fraction) ?? 0) != 0 ? "-" : ""
+        if let currency {
+            let symbol = ["USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "CN¥", "INR": "₹"][currency] ?? currency
+            return .string(german ? sign + grouped + "\u{A0}" + symbol : sign + symbol + grouped)
         }
-        grouped = integer + grouped
-        if parts.count > 1 { grouped += (german ? "," : ".") + parts[1] }
-        let sign = value < 0 ? "-" : ""
-        guard let currency else { return .string(sign + grouped) }
-        let symbols = ["USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥"]
-        let symbol = symbols[currency.uppercased()] ?? currency.uppercased()
-        return .string(german ? sign + grouped + "\u{A0}" + symbol : sign + symbol + grouped)
+        if let unit {
+            let symbols = ["meter": " m", "kilometer": " km", "centimeter": " cm", "millimeter": " mm", "mile": " mi",
+                           "foot": " ft", "inch": " in", "yard": " yd", "celsius": "°C", "fahrenheit": "°F",
+                           "kilogram": " kg", "gram": " g", "byte": " byte", "kilobyte": " kB", "megabyte": " MB",
+                           "gigabyte": " GB", "percent": "%", "second": " sec", "minute": " min", "hour": " hr",
+                           "kilometer-per-hour": " km/h", "mile-per-hour": " mph", "liter": " L", "degree": " deg"]
+            return .string(sign + grouped + (symbols[unit] ?? " " + unit))
+        }
+        return .string(sign + grouped)
     }
 
-    private static func fixed(_ value: Double, fractionDigits: Int) -> String {
-        let digits = min(max(fractionDigits, 0), 20)
-        let scale = pow(10, Double(digits))
-        let rounded = (value * scale).rounded() / scale
-        var text = rounded.javaScriptText
-        if text.contains("e") { return text }
-        if digits > 0 {
-            if !text.contains(".") { text += "." }
-            let fraction = text.split(separator: ".", omittingEmptySubsequences: false)[1].count
-            text += String(repeating: "0", count: max(0, digits - fraction))
+    /// The decimal digits of `value` (its shortest round-trip form), rounded half up to
+    /// `maxFraction` digits, trailing zeros kept down to `minFraction`.
+    static func decimal(_ value: Double, maxFraction: Int, minFraction: Int) -> (String, String) {
+        var text = value.javaScriptText
+        var exponent = 0
+        if let e = text.firstIndex(of: "e") {
+            exponent = Int(text[text.index(after: e)...]) ?? 0
+            text = String(text[..<e])
         }
-        return text
+        var parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        var digits = Array(parts[0] + (parts.count > 1 ? parts[1] : ""))
+        var point = parts[0].count + exponent
+        if point < 0 { digits = Array(repeating: "0", count: -point) + digits; point = 0 }
+        if point > digits.count { digits += Array(repeating: "0", count: point - digits.count) }
+        let keep = point + maxFraction
+        if keep < digits.count {
+            let roundUp = digits[keep] >= "5"
+            digits = Array(digits[..<keep])
+            if roundUp {
+                var index = digits.count - 1
+                while index >= 0 {
+                    if digits[index] == "9" { digits[index] = "0"; index -= 1 } else {
+                        digits[index] = Character(String((digits[index].wholeNumberValue ?? 0) + 1)); break
+                    }
+                }
+                if index < 0 { digits.insert("1", at: 0); point += 1 }
+            }
+        }
+        var integer = String(digits[..<point]), fraction = String(digits[point...])
+        while fraction.count > minFraction && fraction.hasSuffix("0") { fraction.removeLast() }
+        while fraction.count < minFraction { fraction += "0" }
+        if integer.isEmpty { integer = "0" }
+        while integer.count > 1 && integer.hasPrefix("0") { integer.removeFirst() }
+        return (integer, fraction)
     }
 
     var children: [any ExpressionNode] {
-        [number] + [locale, currency, minFractionDigits, maxFractionDigits].compactMap { $0 }
+        [number] + [locale, currency, unit, minFractionDigits, maxFractionDigits].compactMap { $0 }
     }
 }
 

@@ -211,8 +211,9 @@ final class SearchNode: ExpressionNode {
         switch haystack {
         case .string(let text):
             guard case .string(let word) = needle else {
-                // JavaScript searches for the needle's text.
-                return result(Self.index(of: needle.text, in: text, from: start))
+                // JavaScript searches for the needle's text (`null`, `true`, `1`).
+                let word = needle == .null ? "null" : needle.text
+                return result(Self.index(of: word, in: text, from: start))
             }
             return result(Self.index(of: word, in: text, from: start))
         case .array(let items):

@@ -254,7 +254,7 @@ enum SpecialForms {
         let isIndex = items[0].stringValue == "index-of"
         if isIndex {
             guard items.count == 3 || items.count == 4 else {
-                context.error("Expected 3 or 4 arguments, but found \(items.count - 1) instead.")
+                context.error("Expected 2 or 3 arguments, but found \(items.count - 1) instead.")
                 return nil
             }
         } else if items.count != 3 {
@@ -401,10 +401,15 @@ enum SpecialForms {
             guard let parsed = context.parse(value, index: 1, expected: type) else { return nil }
             return .some(parsed)
         }
+        if options["currency"] != nil && options["unit"] != nil {
+            context.error("NumberFormat options `currency` and `unit` are mutually exclusive")
+            return nil
+        }
         guard case .some(let locale) = option("locale", .string), case .some(let currency) = option("currency", .string),
+              case .some(let unit) = option("unit", .string),
               case .some(let minimum) = option("min-fraction-digits", .number),
               case .some(let maximum) = option("max-fraction-digits", .number) else { return nil }
-        return NumberFormatNode(number: number, locale: locale, currency: currency, minFractionDigits: minimum,
+        return NumberFormatNode(number: number, locale: locale, currency: currency, unit: unit, minFractionDigits: minimum,
                                 maxFractionDigits: maximum, key: context.key)
     }
 
@@ -594,9 +599,9 @@ enum SpecialForms {
         }
         if ordering {
             if lhs.type == .value && rhs.type != .value {
-                lhs = AssertionNode(type: rhs.type, arguments: [lhs], key: lhs.key)
+                lhs = AssertionNode(type: rhs.type, arguments: [lhs], key: context.key)
             } else if lhs.type != .value && rhs.type == .value {
-                rhs = AssertionNode(type: lhs.type, arguments: [rhs], key: rhs.key)
+                rhs = AssertionNode(type: lhs.type, arguments: [rhs], key: context.key)
             }
         }
         var collator: (any ExpressionNode)?

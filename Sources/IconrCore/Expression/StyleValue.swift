@@ -183,19 +183,25 @@ public struct StyleCollator: Sendable, Hashable {
         return locale
     }
 
-    /// -1, 0 or 1 as the strings order: by Unicode scalars after folding case and
-    /// diacritics when the options ignore them.
+    /// -1, 0 or 1 as the strings order in the root collation's three levels: letters
+    /// (accents and case ignored), then accents, then case (lowercase first), each level
+    /// only when the options ask for it.
     func compare(_ a: String, _ b: String) -> Int {
-        let left = folded(a), right = folded(b)
-        if left == right { return 0 }
-        return left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) ? -1 : 1
-    }
-
-    private func folded(_ text: String) -> String {
-        var result = text
-        if !diacriticSensitive { result = StyleCollator.removingDiacritics(result) }
-        if !caseSensitive { result = result.lowercased() }
-        return result
+        func order<T: Comparable>(_ x: T, _ y: T) -> Int { x < y ? -1 : x > y ? 1 : 0 }
+        func scalars(_ text: String) -> [UInt32] { text.unicodeScalars.map(\.value) }
+        let base = order(Self.removingDiacritics(a).lowercased(), Self.removingDiacritics(b).lowercased())
+        if base != 0 { return base }
+        if diacriticSensitive {
+            let accents = scalars(a.lowercased()).lexicographicallyPrecedes(scalars(b.lowercased())) ? -1
+                : (a.lowercased() == b.lowercased() ? 0 : 1)
+            if accents != 0 { return accents }
+        }
+        if caseSensitive {
+            // Lowercase sorts before uppercase.
+            let x = scalars(Self.removingDiacritics(a)), y = scalars(Self.removingDiacritics(b))
+            if x != y { return x.lexicographicallyPrecedes(y) ? 1 : -1 }
+        }
+        return 0
     }
 
     /// Latin letters without their accents (U+00C0...U+024F), and combining marks dropped.
