@@ -6,7 +6,8 @@ import IconrRender
 /// The `iconr` command line. `main` returns the process's exit code: 0 on success, 1 when
 /// the work failed, 64 for a usage mistake.
 public enum CLI {
-    static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self]
+    static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self,
+                                                ExpressionCommand.self]
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
     static let workerCommand = "render-worker"
 
@@ -20,6 +21,7 @@ public enum CLI {
           inspect                 Show a template's size, parameters, stretch areas and content box.
           sprite                  Build MapLibre/Mapbox sprite sheets from folders of icons.
           cache                   Show or clear the disk cache of rendered icons.
+          expression              Compile a style expression and evaluate it for inputs.
 
         OPTIONS:
           --version               Show the version.

@@ -78,6 +78,35 @@ enum CompoundExpressions {
         }
         define("rgb", .color, .fixed([.number, .number, .number]), rgba)
         define("rgba", .color, .fixed([.number, .number, .number, .number]), rgba)
+        // Mapbox's hue, saturation and lightness (0-100, percent signs optional in strings).
+        let hsla: CompoundEvaluator = { args, context, key throws(ExpressionEvaluationError) in
+            var values: [Double] = []
+            for arg in args { values.append(try arg.number(context)) }
+            let alpha = values.count > 3 ? values[3] : 1
+            guard let color = StyleColor(css: "hsla(\(values[0].javaScriptText), \(values[1].javaScriptText)%, \(values[2].javaScriptText)%, \(alpha.javaScriptText))") else {
+                throw ExpressionEvaluationError(key: key, message: "Invalid hsla value [\(values.map(\.javaScriptText).joined(separator: ", "))]")
+            }
+            return .color(color)
+        }
+        define("hsl", .color, .fixed([.number, .number, .number]), hsla)
+        define("hsla", .color, .fixed([.number, .number, .number, .number]), hsla)
+        define("to-hsla", .array(.number, count: 4), .fixed([.color])) { args, context, _ throws(ExpressionEvaluationError) in
+            guard case .color(let c) = try args[0].evaluate(context) else { return .null }
+            let high = max(c.red, c.green, c.blue), low = min(c.red, c.green, c.blue)
+            let lightness = (high + low) / 2
+            var hue = 0.0, saturation = 0.0
+            if high != low {
+                let d = high - low
+                saturation = lightness > 0.5 ? d / (2 - high - low) : d / (high + low)
+                switch high {
+                case c.red: hue = (c.green - c.blue) / d + (c.green < c.blue ? 6 : 0)
+                case c.green: hue = (c.blue - c.red) / d + 2
+                default: hue = (c.red - c.green) / d + 4
+                }
+                hue *= 60
+            }
+            return .array([.number(hue), .number(saturation * 100), .number(lightness * 100), .number(c.alpha)])
+        }
         define("has", .boolean, .fixed([.string])) { args, context, _ throws(ExpressionEvaluationError) in
             .boolean(context.properties[try args[0].string(context)] != nil)
         }

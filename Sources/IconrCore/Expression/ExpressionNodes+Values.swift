@@ -472,13 +472,30 @@ final class ImageNode: ExpressionNode {
         let name = try name.string(context)
         var colors: [String: StyleColor] = [:]
         for param in params {
-            if case .color(let color) = try param.value.evaluate(context) { colors[param.name] = color }
+            // A value from data that is no color is dropped: the parameter's default shows.
+            let value = Result { () throws(ExpressionEvaluationError) in try param.value.evaluate(context) }
+            if case .success(.color(let color)) = value { colors[param.name] = color }
         }
         let available = context.availableImages.map { $0.contains(name) } ?? true
         return .image(ResolvedImage(name: name, available: available, params: colors))
     }
 
     var children: [any ExpressionNode] { [name] + params.map(\.value) + (secondary.map { [$0] } ?? []) }
+}
+
+/// Mapbox's `config`: an option of the style, its schema default unless overridden.
+final class ConfigNode: ExpressionNode {
+    let option: String
+    let key: String
+    var type: StyleType { .value }
+
+    init(option: String, key: String) {
+        self.option = option
+        self.key = key
+    }
+
+    func evaluate(_ context: EvaluationContext) -> StyleValue { context.config[option] ?? .null }
+    var children: [any ExpressionNode] { [] }
 }
 
 final class GlobalStateNode: ExpressionNode {

@@ -35,6 +35,8 @@ public struct EvaluationContext: Sendable {
     /// Image names the style has; nil when unknown (every image counts as available).
     public var availableImages: Set<String>?
     public var globalState: [String: StyleValue] = [:]
+    /// Mapbox `config` options: the style's `schema` defaults, with any overrides.
+    public var config: [String: StyleValue] = [:]
     /// The tile `within` and `distance` measure in (z, x, y); nil outside tiles.
     public var canonical: (z: Int, x: Int, y: Int)?
 

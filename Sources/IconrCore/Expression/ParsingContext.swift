@@ -33,15 +33,16 @@ final class ParsingContext {
     /// Deeper expressions are refused, so that parsing and evaluation stay within the stack.
     static let maximumDepth = 1_000
 
-    let path: [Int]
+    /// Where this is in the expression: `[2][1]`, or `[2].params.fill` inside image options.
     let key: String
+    let depth: Int
     let scope: Scope?
     let errors: Errors
     let expectedType: StyleType?
 
-    init(path: [Int] = [], expectedType: StyleType? = nil, scope: Scope? = nil, errors: Errors = Errors()) {
-        self.path = path
-        key = path.map { "[\($0)]" }.joined()
+    init(key: String = "", depth: Int = 0, expectedType: StyleType? = nil, scope: Scope? = nil, errors: Errors = Errors()) {
+        self.key = key
+        self.depth = depth
         self.scope = scope
         self.errors = errors
         self.expectedType = expectedType
@@ -52,11 +53,16 @@ final class ParsingContext {
         let scope = bindings.map { list in
             Scope(parent: self.scope, bindings: Dictionary(list, uniquingKeysWith: { _, last in last }))
         } ?? self.scope
-        return ParsingContext(path: path + [index], expectedType: expected, scope: scope, errors: errors)
+        return ParsingContext(key: key + "[\(index)]", depth: depth + 1, expectedType: expected, scope: scope, errors: errors)
+    }
+
+    /// A context for a named member of an options object (`.params.fill`).
+    func member(_ path: String, expected: StyleType? = nil) -> ParsingContext {
+        ParsingContext(key: key + "." + path, depth: depth + 1, expectedType: expected, scope: scope, errors: errors)
     }
 
     /// The same place with no expected type and errors of its own (to try an overload).
-    func fresh() -> ParsingContext { ParsingContext(path: path, expectedType: nil, scope: scope, errors: Errors()) }
+    func fresh() -> ParsingContext { ParsingContext(key: key, depth: depth, expectedType: nil, scope: scope, errors: Errors()) }
 
     func error(_ message: String, _ keys: Int...) {
         errors.items.append(ExpressionParsingError(key: key + keys.map { "[\($0)]" }.joined(), message: message))
@@ -84,7 +90,7 @@ final class ParsingContext {
             error("'undefined' value invalid. Use null instead.")
             return nil
         }
-        if path.count > Self.maximumDepth {
+        if depth > Self.maximumDepth {
             error("Expressions may be nested at most \(Self.maximumDepth) deep.")
             return nil
         }
@@ -155,7 +161,7 @@ enum ExpressionAnalysis {
     static func isConstant(_ node: any ExpressionNode) -> Bool {
         if let variable = node as? VarNode { return isConstant(variable.bound) }
         if let compound = node as? CompoundNode, compound.name == "error" { return false }
-        if node is CollatorNode || node is WithinNode || node is DistanceNode || node is GlobalStateNode { return false }
+        if node is CollatorNode || node is WithinNode || node is DistanceNode || node is GlobalStateNode || node is ConfigNode { return false }
         let annotation = node is CoercionNode || node is AssertionNode
         for child in node.children {
             if annotation ? !isConstant(child) : !(child is LiteralNode) { return false }

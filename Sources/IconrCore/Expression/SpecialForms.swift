@@ -9,6 +9,7 @@ enum SpecialForms {
             "format": format, "image": image, "in": search, "index-of": search, "length": length, "let": parseLet,
             "match": match, "number-format": numberFormat, "semiliteral": semiliteral, "slice": slice,
             "step": step, "var": variable, "within": within, "distance": distance, "global-state": globalState,
+            "config": config,
         ]
         for name in ["array", "boolean", "number", "string", "object"] { table[name] = assertion }
         for name in ["to-boolean", "to-color", "to-number", "to-string"] { table[name] = coercion }
@@ -228,11 +229,11 @@ enum SpecialForms {
             if nameIndex + 1 < items.count, case .object(let options) = items[nameIndex + 1] {
                 if let list = options["params"] {
                     guard case .object(let values) = list else {
-                        context.error("Image options \"params\" should be an object", nameIndex + 1)
+                        context.child(nameIndex + 1).member("params").error("Image options \"params\" should be an object")
                         return .some(nil)
                     }
                     for (param, value) in values.sorted(by: { $0.key < $1.key }) {
-                        guard let parsed = context.child(nameIndex + 1, expected: .color).parse(value) else {
+                        guard let parsed = context.child(nameIndex + 1).member("params.\(param)", expected: .color).parse(value) else {
                             return .some(nil)
                         }
                         params.append((param, parsed))
@@ -614,6 +615,15 @@ enum SpecialForms {
             collator = parsed
         }
         return ComparisonNode(op: op, lhs: lhs, rhs: rhs, collator: collator, key: context.key)
+    }
+
+    /// Mapbox's `["config", option]` (or `[..., option, scope]`).
+    static func config(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
+        guard items.count == 2 || items.count == 3, case .string(let option) = items[1] else {
+            context.error("Invalid configuration key: \"config\" expects an option name (a string) and an optional scope.")
+            return nil
+        }
+        return ConfigNode(option: option, key: context.key)
     }
 
     static func globalState(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {

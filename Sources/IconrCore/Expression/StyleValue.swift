@@ -100,7 +100,10 @@ public enum StyleValue: Sendable, Equatable {
                     "verticalAlign": section.verticalAlign.map(JSONValue.string) ?? .null,
                 ])
             })])
-        case .image(let image): return .object(["name": .string(image.name), "available": .bool(image.available)])
+        case .image(let image):
+            var object: [String: JSONValue] = ["name": .string(image.name), "available": .bool(image.available)]
+            if !image.params.isEmpty { object["params"] = .object(image.params.mapValues { StyleValue.color($0).json }) }
+            return .object(object)
         case .padding(let values), .numberArray(let values): return .object(["values": .array(values.map(JSONValue.number))])
         case .colorArray(let colors): return .object(["values": .array(colors.map(\.json))])
         case .variableAnchorOffsetCollection(let values): return .object(["values": .array(values.map(\.json))])
