@@ -159,18 +159,23 @@ private final class TemplateFile: Sendable {
 }
 
 extension IconLibrary {
-    /// The icon a style `layer` shows for a feature with `properties`, at `pixelRatio`:
-    /// `icon-image` picks the icon and its parameter colors, and the variant is rasterized at
-    /// the largest `icon-size` the layer can reach times the pixel ratio, as Mapbox does.
-    /// Nil when the layer shows no icon for this feature.
-    public func icon(for properties: [String: JSONValue], layer: StyleLayer,
-                     pixelRatio: Double) throws(IconrError) -> IconVariant? {
-        // Asked only by image fallbacks and coalesce, so most features never touch the disk here.
+    /// The icon a style `layer` shows for `feature` at `zoom` and `pixelRatio`, as Mapbox
+    /// rasterizes it: `icon-image` (evaluated at the tile's zoom) picks the icon and its
+    /// parameter colors, and the raster is `icon-size` by Mapbox's rules for the tile's zoom
+    /// (`StyleLayer.rasterSize`) times the pixel ratio. Nil when the layer shows no icon for
+    /// this feature (its filter, its zoom range, or its `icon-image`).
+    public func icon(for feature: ExpressionFeature, layer: StyleLayer, zoom: Double, pixelRatio: Double,
+                     context: EvaluationContext = EvaluationContext()) throws(IconrError) -> IconVariant? {
+        let tileZoom = max(0, zoom.rounded(.down))
+        guard layer.tileZooms.contains(tileZoom), layer.shows(feature, zoom: tileZoom, context: context) else { return nil }
+        // Asked only by coalesce, so most features never touch the disk here.
         let directory = directory
-        guard let image = layer.image(for: properties, imageExists: { access(directory + "/" + $0 + ".svg", F_OK) == 0 }) else {
-            return nil
+        var imageContext = context
+        if imageContext.availableImages == nil {
+            imageContext.imageExists = { access(directory + "/" + $0 + ".svg", F_OK) == 0 }
         }
-        let scale = layer.rasterScale(features: [properties]) * pixelRatio
-        return try icon(named: image.name, params: image.params.mapValues(\.hexString), scale: scale)
+        guard let image = layer.image(for: feature, zoom: tileZoom, context: imageContext) else { return nil }
+        let scale = layer.rasterSize(for: feature, tileZoom: tileZoom, context: context) * pixelRatio
+        return try icon(named: image.name, params: image.params.mapValues(\.color.hexString), scale: max(scale, 0.01))
     }
 }

@@ -40,15 +40,19 @@ public enum ScenePreview {
             return ((longitude + 180) / 360 * world, (1 - log(tan(radians) + 1 / cos(radians)) / .pi) / 2 * world)
         }
         let origin = project(center.0, center.1)
-        for layer in style.layers {
+        let tileZoom = max(0, zoom.rounded(.down))
+        for layer in style.layers where layer.tileZooms.contains(tileZoom) {
             for feature in layer.source.flatMap({ style.features[$0] }) ?? [] {
-                guard let point = feature.point, let image = layer.image(for: feature.properties) else { continue }
-                let id = spriteID(image)
+                guard let point = feature.point, layer.shows(feature.feature, zoom: zoom, context: style.context),
+                      let image = layer.image(for: feature.feature, zoom: zoom, context: style.context) else { continue }
+                let id = spriteID(ImageReference(image))
                 guard let file = sheets.first(where: { $0.entries[id] != nil }), let entry = file.entries[id],
                       let source = sheetImages[file.sheet] else { continue }
                 var iconSize = 1.0
-                if let expression = layer.iconSize,
-                   case .number(let value)? = try? expression.evaluate(StyleExpression.Context(properties: feature.properties)) {
+                var context = style.context
+                context.zoom = zoom
+                context.feature = feature.feature
+                if let expression = layer.iconSize, case .number(let value)? = try? expression.evaluate(context) {
                     iconSize = value
                 }
                 let scale = iconSize * ratio / entry.pixelRatio

@@ -7,7 +7,8 @@ enum SpriteCommand: Command {
     static let name = "sprite"
     static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
     static let usage = "<icons-dir>... -o <out/prefix> [--ratio R[,R]...]... [--retina] [--variants FILE] "
-        + "[--style FILE [--data FILE]... [--emit-style FILE] [--sprite-url URL] [--preview FILE [--preview-size WxH]]] "
+        + "[--style FILE [--data FILE]... [--config NAME=VALUE]... [--emit-style FILE] [--sprite-url URL] "
+        + "[--preview FILE [--preview-size WxH]]] "
         + "[--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID|GLOB]... [--sdf-all] "
         + "[--sanitize-ids] [--hash-names] [--check] [--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
     static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of .svg, .svgz and .png icons (ids are file names; name@2x.svg is name at 2x).")]
@@ -21,9 +22,13 @@ enum SpriteCommand: Command {
         OptionSpec(names: ["--variants"], valueName: "FILE",
                    help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
         OptionSpec(names: ["--style"], valueName: "FILE",
-                   help: "Add the icon variants a style's symbol layers show for their GeoJSON features."),
+                   help: "Add the icon variants a style's symbol layers show (its features, filters, zooms and literal values)."),
         OptionSpec(names: ["--data"], valueName: "FILE",
-                   help: "GeoJSON for a --style source that loads a URL with this file name (repeatable).", isRepeatable: true),
+                   help: "GeoJSON for a --style source whose URL ends in this file name; other files (GeoJSON, or one JSON "
+                       + "object of properties per line) are samples for sources without data (repeatable).", isRepeatable: true),
+        OptionSpec(names: ["--config"], valueName: "NAME=VALUE",
+                   help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
+                   isRepeatable: true),
         OptionSpec(names: ["--emit-style"], valueName: "FILE",
                    help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
         OptionSpec(names: ["--preview"], valueName: "FILE",
@@ -76,13 +81,14 @@ enum SpriteCommand: Command {
             options.limits.timeout = timeout
         }
         if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
-        for option in ["--emit-style", "--preview", "--data"] where arguments.has(option) && !arguments.has("--style") {
+        for option in ["--emit-style", "--preview", "--data", "--config"] where arguments.has(option) && !arguments.has("--style") {
             throw UsageError(message: "\(option) needs --style")
         }
         let previewSize = try arguments.value("--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
             ?? PixelSize(width: 300, height: 200)
         let style = try arguments.value("--style").map { path in
-            try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), directories: arguments.positionals,
+            try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), config: arguments.all("--config"),
+                              directories: arguments.positionals,
                               recursive: options.recursive, console: console)
         }
         if let style { style.add(to: &options) }
@@ -130,7 +136,8 @@ enum SpriteCommand: Command {
         var files = sheetFiles(build, prefix: prefix, minify: minify)
         if let style, let output = arguments.value("--emit-style") {
             let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
-            files.append((style.emitted(spriteURL: url), output))
+            files.append((style.emitted(sprite: spriteValue(prefix: url, sheets: build.sheetCount),
+                                        sheetOf: sheetNames(build, prefix: url), console: console), output))
         }
         if let style, let output = arguments.value("--preview") {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
@@ -262,6 +269,16 @@ enum SpriteCommand: Command {
         return .array((0..<sheets).map { sheet in
             .object(["id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"), "url": .string(sheetPrefix(prefix, sheet: sheet))])
         })
+    }
+
+    /// The sheet name (`sprite-2`) of each id outside the first sheet, as `spriteValue` names them.
+    private static func sheetNames(_ build: SpriteBuild, prefix: String) -> [String: String] {
+        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+        var names: [String: String] = [:]
+        for sheet in build.sheets where sheet.sheet > 0 {
+            for id in sheet.entries.keys { names[id] = "\(name)-\(sheet.sheet + 1)" }
+        }
+        return names
     }
 
     /// `--json`: what the build wrote and measured, for scripts.

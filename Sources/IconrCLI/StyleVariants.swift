@@ -7,25 +7,31 @@ struct StyleVariants {
     let needed: [(image: ImageReference, scale: Double)]
     let templates: [String: SVGTemplate]
 
-    init(stylePath: String, dataPaths: [String], directories: [String], recursive: Bool, console: Console) throws {
-        var data: [String: JSONValue] = [:]
+    init(stylePath: String, dataPaths: [String], config: [String], directories: [String], recursive: Bool, console: Console) throws {
+        var data: [String: [UInt8]] = [:]
         for path in dataPaths {
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            let bytes = try IconrError.reading(path)
-            do {
-                data[name] = try JSONValue.parse(bytes)
-            } catch {
-                throw IconrError.io("not GeoJSON: \(error)", file: path)
+            data[path.split(separator: "/").last.map(String.init) ?? path] = try IconrError.reading(path)
+        }
+        var overrides: [String: JSONValue] = [:]
+        for option in config {
+            guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
+                throw UsageError(message: "--config expects NAME=VALUE, found '\(option.escapedForMessage)'")
             }
+            let text = String(option[option.index(after: equals)...])
+            // A JSON value (true, 2, "x", [..]) as it is; anything else is a string.
+            overrides[String(option[..<equals])] = (try? JSONValue.parse(Array(text.utf8))) ?? .string(text)
         }
         let bytes = try IconrError.reading(stylePath)
-        style = try StyleDocument(bytes: bytes, file: stylePath, data: data)
-        let files = Dictionary(uniqueKeysWithValues: try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) })
-        let all = style.neededIcons(imageExists: { files[$0] != nil })
-        for name in Set(all.map(\.image.name)).sorted() where files[name] == nil {
+        style = try StyleDocument(bytes: bytes, file: stylePath, data: data, config: overrides)
+        let files = Dictionary(try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) },
+                               uniquingKeysWith: { first, _ in first })
+        let names = Set(files.keys)
+        let all = style.neededIcons(imageExists: { names.contains($0) })
+        all.warnings.forEach { console.warning($0) }
+        for name in Set(all.icons.map(\.image.name)).sorted() where files[name] == nil {
             console.warning("\(stylePath): the style shows icon \"\(name)\", which is not among the icons")
         }
-        needed = all.filter { files[$0.image.name] != nil }
+        needed = all.icons.filter { files[$0.image.name] != nil }
         var templates: [String: SVGTemplate] = [:]
         for name in Set(needed.map(\.image.name)) {
             templates[name] = files[name].flatMap { try? IconrError.readingTemplate($0) }.flatMap { try? SVGTemplate(bytes: $0) }
@@ -47,8 +53,11 @@ struct StyleVariants {
         return SpriteID.variant(of: image.name, template.resolve(colors: image.params))
     }
 
-    /// The style for MapLibre: sprite at `spriteURL`, parameterized images prebaked.
-    func emitted(spriteURL: String) -> [UInt8] {
-        Array((style.emitted(spriteURL: spriteURL, templates: templates, needed: needed.map(\.image)).serialized + "\n").utf8)
+    /// The style for MapLibre: `sprite` as given, parameterized images prebaked, ids in later
+    /// sheets prefixed with their sheet's name; its warnings go to the console.
+    func emitted(sprite: JSONValue, sheetOf: [String: String], console: Console) -> [UInt8] {
+        let emitted = style.emitted(sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf)
+        emitted.warnings.forEach { console.warning($0) }
+        return Array((emitted.json.serialized + "\n").utf8)
     }
 }

@@ -1,54 +1,288 @@
+/// A style rewritten for MapLibre, and what the rewrite changed or dropped.
+public struct EmittedStyle: Sendable {
+    public let json: JSONValue
+    /// One line per Mapbox-only part removed or resolved.
+    public let warnings: [String]
+}
+
 extension StyleDocument {
-    /// A copy of the style that MapLibre renders with prebaked sprites: `sprite` set to
-    /// `spriteURL`, and each parameterized `["image", name, {"params": ...}]` replaced by an
-    /// expression that yields the sprite id of the variant the feature needs:
-    /// `["match", <the parameter colors as to-string text, joined by "|">, <text>, <id>, ..., name]`.
-    /// `templates` gives each icon's declared parameters; `needed` the variants in the sprite.
-    public func emitted(spriteURL: String, templates: [String: SVGTemplate], needed: [ImageReference]) -> JSONValue {
-        guard case .object(var style) = json else { return json }
-        style["sprite"] = .string(spriteURL)
+    /// Mapbox-only top-level keys MapLibre rejects or ignores.
+    static let mapboxOnlyRoot = ["schema", "imports", "iconsets", "fog", "lights", "camera", "models", "featuresets",
+                                 "color-theme", "indoor", "snow", "rain"]
+    /// Mapbox-only layer types.
+    static let mapboxOnlyLayerTypes: Set<String> = ["model", "slot", "clip", "raster-particle", "building", "sky"]
+    /// Mapbox-only layout and paint properties (and any ending in one of `mapboxOnlySuffixes`).
+    static let mapboxOnlyProperties: Set<String> = [
+        "icon-size-scale-range", "text-size-scale-range", "icon-image-cross-fade", "symbol-z-elevate",
+        "symbol-elevation-reference", "symbol-z-offset", "icon-color-saturation", "icon-color-contrast",
+        "icon-color-brightness-min", "icon-color-brightness-max", "fill-z-offset", "line-z-offset",
+        "line-trim-offset", "line-trim-color", "line-trim-fade-range", "line-border-width", "line-border-color",
+        "circle-elevation-reference", "line-elevation-reference", "fill-elevation-reference", "line-cross-slope",
+        "line-width-unit", "fill-extrusion-rounded-roof", "fill-extrusion-edge-radius", "fill-extrusion-ambient-occlusion-intensity",
+        "fill-extrusion-ambient-occlusion-radius", "fill-extrusion-flood-light-color", "fill-extrusion-flood-light-intensity",
+        "fill-extrusion-cutoff-fade-range", "fill-extrusion-emissive-strength", "raster-color", "raster-color-mix",
+        "raster-color-range", "raster-elevation", "raster-array-band", "background-pitch-alignment", "symbol-key",
+    ]
+    static let mapboxOnlySuffixes = ["-emissive-strength", "-use-theme", "-occlusion-opacity"]
+    /// Mapbox-only expression operators that are resolved (from config) or rewritten.
+    static let mapboxOnlyOperators: Set<String> = ["config", "hsl", "hsla", "to-hsla"]
+
+    /// A copy of the style that MapLibre draws with the prebaked sprite: `sprite` set, each
+    /// parameterized `image` replaced by one that names the sprite id of the variant the
+    /// feature needs, and Mapbox-only parts resolved or removed (each with a warning).
+    ///
+    /// A variant is picked by its colors as numbers (`to-rgba`, rounded), not as a renderer
+    /// prints them, so MapLibre GL JS and MapLibre Native pick the same; a color nobody
+    /// prebaked shows the icon's defaults. `sheetOf` gives the sheet name (`sprite-2`) of ids
+    /// not in the first sheet.
+    public func emitted(sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
+                        sheetOf: [String: String] = [:]) -> EmittedStyle {
+        guard case .object(var style) = json else { return EmittedStyle(json: json, warnings: []) }
+        var emitter = Emitter(style: self, templates: templates, needed: needed, sheetOf: sheetOf)
+        style["sprite"] = sprite
+        for key in Self.mapboxOnlyRoot where style[key] != nil {
+            style[key] = nil
+            emitter.warn("\(file): removed Mapbox-only \"\(key)\" (MapLibre has no equivalent)")
+        }
+        if case .object(let projection)? = style["projection"], let name = projection["name"]?.stringValue {
+            if ["mercator", "globe"].contains(name) {
+                style["projection"] = .object(["type": .string(name)])
+            } else {
+                style["projection"] = nil
+                emitter.warn("\(file): removed projection \"\(name)\" (MapLibre draws mercator and globe)")
+            }
+        }
         if case .array(let layers)? = style["layers"] {
-            style["layers"] = .array(layers.map { layer in
-                guard layer["type"]?.stringValue == "symbol", case .object(var object) = layer,
-                      case .object(var layout)? = object["layout"], let image = layout["icon-image"] else { return layer }
-                layout["icon-image"] = Self.rewrite(image, templates: templates, needed: needed)
-                object["layout"] = .object(layout)
-                return .object(object)
+            var kept: [JSONValue] = []
+            for (index, layer) in layers.enumerated() {
+                if let layer = emitter.layer(layer, path: "layers[\(index)]") { kept.append(layer) }
+            }
+            style["layers"] = .array(kept)
+        }
+        return EmittedStyle(json: .object(style), warnings: emitter.warnings)
+    }
+}
+
+/// The rewrite of one style (see `StyleDocument.emitted`).
+private struct Emitter {
+    let style: StyleDocument
+    let templates: [String: SVGTemplate]
+    let needed: [ImageReference]
+    let sheetOf: [String: String]
+    var warnings: [String] = []
+    private var variableCount = 0
+
+    init(style: StyleDocument, templates: [String: SVGTemplate], needed: [ImageReference], sheetOf: [String: String]) {
+        self.style = style
+        self.templates = templates
+        self.needed = needed
+        self.sheetOf = sheetOf
+    }
+
+    mutating func warn(_ message: String) {
+        if !warnings.contains(message) { warnings.append(message) }
+    }
+
+    mutating func layer(_ layer: JSONValue, path: String) -> JSONValue? {
+        guard case .object(var object) = layer else { return layer }
+        let id = object["id"]?.stringValue ?? path
+        let type = object["type"]?.stringValue ?? ""
+        if StyleDocument.mapboxOnlyLayerTypes.contains(type) {
+            warn("\(style.file): removed layer \"\(id)\": type \"\(type)\" is Mapbox-only")
+            return nil
+        }
+        if object["slot"] != nil {
+            object["slot"] = nil
+            warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"slot\"")
+        }
+        if let filter = object["filter"] { object["filter"] = resolved(filter, at: "\(path).filter") }
+        for group in ["layout", "paint"] {
+            guard case .object(var properties)? = object[group] else { continue }
+            for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
+                if StyleDocument.mapboxOnlyProperties.contains(name) || StyleDocument.mapboxOnlySuffixes.contains(where: name.hasSuffix) {
+                    properties[name] = nil
+                    warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"\(name)\"")
+                    continue
+                }
+                var value = resolved(value, at: "\(path).\(group).\(name)")
+                if group == "layout" && name == "icon-image" && type == "symbol" { value = images(value, layer: id) }
+                properties[name] = value
+            }
+            object[group] = .object(properties)
+        }
+        return .object(object)
+    }
+
+    // MARK: Mapbox-only operators
+
+    /// `value` with `config` replaced by the option's value, and `hsl`/`hsla`/`to-hsla`
+    /// folded to literals (or, with data, rewritten as `to-color` of an `hsla()` string).
+    mutating func resolved(_ value: JSONValue, at path: String) -> JSONValue {
+        guard case .array(var items) = value, case .string(let op)? = items.first else { return value }
+        if op == "literal" { return value }
+        for index in items.indices.dropFirst() { items[index] = resolved(items[index], at: path) }
+        let json = JSONValue.array(items)
+        guard StyleDocument.mapboxOnlyOperators.contains(op) else { return json }
+        if op == "config" {
+            let name = items.count > 1 ? items[1].stringValue ?? "" : ""
+            return literal(style.config[name] ?? .null)
+        }
+        if case .success(let compiled) = CompiledExpression.compile(json, specification: PropertySpecification(type: "")),
+           compiled.isFeatureConstant, compiled.isZoomConstant, let value = try? compiled.evaluate(style.context) {
+            return literal(value)
+        }
+        if op == "hsl" || op == "hsla", items.count >= 4 {
+            var parts: [JSONValue] = [.string("concat"), .string("hsla("), items[1], .string(", "), items[2], .string("%, "), items[3], .string("%, ")]
+            parts += [items.count > 4 ? items[4] : .number(1), .string(")")]
+            return .array([.string("to-color"), .array(parts)])
+        }
+        warn("\(style.file): \(path): \"\(op)\" is Mapbox-only and depends on data: left as it is, MapLibre will reject it")
+        return json
+    }
+
+    /// A value as MapLibre reads it in an expression: colors as `rgba()` text, arrays and
+    /// objects as literals.
+    private func literal(_ value: StyleValue) -> JSONValue {
+        switch value {
+        case .color(let color): return .string(color.text)
+        case .array, .object: return .array([.string("literal"), value.json])
+        default: return value.json
+        }
+    }
+
+    // MARK: Images
+
+    /// `icon-image` with every parameterized `image` naming its prebaked variant.
+    mutating func images(_ value: JSONValue, layer: String) -> JSONValue {
+        switch value {
+        case .string(let name): return .string(prefixed(name))
+        case .array(let items):
+            guard case .string(let op)? = items.first, op != "literal" else { return value }
+            if op == "image" { return image(items, layer: layer) }
+            // Strings are ids only where an expression returns them (not labels or tests).
+            let outputs = Self.outputPositions(op, count: items.count)
+            return .array(items.indices.map { index in
+                guard index > 0 else { return items[0] }
+                if case .string = items[index], !outputs.contains(index) { return items[index] }
+                return images(items[index], layer: layer)
             })
+        default: return value
         }
-        return .object(style)
     }
 
-    private static func rewrite(_ json: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference]) -> JSONValue {
-        guard case .array(let items) = json, case .string(let name)? = items.first else { return json }
-        if name == "literal" { return json }
-        if name == "image", items.count >= 3, case .string(let icon) = items[1], case .object(let options) = items[2],
-           case .object(let params)? = options["params"], let template = templates[icon] {
-            return prebaked(icon, params: params, template: template, needed: needed.filter { $0.name == icon })
+    /// The argument positions whose values an expression returns.
+    static func outputPositions(_ op: String, count: Int) -> Set<Int> {
+        switch op {
+        case "match": Set(stride(from: 3, to: count - 1, by: 2)).union([count - 1])
+        case "case": Set(stride(from: 2, to: count - 1, by: 2)).union([count - 1])
+        case "step": Set(stride(from: 2, to: count, by: 2))
+        case "coalesce": Set(1..<max(count, 1))
+        case "let": [count - 1]
+        default: []
         }
-        return .array(items.map { rewrite($0, templates: templates, needed: needed) })
     }
 
-    /// The `match` expression choosing among the variants of `icon` by its parameter colors.
-    private static func prebaked(_ icon: String, params: [String: JSONValue], template: SVGTemplate,
-                                 needed: [ImageReference]) -> JSONValue {
-        let declared = template.parameters.sorted { $0.name < $1.name }
-        guard !declared.isEmpty else { return .string(icon) }
-        var key: [JSONValue] = ["concat"].map(JSONValue.string)
-        for (index, parameter) in declared.enumerated() {
-            if index > 0 { key.append(.string("|")) }
-            let value = params[parameter.name] ?? .string(parameter.defaultColor.hexString)
-            key.append(.array([.string("to-string"), .array([.string("to-color"), value, .string(parameter.defaultColor.hexString)])]))
+    private mutating func image(_ items: [JSONValue], layer: String) -> JSONValue {
+        guard items.count >= 2 else { return .array(items) }
+        let name = items[1]
+        let options = items.count > 2 ? items[2].objectValue : nil
+        let partner = options == nil ? 2 : 3
+        if items.count > partner {
+            warn("\(style.file): layer \"\(layer)\": icon-image's second image (Mapbox's cross-fade partner) is Mapbox-only: removed")
         }
+        let params = options?["params"]?.objectValue ?? [:]
+        if case .string(let icon) = name { return .array([.string("image"), id(of: icon, params: params)]) }
+        // A name from data: one branch per icon the sprite has variants of.
+        let text = JSONValue.array([.string("to-string"), name])
         var branches: [JSONValue] = []
-        var labels = Set<String>()
-        for reference in needed {
-            let label = declared.map { ExpressionValue.color(reference.params[$0.name] ?? $0.defaultColor).text }.joined(separator: "|")
-            guard labels.insert(label).inserted else { continue }
-            let id = SpriteID.variant(of: icon, template.resolve(colors: reference.params))
-            branches += [.string(label), .string(id)]
+        for icon in Set(needed.map(\.name)).sorted() {
+            let choice = id(of: icon, params: params)
+            if choice != .string(icon) { branches += [.string(icon), choice] }
         }
-        guard !branches.isEmpty else { return .string(icon) }
-        return .array([.string("match"), .array(key)] + branches + [.string(icon)])
+        let fallback = prefixedExpression(text)
+        return .array([.string("image"), branches.isEmpty ? fallback : .array([.string("match"), text] + branches + [fallback])])
+    }
+
+    /// The sprite id of `icon` with `params`: a literal when the colors are constant, else a
+    /// `match` on the colors as numbers.
+    private mutating func id(of icon: String, params: [String: JSONValue]) -> JSONValue {
+        guard let template = templates[icon], !template.parameters.isEmpty, !params.isEmpty else { return .string(prefixed(icon)) }
+        let declared = template.parameters.sorted { $0.name < $1.name }
+        var keyParts: [JSONValue] = []
+        var constantKey: [String]? = []
+        for (index, parameter) in declared.enumerated() {
+            if index > 0 { keyParts.append(.string("|")) }
+            guard let value = params[parameter.name] else {
+                keyParts.append(.string(Self.key(parameter.defaultColor)))
+                constantKey?.append(Self.key(parameter.defaultColor))
+                continue
+            }
+            if let color = constantColor(value) {
+                keyParts.append(.string(Self.key(color)))
+                constantKey?.append(Self.key(color))
+            } else {
+                keyParts.append(keyExpression(value, fallback: parameter.defaultColor))
+                constantKey = nil
+            }
+        }
+        var idByLabel: [(String, String)] = []
+        for reference in needed where reference.name == icon {
+            let label = declared.map { Self.key(reference.params[$0.name] ?? $0.defaultColor) }.joined(separator: "|")
+            let variant = prefixed(SpriteID.variant(of: icon, template.resolve(colors: reference.params)))
+            if !idByLabel.contains(where: { $0.0 == label }) { idByLabel.append((label, variant)) }
+        }
+        if let constantKey {
+            let label = constantKey.joined(separator: "|")
+            return .string(idByLabel.first { $0.0 == label }?.1 ?? prefixed(icon))
+        }
+        let fallback = prefixed(icon)
+        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { $0.1 != fallback }.flatMap { [JSONValue.string($0.0), .string($0.1)] }
+        guard !branches.isEmpty else { return .string(fallback) }
+        let key: JSONValue = keyParts.count == 1 ? keyParts[0] : .array([.string("concat")] + keyParts)
+        return .array([.string("match"), key] + branches + [.string(fallback)])
+    }
+
+    /// The color of a param value that does not depend on data or zoom.
+    private func constantColor(_ value: JSONValue) -> Color? {
+        let specification = PropertySpecification(type: "color", propertyType: "data-driven")
+        guard case .success(let compiled) = CompiledExpression.compile(value, specification: specification),
+              compiled.isFeatureConstant, compiled.isZoomConstant,
+              case .color(let color)? = try? compiled.evaluate(style.context) else { return nil }
+        return color.color
+    }
+
+    /// A color's label: `r,g,b,a` in 0-255, or `t` for fully transparent (renderers disagree
+    /// on the channels of a transparent color).
+    static func key(_ color: Color) -> String {
+        color.alpha8 == 0 ? "t" : "\(color.red),\(color.green),\(color.blue),\(color.alpha8)"
+    }
+
+    /// The expression computing `key` of a param value in the renderer: its `to-rgba`, rounded.
+    private mutating func keyExpression(_ value: JSONValue, fallback: Color) -> JSONValue {
+        variableCount += 1
+        let name = "iconr_color\(variableCount)"
+        func channel(_ index: Int, scale: Bool = false) -> JSONValue {
+            let component = JSONValue.array([.string("at"), .number(Double(index)), .array([.string("var"), .string(name)])])
+            return .array([.string("round"), scale ? .array([.string("*"), component, .number(255)]) : component])
+        }
+        let rgba = JSONValue.array([.string("to-rgba"), .array([.string("to-color"), value, .string(fallback.hexString)])])
+        let transparent = JSONValue.array([.string("=="), .array([.string("at"), .number(3), .array([.string("var"), .string(name)])]), .number(0)])
+        let text = JSONValue.array([.string("concat"), channel(0), .string(","), channel(1), .string(","), channel(2), .string(","),
+                                    channel(3, scale: true)])
+        return .array([.string("let"), .string(name), rgba, .array([.string("case"), transparent, .string("t"), text])])
+    }
+
+    // MARK: Sheets
+
+    /// `id`, or `sheet:id` when the id is in a later sheet.
+    private func prefixed(_ id: String) -> String {
+        sheetOf[id].map { $0 + ":" + id } ?? id
+    }
+
+    /// An id computed at run time, mapped to `sheet:id` for the ids in later sheets.
+    private func prefixedExpression(_ id: JSONValue) -> JSONValue {
+        guard !sheetOf.isEmpty else { return id }
+        let branches = sheetOf.sorted { $0.key < $1.key }.flatMap { [JSONValue.string($0.key), .string($0.value + ":" + $0.key)] }
+        return .array([.string("match"), id] + branches + [id])
     }
 }

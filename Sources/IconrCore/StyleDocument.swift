@@ -1,36 +1,22 @@
-/// A symbol layer of a style: how it picks and sizes icons.
-public struct StyleLayer: Sendable {
-    public let id: String
-    public let source: String?
-    /// `layout.icon-image`, parsed; nil when the layer shows no icon.
-    public let iconImage: StyleExpression?
-    /// `layout.icon-size`, parsed; nil means 1.
-    public let iconSize: StyleExpression?
-    /// Where the layer stands in the style, for messages (`layers[1]`).
-    public let path: String
+/// An icon and the parameter colors a style asks for: one variant of a sprite.
+public struct ImageReference: Hashable, Sendable {
+    public var name: String
+    public var params: [String: Color]
 
-    /// The icon a feature shows in this layer, or nil (no icon, or an evaluation error, when
-    /// the property takes its default: no icon).
-    public func image(for properties: [String: JSONValue], imageExists: @escaping (String) -> Bool = { _ in true }) -> ImageReference? {
-        guard let iconImage else { return nil }
-        switch try? iconImage.evaluate(StyleExpression.Context(properties: properties, imageExists: imageExists)) {
-        case .image(let reference)?: return reference.name.isEmpty ? nil : reference
-        case .string(let name)? where !name.isEmpty: return ImageReference(name: name)
-        default: return nil
-        }
+    public init(name: String, params: [String: Color] = [:]) {
+        self.name = name
+        self.params = params
     }
 
-    /// The scale to rasterize this layer's icons at, times the pixel ratio: the constant
-    /// `icon-size`, or the largest a data-driven one can reach (as Mapbox does), here the
-    /// largest of its written outcomes, else of its values for `features`.
-    public func rasterScale(features: [[String: JSONValue]]) -> Double {
-        guard let iconSize else { return 1 }
-        if let numbers = iconSize.reachableNumbers, let largest = numbers.max() { return max(largest, 0.01) }
-        let values = features.compactMap { properties -> Double? in
-            if case .number(let value)? = try? iconSize.evaluate(StyleExpression.Context(properties: properties)) { return value }
-            return nil
-        }
-        return max(values.max() ?? 1, 0.01)
+    /// The variant an `image` value names (colors to 8 bits, as sprites store them).
+    public init(_ image: ResolvedImage) {
+        self.init(name: image.name, params: image.params.mapValues(\.color))
+    }
+
+    /// `name?param=#rrggbb&...` with names sorted: the same for equal references in every
+    /// run (a dictionary's own order is seeded per process), so lists sort the same.
+    var sortKey: String {
+        name + "?" + params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }.joined(separator: "&")
     }
 }
 
@@ -45,92 +31,300 @@ public struct StyleError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// A GeoJSON feature: its properties, and its position when it is a point.
+/// A symbol layer of a style: which features it shows (`filter`, zoom range) and how it
+/// picks and sizes their icons.
+public struct StyleLayer: Sendable {
+    public let id: String
+    public let source: String?
+    /// Where the layer stands in the style, for messages (`layers[1]`).
+    public let path: String
+    public let minZoom: Double
+    public let maxZoom: Double
+    public let filter: CompiledExpression?
+    /// `layout.icon-image`; nil when the layer shows no icon.
+    public let iconImage: CompiledExpression?
+    /// `layout.icon-size`; nil means 1.
+    public let iconSize: CompiledExpression?
+
+    static let imageSpecification = PropertySpecification(type: "resolvedImage", parameters: ["zoom", "feature"],
+                                                          interpolated: false, tokens: true)
+    static let sizeSpecification = PropertySpecification(type: "number", parameters: ["zoom", "feature"], defaultValue: .number(1))
+    static let filterSpecification = PropertySpecification(type: "boolean", parameters: ["zoom", "feature"], interpolated: false)
+
+    /// The zooms at which renderers lay the layer out: the whole tile zooms in its range.
+    public var tileZooms: [Double] {
+        let first = max(0, minZoom.rounded(.down)), last = min(24, (maxZoom - 1e-9).rounded(.down))
+        return first <= last ? Array(stride(from: first, through: last, by: 1)) : []
+    }
+
+    /// Whether the layer draws `feature` at `zoom` (its filter; an error counts as no).
+    public func shows(_ feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()) -> Bool {
+        guard let filter else { return true }
+        var context = context
+        context.zoom = zoom
+        context.feature = feature
+        return (try? filter.evaluate(context)) == .boolean(true)
+    }
+
+    /// The icon `feature` shows at `zoom`, or nil (no icon, or an evaluation error: the
+    /// property then takes its default, no icon).
+    public func image(for feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()) -> ResolvedImage? {
+        guard let iconImage else { return nil }
+        var context = context
+        context.zoom = zoom
+        context.feature = feature
+        switch try? iconImage.evaluate(context) {
+        case .image(let image)?: return image.name.isEmpty ? nil : image
+        case .string(let name)? where !name.isEmpty: return ResolvedImage(name: name, available: true)
+        default: return nil
+        }
+    }
+
+    /// The `icon-size` Mapbox rasterizes `feature`'s icon at on a tile of `tileZoom`
+    /// (times the pixel ratio): the constant; per feature for a data-driven size; for a zoom
+    /// curve its value at the upper zoom stop covering the tile; for zoom and data the larger
+    /// of the feature's values at the two covering stops (mapbox-gl-js `symbol_size`).
+    public func rasterSize(for feature: ExpressionFeature, tileZoom: Double, context: EvaluationContext = EvaluationContext()) -> Double {
+        guard let iconSize else { return 1 }
+        var context = context
+        context.feature = feature
+        func size(at zoom: Double) -> Double {
+            context.zoom = zoom
+            if case .number(let value)? = try? iconSize.evaluate(context), value.isFinite { return max(value, 0) }
+            return 1
+        }
+        let stops = iconSize.zoomStops
+        switch iconSize.kind {
+        case .constant, .source: return size(at: tileZoom)
+        case .camera, .composite:
+            guard !stops.isEmpty else { return size(at: tileZoom) }
+            var lower = 0
+            while lower < stops.count && stops[lower] <= tileZoom { lower += 1 }
+            lower = max(0, lower - 1)
+            var upper = lower
+            while upper < stops.count && stops[upper] < tileZoom + 1 { upper += 1 }
+            upper = min(stops.count - 1, upper)
+            if iconSize.kind == .camera { return size(at: stops[upper]) }
+            return max(size(at: stops[lower]), size(at: stops[upper]))
+        }
+    }
+}
+
+/// A GeoJSON feature of a style's source: what expressions read, and its point position.
 public struct StyleFeature: Sendable {
-    public let properties: [String: JSONValue]
+    public let feature: ExpressionFeature
     /// Longitude and latitude of a Point geometry.
     public let point: (longitude: Double, latitude: Double)?
+
+    public var properties: [String: StyleValue] { feature.properties }
+}
+
+/// The icons a style's layers need, and what could not be known at build time.
+public struct NeededIcons: Sendable {
+    /// Each variant with the largest scale (icon-size) a feature showing it needs.
+    public var icons: [(image: ImageReference, scale: Double)]
+    /// One line per layer and property whose values come from data the build has not seen.
+    public var warnings: [String]
 }
 
 /// The parts of a MapLibre/Mapbox style that decide which icons are drawn: its symbol
-/// layers and the features of their GeoJSON sources.
+/// layers, the features of their GeoJSON sources, and its `config` options.
 public struct StyleDocument: Sendable {
     public let json: JSONValue
+    public let file: String
     public let layers: [StyleLayer]
-    /// The features by GeoJSON source id.
+    /// The features by source id, for sources whose data the build has (inline GeoJSON, or
+    /// given with `--data`).
     public let features: [String: [StyleFeature]]
+    /// Sample features (`--data` files not named by a source) for sources without data.
+    public let samples: [StyleFeature]
+    /// Mapbox `config` values: the `schema` defaults with the overrides given.
+    public let config: [String: StyleValue]
+    /// The style's own notes: GeoJSON URLs not given, and the like.
+    public let warnings: [String]
 
-    /// Parses a style. `data` gives the contents of GeoJSON sources whose `data` is a URL,
-    /// by that URL's file name.
-    public init(bytes: [UInt8], file: String, data: [String: JSONValue] = [:]) throws(StyleError) {
+    /// Parses a style. `data` gives GeoJSON (or newline-delimited JSON of feature properties)
+    /// by file name: the data of a GeoJSON source whose `data` URL ends in that name, else
+    /// samples for sources without data. `config` overrides the style's `schema` defaults.
+    public init(bytes: [UInt8], file: String, data: [String: [UInt8]] = [:], config overrides: [String: JSONValue] = [:]) throws(StyleError) {
         do {
             json = try JSONValue.parse(bytes)
         } catch {
             throw StyleError(message: "\(file): not a JSON style: \(error)")
         }
+        self.file = file
+        guard json.objectValue != nil else { throw StyleError(message: "\(file): not a style: expected a JSON object") }
+        var config: [String: StyleValue] = [:]
+        for (name, option) in json["schema"]?.objectValue ?? [:] {
+            if let value = option["default"] { config[name] = StyleValue(value) }
+        }
+        for (name, value) in overrides {
+            guard json["schema"]?[name] != nil else {
+                throw StyleError(message: "\(file): --config \(name): the style's schema has no option \"\(name)\"")
+            }
+            config[name] = StyleValue(value)
+        }
+        self.config = config
+        var parsedData: [String: [StyleFeature]] = [:]
+        for (name, bytes) in data { parsedData[name] = try Self.features(in: bytes, name: name) }
+        var used = Set<String>()
         var features: [String: [StyleFeature]] = [:]
-        for (id, source) in json["sources"]?.objectValue ?? [:] where source["type"]?.stringValue == "geojson" {
+        var warnings: [String] = []
+        for (id, source) in (json["sources"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key })
+        where source["type"]?.stringValue == "geojson" {
             switch source["data"] {
             case .string(let url)?:
                 let name = url.split(separator: "/").last.map(String.init) ?? url
-                guard let given = data[name] else {
-                    throw StyleError(message: "\(file): source \"\(id)\" loads \(url): give it with --data \(name)")
+                if let given = parsedData[name] {
+                    features[id] = given
+                    used.insert(name)
+                } else {
+                    warnings.append("\(file): source \"\(id)\" loads \(url) at run time: its icons are taken from the style's "
+                                    + "literal values; give the data with --data \(name) to use its features")
                 }
-                features[id] = Self.features(of: given)
             case let inline?:
                 features[id] = Self.features(of: inline)
             case nil:
                 features[id] = []
             }
         }
+        samples = parsedData.filter { !used.contains($0.key) }.sorted { $0.key < $1.key }.flatMap(\.value)
+        self.features = features
+        self.warnings = warnings
         var layers: [StyleLayer] = []
         for (index, layer) in (json["layers"]?.arrayValue ?? []).enumerated() where layer["type"]?.stringValue == "symbol" {
             let path = "layers[\(index)]"
-            let layout = layer["layout"]
-            do {
-                layers.append(StyleLayer(
-                    id: layer["id"]?.stringValue ?? path, source: layer["source"]?.stringValue,
-                    iconImage: try layout?["icon-image"].map { value throws(ExpressionError) in try StyleExpression.parse(value, path: "\(path).layout.icon-image") },
-                    iconSize: try layout?["icon-size"].map { value throws(ExpressionError) in try StyleExpression.parse(value, path: "\(path).layout.icon-size") },
-                    path: path))
-            } catch {
-                throw StyleError(message: "\(file): \(error)")
+            func compile(_ json: JSONValue?, _ property: String, _ specification: PropertySpecification) throws(StyleError) -> CompiledExpression? {
+                guard let json else { return nil }
+                switch CompiledExpression.compile(json, specification: specification) {
+                case .success(let compiled): return compiled
+                case .failure(let failure):
+                    let first = failure.errors.first ?? ExpressionParsingError(key: "", message: "invalid expression")
+                    throw StyleError(message: "\(file): \(path).\(property)\(first.key): \(first.message)")
+                }
             }
+            func zoom(_ name: String, _ fallback: Double) -> Double {
+                if case .number(let value)? = layer[name] { return value }
+                return fallback
+            }
+            let layout = layer["layout"]
+            layers.append(StyleLayer(
+                id: layer["id"]?.stringValue ?? path, source: layer["source"]?.stringValue, path: path,
+                minZoom: zoom("minzoom", 0), maxZoom: zoom("maxzoom", 24),
+                filter: try compile(layer["filter"].map(LegacyFilter.convert), "filter", StyleLayer.filterSpecification),
+                iconImage: try compile(layout?["icon-image"].map(Self.resolvingTokens), "layout.icon-image", StyleLayer.imageSpecification),
+                iconSize: try compile(layout?["icon-size"], "layout.icon-size", StyleLayer.sizeSpecification)))
         }
         self.layers = layers
-        self.features = features
     }
 
-    /// Every icon the style's layers show for their features: name, parameter colors, and the
-    /// scale (times the pixel ratio) to rasterize at. Equal requests are merged, keeping the
-    /// largest scale.
-    public func neededIcons(imageExists: @escaping (String) -> Bool = { _ in true }) -> [(image: ImageReference, scale: Double)] {
+    /// A constant `icon-image` with `{token}`s (renderers replace them by the feature's
+    /// properties only in constants, not in expressions) as the expression it means.
+    static func resolvingTokens(_ value: JSONValue) -> JSONValue {
+        if case .string(let text) = value { return LegacyFunction.tokens(text) }
+        return value
+    }
+
+    /// The evaluation context of this style: its config values.
+    public var context: EvaluationContext {
+        var context = EvaluationContext()
+        context.config = config
+        return context
+    }
+
+    /// Every icon the style's layers show, at the largest raster size any feature that shows
+    /// it needs (Mapbox's rules, `StyleLayer.rasterSize`), over each layer's tile zooms:
+    /// for the features the build has, and for sources without data the values the
+    /// expressions can produce from their literal branches (then warning where a value comes
+    /// from data). `imageExists` tells `coalesce` which icons there are.
+    public func neededIcons(imageExists: @escaping @Sendable (String) -> Bool = { _ in true }) -> NeededIcons {
         var scales: [ImageReference: Double] = [:]
+        var warnings = self.warnings
+        func need(_ image: ResolvedImage, _ scale: Double) {
+            let reference = ImageReference(image)
+            scales[reference] = max(scales[reference] ?? 0, scale)
+        }
         for layer in layers {
-            let properties = (layer.source.flatMap { features[$0] } ?? []).map(\.properties)
-            let scale = layer.rasterScale(features: properties)
-            // A layer with no features may still name a constant icon.
-            for feature in properties.isEmpty ? [[:]] : properties {
-                guard let image = layer.image(for: feature, imageExists: imageExists) else { continue }
-                scales[image] = max(scales[image] ?? 0, scale)
+            guard let iconImage = layer.iconImage else { continue }
+            let context = self.context
+            let known = layer.source.flatMap { features[$0] }
+            let zooms = layer.tileZooms
+            let zoomDependent = !iconImage.isZoomConstant || !(layer.iconSize?.isZoomConstant ?? true) || !(layer.filter?.isZoomConstant ?? true)
+            let featureList = known ?? samples
+            for feature in featureList {
+                for zoom in zoomDependent ? zooms : Array(zooms.prefix(1)) {
+                    guard layer.shows(feature.feature, zoom: zoom, context: context) else { continue }
+                    guard var image = layer.image(for: feature.feature, zoom: zoom, context: Self.withImages(context, imageExists)) else { continue }
+                    image.available = true
+                    let size = zoomDependent ? layer.rasterSize(for: feature.feature, tileZoom: zoom, context: context)
+                        : zooms.map { layer.rasterSize(for: feature.feature, tileZoom: $0, context: context) }.max() ?? 1
+                    need(image, size)
+                }
+            }
+            // A source without data (vector tiles, a GeoJSON URL): what the expressions can give.
+            // A source with no features still shows nothing, unless the icon is the same for all.
+            if known == nil || (known?.isEmpty == true && iconImage.isFeatureConstant) {
+                var open: Set<String> = []
+                for zoom in zooms.isEmpty ? [0] : zooms {
+                    var zoomContext = context
+                    zoomContext.zoom = zoom
+                    let outputs = ExpressionOutputs.enumerate(iconImage.root, context: Self.withImages(zoomContext, imageExists))
+                    open.formUnion(outputs.open)
+                    let size = ExpressionOutputs.largestSize(layer.iconSize, tileZoom: zoom, context: zoomContext)
+                    for value in outputs.values {
+                        switch value {
+                        case .image(var image) where !image.name.isEmpty:
+                            image.available = true
+                            need(image, size)
+                        case .string(let name) where !name.isEmpty: need(ResolvedImage(name: name, available: true), size)
+                        default: break
+                        }
+                    }
+                }
+                for part in open.sorted() where known == nil {
+                    warnings.append("\(file): layer \"\(layer.id)\": \(layer.path).layout.icon-image\(part) comes from feature data "
+                                    + "the build has not seen: those features show the icon's defaults (give samples with --data)")
+                }
             }
         }
-        return scales.map { ($0.key, $0.value) }.sorted { $0.image.sortKey < $1.image.sortKey }
+        let icons = scales.map { ($0.key, max($0.value, 0.01)) }.sorted { $0.0.sortKey < $1.0.sortKey }
+        return NeededIcons(icons: icons.map { (image: $0.0, scale: $0.1) }, warnings: warnings)
     }
 
-    private static func features(of geoJSON: JSONValue) -> [StyleFeature] {
-        func feature(_ json: JSONValue) -> StyleFeature {
-            var point: (Double, Double)?
-            if json["geometry"]?["type"]?.stringValue == "Point", let coordinates = json["geometry"]?["coordinates"]?.arrayValue,
-               coordinates.count >= 2, case .number(let longitude) = coordinates[0], case .number(let latitude) = coordinates[1] {
-                point = (longitude, latitude)
+    private static func withImages(_ context: EvaluationContext, _ imageExists: @escaping @Sendable (String) -> Bool) -> EvaluationContext {
+        var context = context
+        context.imageExists = imageExists
+        return context
+    }
+
+    /// Features of a GeoJSON document, or of newline-delimited JSON objects of properties.
+    static func features(in bytes: [UInt8], name: String) throws(StyleError) -> [StyleFeature] {
+        if let json = try? JSONValue.parse(bytes), json["type"] != nil { return features(of: json) }
+        var result: [StyleFeature] = []
+        for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+            let text = line.filter { $0 != UInt8(ascii: "\r") }
+            guard !text.allSatisfy({ $0 == 32 || $0 == 9 }) else { continue }
+            guard let properties = (try? JSONValue.parse(Array(text)))?.objectValue else {
+                throw StyleError(message: "\(name): line \(number + 1): expected GeoJSON, or one JSON object of feature properties per line")
             }
-            return StyleFeature(properties: json["properties"]?.objectValue ?? [:], point: point)
+            result.append(StyleFeature(feature: ExpressionFeature(properties: properties.mapValues(StyleValue.init)), point: nil))
+        }
+        return result
+    }
+
+    static func features(of geoJSON: JSONValue) -> [StyleFeature] {
+        func feature(_ json: JSONValue) -> StyleFeature {
+            let geometry = json["geometry"].flatMap(GeoJSONGeometry.init)
+            var point: (Double, Double)?
+            if case .point(let position)? = geometry { point = (position[0], position[1]) }
+            return StyleFeature(feature: ExpressionFeature(properties: (json["properties"]?.objectValue ?? [:]).mapValues(StyleValue.init),
+                                                           id: json["id"].map(StyleValue.init), geometry: geometry),
+                                point: point)
         }
         switch geoJSON["type"]?.stringValue {
         case "FeatureCollection": return (geoJSON["features"]?.arrayValue ?? []).map(feature)
         case "Feature": return [feature(geoJSON)]
-        default: return [StyleFeature(properties: [:], point: nil)]
+        default: return [StyleFeature(feature: ExpressionFeature(), point: nil)]
         }
     }
 }

@@ -58,7 +58,7 @@ final class CoercionNode: ExpressionNode {
             let value = try arguments[0].evaluate(context)
             if case .image = value { return value }
             let name = value.text
-            return .image(ResolvedImage(name: name, available: context.availableImages.map { $0.contains(name) } ?? true))
+            return .image(ResolvedImage(name: name, available: context.isAvailable(name)))
         case .padding:
             return try firstParsed("padding", context) { value in
                 switch value {

@@ -476,8 +476,7 @@ final class ImageNode: ExpressionNode {
             let value = Result { () throws(ExpressionEvaluationError) in try param.value.evaluate(context) }
             if case .success(.color(let color)) = value { colors[param.name] = color }
         }
-        let available = context.availableImages.map { $0.contains(name) } ?? true
-        return .image(ResolvedImage(name: name, available: available, params: colors))
+        return .image(ResolvedImage(name: name, available: context.isAvailable(name), params: colors))
     }
 
     var children: [any ExpressionNode] { [name] + params.map(\.value) + (secondary.map { [$0] } ?? []) }

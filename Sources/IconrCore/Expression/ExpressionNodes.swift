@@ -32,8 +32,11 @@ public struct EvaluationContext: Sendable {
     public var accumulated: StyleValue?
     public var feature: ExpressionFeature?
     public var featureState: [String: StyleValue] = [:]
-    /// Image names the style has; nil when unknown (every image counts as available).
+    /// Image names the style has; nil when unknown (then `imageExists` decides, or every
+    /// image counts as available).
     public var availableImages: Set<String>?
+    /// Whether an image exists, when the names are not listed (an icon folder).
+    public var imageExists: (@Sendable (String) -> Bool)?
     public var globalState: [String: StyleValue] = [:]
     /// Mapbox `config` options: the style's `schema` defaults, with any overrides.
     public var config: [String: StyleValue] = [:]
@@ -46,6 +49,11 @@ public struct EvaluationContext: Sendable {
     }
 
     var properties: [String: StyleValue] { feature?.properties ?? [:] }
+
+    func isAvailable(_ image: String) -> Bool {
+        if let availableImages { return availableImages.contains(image) }
+        return imageExists?(image) ?? true
+    }
 }
 
 /// One node of a parsed expression. Nodes are immutable; `key` is where the node is in the
