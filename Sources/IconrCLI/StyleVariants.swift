@@ -6,6 +6,8 @@ struct StyleVariants {
     let style: StyleDocument
     let needed: [(image: ImageReference, scale: Double)]
     let templates: [String: SVGTemplate]
+    /// The ids of the icons in the folders.
+    let icons: Set<String>
 
     init(stylePath: String, dataPaths: [String], config: [String], directories: [String], recursive: Bool, console: Console) throws {
         var data: [String: [UInt8]] = [:]
@@ -26,6 +28,7 @@ struct StyleVariants {
         let files = Dictionary(try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) },
                                uniquingKeysWith: { first, _ in first })
         let names = Set(files.keys)
+        icons = names
         let all = style.neededIcons(imageExists: { names.contains($0) })
         all.warnings.forEach { console.warning($0) }
         for name in Set(all.icons.map(\.image.name)).sorted() where files[name] == nil {
@@ -56,7 +59,9 @@ struct StyleVariants {
     /// The style for MapLibre: `sprite` as given, parameterized images prebaked, ids in later
     /// sheets prefixed with their sheet's name; its warnings go to the console.
     func emitted(sprite: JSONValue, sheetOf: [String: String], console: Console) -> [UInt8] {
-        let emitted = style.emitted(sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf)
+        let icons = icons
+        let emitted = style.emitted(sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
+                                    imageExists: { icons.contains($0) })
         emitted.warnings.forEach { console.warning($0) }
         return Array((emitted.json.serialized + "\n").utf8)
     }

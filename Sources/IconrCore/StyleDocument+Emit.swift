@@ -35,10 +35,12 @@ extension StyleDocument {
     /// prints them, so MapLibre GL JS and MapLibre Native pick the same; a color nobody
     /// prebaked shows the icon's defaults. `sheetOf` gives the sheet name (`sprite-2`) of ids
     /// not in the first sheet.
+    /// `imageExists` tells which icons the sprite has: `coalesce` drops images it lacks, so that
+    /// renderers need not ask for them (and race their missing-image events).
     public func emitted(sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
-                        sheetOf: [String: String] = [:]) -> EmittedStyle {
+                        sheetOf: [String: String] = [:], imageExists: @escaping @Sendable (String) -> Bool = { _ in true }) -> EmittedStyle {
         guard case .object(var style) = json else { return EmittedStyle(json: json, warnings: []) }
-        var emitter = Emitter(style: self, templates: templates, needed: needed, sheetOf: sheetOf)
+        var emitter = Emitter(style: self, templates: templates, needed: needed, sheetOf: sheetOf, imageExists: imageExists)
         style["sprite"] = sprite
         for key in Self.mapboxOnlyRoot where style[key] != nil {
             style[key] = nil
@@ -69,14 +71,17 @@ private struct Emitter {
     let templates: [String: SVGTemplate]
     let needed: [ImageReference]
     let sheetOf: [String: String]
+    let imageExists: @Sendable (String) -> Bool
     var warnings: [String] = []
     private var variableCount = 0
 
-    init(style: StyleDocument, templates: [String: SVGTemplate], needed: [ImageReference], sheetOf: [String: String]) {
+    init(style: StyleDocument, templates: [String: SVGTemplate], needed: [ImageReference], sheetOf: [String: String],
+         imageExists: @escaping @Sendable (String) -> Bool) {
         self.style = style
         self.templates = templates
         self.needed = needed
         self.sheetOf = sheetOf
+        self.imageExists = imageExists
     }
 
     mutating func warn(_ message: String) {
@@ -155,10 +160,21 @@ private struct Emitter {
     /// `icon-image` with every parameterized `image` naming its prebaked variant.
     mutating func images(_ value: JSONValue, layer: String) -> JSONValue {
         switch value {
-        case .string(let name): return .string(prefixed(name))
+        case .string(let name):
+            // Tokens are resolved by the renderer after the id is chosen: as an expression,
+            // the ids of later sheets can be prefixed.
+            let tokens = LegacyFunction.tokens(name)
+            if tokens != value, !sheetOf.isEmpty { return prefixedExpression(tokens) }
+            return .string(prefixed(name))
         case .array(let items):
             guard case .string(let op)? = items.first, op != "literal" else { return value }
             if op == "image" { return image(items, layer: layer) }
+            if op == "coalesce" {
+                // Images the sprite lacks are dropped: known now, they need no round trip.
+                let kept = items.dropFirst().filter { !isMissing($0) }
+                let arguments = kept.isEmpty ? Array(items.dropFirst().prefix(1)) : Array(kept)
+                return .array([items[0]] + arguments.map { images($0, layer: layer) })
+            }
             // Strings are ids only where an expression returns them (not labels or tests).
             let outputs = Self.outputPositions(op, count: items.count)
             return .array(items.indices.map { index in
@@ -168,6 +184,14 @@ private struct Emitter {
             })
         default: return value
         }
+    }
+
+    /// Whether `value` names, as a literal, an icon the sprite does not have.
+    private func isMissing(_ value: JSONValue) -> Bool {
+        var name = value
+        if case .array(let items) = value, items.first == .string("image"), items.count >= 2 { name = items[1] }
+        guard case .string(let icon) = name, LegacyFunction.tokens(icon) == name else { return false }
+        return !imageExists(icon)
     }
 
     /// The argument positions whose values an expression returns.

@@ -216,7 +216,8 @@ struct MapLibreTests {
         return (Int(point.0 - centre.0 + Double(width) / 2), Int(point.1 - centre.1 + Double(height) / 2))
     }
 
-    /// The Helsinki example: the emitted style and sprite in MapLibre (ratios 1 and 2), and
+    /// The Helsinki example: the emitted style and sprite in MapLibre Native and MapLibre GL
+    /// JS (ratios 1 and 2), and
     /// iconr's own preview, each show every flag at its point in its color, the selected one
     /// twice as large.
     @Test func theHelsinkiFlagsRenderInMapLibreFromTheEmittedStyle() throws {
@@ -235,7 +236,10 @@ struct MapLibreTests {
             let map = try render(["style_file": directory.appendingPathComponent("out/style.json").path, "ratio": ratio,
                                   "width": 320, "height": 280, "zoom": 16, "longitude": 24.6881, "latitude": 60.185755],
                                  width: 320, height: 280, ratio: ratio)
-            pictures.append(("MapLibre at \(Int(ratio))x", map, ratio))
+            pictures.append(("MapLibre Native at \(Int(ratio))x", map, ratio))
+            let web = try MapClient.glJS.render(style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
+                                                width: 320, height: 280, zoom: 16, longitude: 24.6881, latitude: 60.185755)
+            pictures.append(("MapLibre GL JS at \(Int(ratio))x", web, ratio))
         }
         for (picture, pixels, ratio) in pictures {
             let width = Int(320 * ratio)

@@ -35,7 +35,8 @@ const map = new maplibregl.Map({
   canvasContextAttributes: {preserveDrawingBuffer: true, antialias: false}
 });
 map.on("error", (event) => window.iconrErrors.push(String(event.error && event.error.message || event.error)));
-map.on("styleimagemissing", (event) => window.iconrErrors.push("missing image " + event.id));
+window.iconrMissing = [];
+map.on("styleimagemissing", (event) => window.iconrMissing.push(event.id));
 map.once("idle", () => { window.iconrDone = true; });
 </script></body></html>
 """
@@ -104,10 +105,13 @@ def main():
             const started = Date.now();
             (function wait() {
               if (window.iconrDone || window.iconrErrors.length || Date.now() - started > 50000) {
-                callback({done: window.iconrDone, errors: window.iconrErrors});
+                callback({done: window.iconrDone, errors: window.iconrErrors, missing: window.iconrMissing});
               } else { setTimeout(wait, 50); }
             })();
         """)
+        if done["missing"]:
+            # Expected where a style asks for an image it may lack (coalesce); the pixels tell.
+            sys.stderr.write("MapLibre GL JS: images missing: %s\n" % ", ".join(sorted(set(done["missing"]))))
         if done["errors"] or not done["done"]:
             sys.stderr.write("MapLibre GL JS: %s\n" % ("; ".join(done["errors"]) or "the map did not finish loading"))
             sys.exit(1)

@@ -1,0 +1,183 @@
+import Foundation
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// The emitted style of `iconr sprite --style`, drawn by both MapLibre clients at pixel
+/// ratios 1 and 2: one feature per scenario (Mapbox's render tests `icon-image/params/*`,
+/// `scale-factor-icon-size`, and every way a style can reach an image), each checked at its
+/// point for its color (3x3 average within 40 of 255 per channel) and its width (within 1
+/// logical pixel). The sprite is split over several sheets (`--max-size 96`), so the style's
+/// `"sprite"` is an array and most ids carry a sheet prefix.
+struct StyleScenarioTests {
+    /// A layer of the scenario style and the features it shows, with what each must look like.
+    struct Scenario {
+        var name: String
+        var layer: String
+        var features: [(properties: String, checks: [Check])]
+    }
+
+    /// At `dx` logical pixels right of the feature's point: `color`, and (if given) an icon
+    /// `width` logical pixels wide through that row.
+    struct Check {
+        var dx: Double = 0
+        var color: (Int, Int, Int)
+        var width: Double?
+    }
+
+    static let background = (128, 128, 128)
+    static let width = 480, height = 360, zoom = 2.0
+
+    static let scenarios: [Scenario] = [
+        Scenario(name: "params/color (literal)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "red"}}]"##,
+                 features: [("{}", [Check(color: (255, 0, 0), width: 16)])]),
+        Scenario(name: "data-driven param", layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["get", "c"]}}]"##,
+                 features: [(##"{"c": "#800080"}"##, [Check(color: (128, 0, 128), width: 16)]),
+                            (##"{"c": "not a color"}"##, [Check(color: (0, 0, 0), width: 16)]),
+                            (##"{"c": "rgba(255, 0, 0, 0)"}"##, [Check(color: background)])]),
+        Scenario(name: "params/transparent-color", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "rgba(255, 255, 0, 0.5)"}}]"##,
+                 features: [("{}", [Check(color: (192, 192, 64), width: 16)])]),
+        Scenario(name: "params/transparent-image", layer: ##""icon-image": ["image", "ghost", {"params": {"fill": "#0000ff"}}]"##,
+                 features: [("{}", [Check(color: (64, 64, 192), width: 16)])]),
+        Scenario(name: "partly constant params", layer: ##""icon-image": ["image", "duo", {"params": {"left": "red", "right": ["get", "r"]}}]"##,
+                 features: [(##"{"r": "#00ff00"}"##, [Check(dx: -4, color: (255, 0, 0)), Check(dx: 4, color: (0, 255, 0))])]),
+        Scenario(name: "coalesce", layer: ##""icon-image": ["coalesce", ["image", "nope"], ["image", "sq", {"params": {"fill": "#0000ff"}}]]"##,
+                 features: [("{}", [Check(color: (0, 0, 255), width: 16)])]),
+        Scenario(name: "second image (cross-fade partner)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#ff00ff"}}, "plain", {}]"##,
+                 features: [("{}", [Check(color: (255, 0, 255), width: 16)])]),
+        Scenario(name: "data-driven name", layer: ##""icon-image": ["image", ["get", "icon"], {"params": {"fill": ["get", "c"]}}]"##,
+                 features: [(##"{"icon": "sq", "c": "#00ffff"}"##, [Check(color: (0, 255, 255), width: 16)]),
+                            (##"{"icon": "plain", "c": "#ff0000"}"##, [Check(color: (0, 170, 0), width: 16)])]),
+        Scenario(name: "legacy token", layer: ##""icon-image": "{icon}""##,
+                 features: [(##"{"icon": "plain"}"##, [Check(color: (0, 170, 0), width: 16)])]),
+        Scenario(name: "step around images", layer: ##""icon-image": ["step", ["zoom"], ["image", "sq", {"params": {"fill": "#ff8000"}}], 22, "plain"]"##,
+                 features: [("{}", [Check(color: (255, 128, 0), width: 16)])]),
+        Scenario(name: "case around images", layer: ##""icon-image": ["case", ["==", ["get", "k"], "a"], ["image", "sq", {"params": {"fill": "#008000"}}], "plain"]"##,
+                 features: [(##"{"k": "a"}"##, [Check(color: (0, 128, 0), width: 16)])]),
+        Scenario(name: "zoom-interpolated icon-size", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#004080"}}], "icon-size": ["interpolate", ["linear"], ["zoom"], 0, 1, 4, 3]"##,
+                 features: [("{}", [Check(color: (0, 64, 128), width: 32)])]),
+        Scenario(name: "scale-factor-icon-size (data-driven size)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#400040"}}], "icon-size": ["get", "s"]"##,
+                 features: [(##"{"s": 2}"##, [Check(color: (64, 0, 64), width: 32)]), (##"{"s": 0.5}"##, [Check(color: (64, 0, 64), width: 8)])]),
+        Scenario(name: "Mapbox-only properties", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#804000"}}], "icon-size-scale-range": [0.8, 2]"##,
+                 features: [("{}", [Check(color: (128, 64, 0), width: 16)])]),
+        Scenario(name: "Standard-like POI (config, match, hsla, step)",
+                 layer: ##""icon-image": ["image", ["match", ["get", "class"], "food", "sq", "plain"], {"params": {"fill": ["match", ["config", "theme"], "faded", "hsla(200, 100, 40, 1)", "hsl(0, 100%, 50%)"]}}], "icon-size": ["step", ["zoom"], 1, 1, 1.5]"##,
+                 features: [(##"{"class": "food"}"##, [Check(color: (0, 136, 204), width: 24)]),
+                            (##"{"class": "bar"}"##, [Check(color: (0, 170, 0), width: 24)])]),
+    ]
+
+    let directory: URL
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-scenarios-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        let header = #"<svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="16" height="16">"#
+        let icons = [
+            "sq": header + ##"<m:metadata><m:parameters><m:parameter m:name="fill" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" fill="#000000"/></svg>"##,
+            "ghost": header + ##"<m:metadata><m:parameters><m:parameter m:name="fill" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" fill="#000000" fill-opacity="0.5"/></svg>"##,
+            "duo": header + ##"<m:metadata><m:parameters><m:parameter m:name="left" m:type="color" m:value="#000000"/><m:parameter m:name="right" m:type="color" m:value="#0000ff"/></m:parameters></m:metadata><rect width="8" height="16" fill="#000000"/><rect x="8" width="8" height="16" fill="#0000ff"/></svg>"##,
+            "plain": header + ##"<rect width="16" height="16" fill="#00aa00"/></svg>"##,
+        ]
+        for (name, svg) in icons { try Data(svg.utf8).write(to: directory.appendingPathComponent("icons/\(name).svg")) }
+    }
+
+    /// Where feature `index` is, in logical pixels of the map.
+    static func position(_ index: Int) -> (x: Double, y: Double) {
+        (Double(45 + 78 * (index % 6)), Double(45 + 78 * (index / 6)))
+    }
+
+    /// The longitude and latitude of a logical pixel of the map (centred on 0, 0).
+    static func lngLat(_ x: Double, _ y: Double) -> (Double, Double) {
+        let world = 512 * pow(2, zoom)
+        let dx = x - Double(width) / 2, dy = Double(height) / 2 - y
+        return (dx / world * 360, atan(sinh(dy / world * 2 * .pi)) * 180 / .pi)
+    }
+
+    static func style() -> String {
+        var features: [String] = [], layers: [String] = []
+        var index = 0
+        for (number, scenario) in scenarios.enumerated() {
+            for feature in scenario.features {
+                let (x, y) = position(index)
+                let (longitude, latitude) = lngLat(x, y)
+                let properties = String(feature.properties.dropLast()) + (feature.properties == "{}" ? "" : ", ") + #""scenario": \#(number)}"#
+                features.append(#"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [\#(longitude), \#(latitude)]}, "properties": \#(properties)}"#)
+                index += 1
+            }
+            layers.append(#"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["==", ["get", "scenario"], \#(number)], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}}"#)
+        }
+        return """
+            {"version": 8, "center": [0, 0], "zoom": \(zoom), "schema": {"theme": {"default": "faded", "type": "string", "values": ["default", "faded"]}},
+             "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\(features.joined(separator: ",\n"))]}}},
+             "layers": [{"id": "background", "type": "background", "paint": {"background-color": "#808080"}},
+               \(layers.joined(separator: ",\n  "))]}
+            """
+    }
+
+    /// The mean color of the 3x3 pixels around (x, y), and the width of the run of pixels
+    /// through (x, y) that differ from the background by more than 24 in a channel.
+    static func measure(_ pixels: [UInt8], width: Int, x: Int, y: Int) -> (color: (Int, Int, Int), run: Int) {
+        let height = pixels.count / 4 / width
+        func pixel(_ px: Int, _ py: Int) -> (Int, Int, Int) {
+            let offset = (min(max(py, 0), height - 1) * width + min(max(px, 0), width - 1)) * 4
+            return (Int(pixels[offset]), Int(pixels[offset + 1]), Int(pixels[offset + 2]))
+        }
+        var sum = (0, 0, 0)
+        for dy in -1...1 {
+            for dx in -1...1 {
+                let p = pixel(x + dx, y + dy)
+                sum = (sum.0 + p.0, sum.1 + p.1, sum.2 + p.2)
+            }
+        }
+        func differs(_ px: Int) -> Bool {
+            let p = pixel(px, y)
+            return max(abs(p.0 - background.0), abs(p.1 - background.1), abs(p.2 - background.2)) > 24
+        }
+        var left = x, right = x
+        while left > 0 && differs(left - 1) { left -= 1 }
+        while right < width - 1 && differs(right + 1) { right += 1 }
+        return ((sum.0 / 9, sum.1 / 9, sum.2 / 9), differs(x) ? right - left + 1 : 0)
+    }
+
+    @Test func everyScenarioDrawsRightInBothClientsAtRatios1And2() throws {
+        let styleFile = directory.appendingPathComponent("style.json")
+        try Data(Self.style().utf8).write(to: styleFile)
+        let build = try TestSupport.run(TestSupport.iconrExecutable, ["sprite", "icons", "-o", "out/sprite", "--style", "style.json",
+                                                                      "--emit-style", "out/style.json", "--max-size", "96", "--no-cache"],
+                                        directory: directory)
+        let stderr = String(decoding: build.stderr, as: UTF8.self)
+        try #require(build.status == 0, "\(stderr)")
+        #expect(stderr.contains("removed Mapbox-only \"icon-size-scale-range\"") && stderr.contains("removed Mapbox-only \"schema\""))
+        let emitted = try JSONValue.parse([UInt8](try Data(contentsOf: directory.appendingPathComponent("out/style.json"))))
+        #expect((emitted["sprite"]?.arrayValue?.count ?? 0) > 1, "the sprite should need several sheets")
+        var failures: [String] = []
+        for client in MapClient.allCases {
+            for ratio in [1.0, 2.0] {
+                let pixels = try client.render(style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
+                                               width: Self.width, height: Self.height, zoom: Self.zoom, longitude: 0, latitude: 0)
+                let mapWidth = Int(Double(Self.width) * ratio)
+                var index = 0
+                for scenario in Self.scenarios {
+                    for feature in scenario.features {
+                        let (x, y) = Self.position(index)
+                        index += 1
+                        for check in feature.checks {
+                            let found = Self.measure(pixels, width: mapWidth, x: Int(((x + check.dx) * ratio).rounded(.down)),
+                                                     y: Int((y * ratio).rounded(.down)))
+                            let place = "\(client) at \(Int(ratio))x: \(scenario.name) \(feature.properties) at dx \(check.dx)"
+                            let (r, g, b) = found.color
+                            if max(abs(r - check.color.0), abs(g - check.color.1), abs(b - check.color.2)) > 40 {
+                                failures.append("\(place): color \(found.color), expected \(check.color)")
+                            }
+                            if let expected = check.width, abs(Double(found.run) / ratio - expected) > 1 {
+                                failures.append("\(place): \(Double(found.run) / ratio) px wide, expected \(expected)")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n")))
+    }
+}
