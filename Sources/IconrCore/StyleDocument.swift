@@ -57,22 +57,46 @@ public struct StyleLayer: Sendable {
         return first <= last ? Array(stride(from: first, through: last, by: 1)) : []
     }
 
+    /// One tile zoom of each stretch of `tileZooms` over which the layer's zoom curves stay
+    /// between the same stops, so that every feature looks the same throughout it.
+    public var distinctZooms: [Double] {
+        func segment(_ stops: [Double], _ zoom: Double) -> Int { stops.lastIndex { $0 <= zoom } ?? -1 }
+        var seen = Set<[Int]>(), result: [Double] = []
+        for zoom in tileZooms {
+            let sizeStops = iconSize?.zoomStops ?? []
+            let key = [segment(iconImage?.zoomStops ?? [], zoom), segment(filter?.zoomStops ?? [], zoom),
+                       segment(sizeStops, zoom), sizeStops.firstIndex { $0 >= zoom + 1 } ?? sizeStops.count]
+            if seen.insert(key).inserted { result.append(zoom) }
+        }
+        return result
+    }
+
     /// Whether the layer draws `feature` at `zoom` (its filter; an error counts as no).
     public func shows(_ feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()) -> Bool {
-        guard let filter else { return true }
         var context = context
         context.zoom = zoom
         context.feature = feature
+        return shows(in: context)
+    }
+
+    /// `shows` for the feature and zoom of `context`.
+    func shows(in context: EvaluationContext) -> Bool {
+        guard let filter else { return true }
         return (try? filter.evaluate(context)) == .boolean(true)
     }
 
     /// The icon `feature` shows at `zoom`, or nil (no icon, or an evaluation error: the
     /// property then takes its default, no icon).
     public func image(for feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()) -> ResolvedImage? {
-        guard let iconImage else { return nil }
         var context = context
         context.zoom = zoom
         context.feature = feature
+        return image(in: context)
+    }
+
+    /// `image` for the feature and zoom of `context`.
+    func image(in context: EvaluationContext) -> ResolvedImage? {
+        guard let iconImage else { return nil }
         switch try? iconImage.evaluate(context) {
         case .image(let image)?: return image.name.isEmpty ? nil : image
         case .string(let name)? where !name.isEmpty: return ResolvedImage(name: name, available: true)
@@ -85,9 +109,14 @@ public struct StyleLayer: Sendable {
     /// curve its value at the upper zoom stop covering the tile; for zoom and data the larger
     /// of the feature's values at the two covering stops (mapbox-gl-js `symbol_size`).
     public func rasterSize(for feature: ExpressionFeature, tileZoom: Double, context: EvaluationContext = EvaluationContext()) -> Double {
-        guard let iconSize else { return 1 }
         var context = context
         context.feature = feature
+        return rasterSize(tileZoom: tileZoom, in: &context)
+    }
+
+    /// `rasterSize` for the feature of `context` (whose zoom it changes).
+    func rasterSize(tileZoom: Double, in context: inout EvaluationContext) -> Double {
+        guard let iconSize else { return 1 }
         func size(at zoom: Double) -> Double {
             context.zoom = zoom
             if case .number(let value)? = try? iconSize.evaluate(context), value.isFinite { return max(value, 0) }
@@ -250,15 +279,17 @@ public struct StyleDocument: Sendable {
             let known = layer.source.flatMap { features[$0] }
             let zooms = layer.tileZooms
             let zoomDependent = !iconImage.isZoomConstant || !(layer.iconSize?.isZoomConstant ?? true) || !(layer.filter?.isZoomConstant ?? true)
+            // Values change only where a zoom curve crosses a stop: one zoom of each stretch.
+            let distinctZooms = layer.distinctZooms
             let featureList = known ?? samples
+            var evaluation = Self.withImages(context, imageExists)
             for feature in featureList {
-                for zoom in zoomDependent ? zooms : Array(zooms.prefix(1)) {
-                    guard layer.shows(feature.feature, zoom: zoom, context: context) else { continue }
-                    guard var image = layer.image(for: feature.feature, zoom: zoom, context: Self.withImages(context, imageExists)) else { continue }
+                evaluation.feature = feature.feature
+                for zoom in zoomDependent ? distinctZooms : [zooms.first ?? 0] {
+                    evaluation.zoom = zoom
+                    guard layer.shows(in: evaluation), var image = layer.image(in: evaluation) else { continue }
                     image.available = true
-                    let size = zoomDependent ? layer.rasterSize(for: feature.feature, tileZoom: zoom, context: context)
-                        : zooms.map { layer.rasterSize(for: feature.feature, tileZoom: $0, context: context) }.max() ?? 1
-                    need(image, size)
+                    need(image, layer.rasterSize(tileZoom: zoom, in: &evaluation))
                 }
             }
             // A source without data (vector tiles, a GeoJSON URL): what the expressions can give.

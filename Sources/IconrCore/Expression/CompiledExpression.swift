@@ -131,8 +131,9 @@ public struct CompiledExpression: Sendable {
 
     /// The value for one feature at one zoom; a runtime failure is thrown with its key.
     public func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
+        guard context.globalState.isEmpty, !globalState.isEmpty else { return try root.evaluate(context) }
         var context = context
-        if context.globalState.isEmpty { context.globalState = globalState }
+        context.globalState = globalState
         return try root.evaluate(context)
     }
 }
