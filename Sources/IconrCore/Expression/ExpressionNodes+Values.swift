@@ -476,7 +476,10 @@ final class ImageNode: ExpressionNode {
             let value = Result { () throws(ExpressionEvaluationError) in try param.value.evaluate(context) }
             if case .success(.color(let color)) = value { colors[param.name] = color }
         }
-        return .image(ResolvedImage(name: name, available: context.isAvailable(name), params: colors))
+        // With a cross-fade partner, the image is there only when both are (as Mapbox has it).
+        var available = context.isAvailable(name)
+        if let secondary, case .image(let partner) = try secondary.evaluate(context) { available = available && partner.available }
+        return .image(ResolvedImage(name: name, available: available, params: colors))
     }
 
     var children: [any ExpressionNode] { [name] + params.map(\.value) + (secondary.map { [$0] } ?? []) }
