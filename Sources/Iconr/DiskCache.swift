@@ -103,7 +103,8 @@ public final class DiskCache: Sendable {
         if let batch {
             batch.encodeBehind(variant, as: entryName(variant.key)) { CacheEntry.make(png: $0, key: variant.key) }
         } else {
-            write(variant.png, for: variant.key)
+            // A variant that cannot be encoded is not stored: a later run renders it again.
+            if let png = try? variant.png { write(png, for: variant.key) }
         }
     }
 
@@ -318,7 +319,10 @@ private final class Batch: Sendable {
     }
 
     func encodeBehind(_ variant: IconVariant, as name: String, entry: @escaping @Sendable ([UInt8]) -> [UInt8]) {
-        encoder.async { self.keep(entry(variant.png), as: name) }
+        encoder.async {
+            guard let png = try? variant.png else { return }
+            self.keep(entry(png), as: name)
+        }
     }
 
     /// The pack of this run's entries, sorted by name, then the older ones in their order

@@ -14,14 +14,24 @@ public final class IconCache: Sendable {
     }
 
     public let disk: DiskCache?
+    /// How a disk write runs: as it is, or (the CLI) with interrupts held back around it.
+    private let writingDisk: @Sendable (() -> Void) -> Void
     private let memory: LRUCache<VariantKey, IconVariant>
     private let inFlight = Locked<[VariantKey: Flight]>([:])
     private let counters = Locked((diskHits: 0, renders: 0))
 
-    /// `memoryLimit` bounds pixels + PNG bytes kept in memory (default 64 MiB).
-    public init(memoryLimit: Int = 64 << 20, disk: DiskCache? = nil) {
+    /// `memoryLimit` bounds pixels + PNG bytes kept in memory (default 64 MiB); `writingDisk`
+    /// runs each disk write (the CLI holds interrupts back around it).
+    public init(memoryLimit: Int = 64 << 20, disk: DiskCache? = nil,
+                writingDisk: @escaping @Sendable (() -> Void) -> Void = { $0() }) {
         memory = LRUCache(costLimit: memoryLimit)
         self.disk = disk
+        self.writingDisk = writingDisk
+    }
+
+    /// The variant for `key` if memory holds it: no disk, no render, no waiting.
+    public func memoryHit(for key: VariantKey) -> IconVariant? {
+        memory.value(for: key)
     }
 
     public var statistics: Statistics {
@@ -30,8 +40,9 @@ public final class IconCache: Sendable {
     }
 
     /// The variant for `key`: from memory, else from disk (`decode` turns the stored pixels
-    /// into an icon), else from `render`, whose result is stored in both.
-    public func variant(for key: VariantKey, decode: (RasterImage) -> RenderedIcon,
+    /// into an icon; an entry larger than `maxSize` is not read), else from `render`, whose
+    /// result is stored in both.
+    public func variant(for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize, decode: (RasterImage) -> RenderedIcon,
                         render: () throws(IconrError) -> RenderedIcon) throws(IconrError) -> IconVariant {
         if let hit = memory.value(for: key) { return hit }
         let (flight, isLeader) = inFlight.withLock { flights -> (Flight, Bool) in
@@ -42,7 +53,7 @@ public final class IconCache: Sendable {
         }
         guard isLeader else { return try flight.wait().get() }
         let result = Result { () throws(IconrError) -> IconVariant in
-            try produce(key, decode: decode, render: render)
+            try produce(key, maxSize: maxSize, decode: decode, render: render)
         }
         if case .success(let variant) = result { memory.insert(variant, for: key, cost: variant.byteCost) }
         inFlight.withLock { $0[key] = nil }
@@ -50,16 +61,16 @@ public final class IconCache: Sendable {
         return try result.get()
     }
 
-    private func produce(_ key: VariantKey, decode: (RasterImage) -> RenderedIcon,
+    private func produce(_ key: VariantKey, maxSize: PixelSize, decode: (RasterImage) -> RenderedIcon,
                          render: () throws(IconrError) -> RenderedIcon) throws(IconrError) -> IconVariant {
-        if let stored = disk?.read(key) {
+        if let stored = disk?.read(key, maxSize: maxSize) {
             counters.withLock { $0.diskHits += 1 }
             return IconVariant(key: key, icon: decode(stored.image), png: stored.png)
         }
         counters.withLock { $0.renders += 1 }
         let icon = try render()
         let variant = IconVariant(key: key, icon: icon)
-        disk?.store(variant)
+        if let disk { writingDisk { disk.store(variant) } }
         return variant
     }
 }

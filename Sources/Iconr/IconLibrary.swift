@@ -5,7 +5,7 @@ import IconrRender
 /// A folder of icon templates that a renderer asks for variants by name:
 ///
 /// ```swift
-/// let library = try IconLibrary(directory: "icons")
+/// let library = IconLibrary(directory: "icons")
 /// let selected = try library.icon(named: "flag", params: ["flag_color": "#800080"], scale: 2)
 /// ```
 ///
@@ -13,21 +13,21 @@ import IconrRender
 /// second per icon). Variants come from the `IconCache`. Safe to use from any thread.
 public final class IconLibrary: Sendable {
     public let directory: String
-    public let cache: IconCache
-    public let isolation: IsolatedRenderer?
-    public let limits: RenderLimits
+    /// The one path to variants: key, memory and disk cache, render.
+    public let renderer: IconRenderer
+    public var cache: IconCache { renderer.cache }
     /// Loaded templates by name, with when their file was last checked for changes.
     private let templates = Locked<[String: (file: TemplateFile, checked: ContinuousClock.Instant)]>([:])
 
     /// How often a template's file is checked for changes.
     static let recheckInterval = Duration.seconds(1)
 
-    public init(directory: String, cache: IconCache = IconCache(), isolation: IsolatedRenderer? = nil,
+    /// Renders in process by default, the fastest; `placement: .isolated(...)` runs librsvg in
+    /// worker processes, for icons from untrusted sources.
+    public init(directory: String, cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess,
                 limits: RenderLimits = .default) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
-        self.cache = cache
-        self.isolation = isolation
-        self.limits = limits
+        renderer = IconRenderer(cache: cache, placement: placement, limits: limits)
     }
 
     /// The icon names the directory holds (`*.svg`, without the extension), sorted.
@@ -37,27 +37,17 @@ public final class IconLibrary: Sendable {
 
     /// The variant of icon `name` with `params` (color text in the style specification's
     /// syntax; unknown names ignored) at `scale`, from the cache or rendered now.
+    /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.template`, `.render`.
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
-        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
-        let (key, resolved) = try file.key(name: name, params: params, scale: scale)
-        return try cache.variant(for: key, decode: { image in
-            RenderedIcon(image: image, scale: scale, template: file.source)
-        }, render: { () throws(IconrError) -> RenderedIcon in
-            try file.loaded(isolation: isolation, limits: limits).render(resolved, scale: scale, limits: limits, isolation: isolation)
-        })
+        return try renderer.variant(of: file.source, file.resolved(params), scale: scale)
     }
 
-    /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it renders.
+    /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it
+    /// renders; a memory hit answers at once.
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) async throws(IconrError) -> IconVariant {
-        let result = await withCheckedContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(IconrError) -> IconVariant in
-                    try self.icon(named: name, params: params, scale: scale)
-                })
-            }
-        }
-        return try result.get()
+        let file = try template(named: name)
+        return try await renderer.variant(of: file.source, file.resolved(params), scale: scale)
     }
 
     private func path(of name: String) -> String {
@@ -81,7 +71,7 @@ public final class IconLibrary: Sendable {
             templates.withLock { $0[name] = (current.file, now) }
             return current.file
         }
-        let file = try TemplateFile(path: path, version: version)
+        let file = TemplateFile(source: try IconSource(path: path), version: version)
         templates.withLock { $0[name] = (file, now) }
         return file
     }
@@ -100,61 +90,28 @@ private struct FileVersion: Hashable, Sendable {
     }
 }
 
-/// A template read from disk: parsed in Swift at once (enough for cache keys), loaded by
-/// librsvg only when a variant has to be rendered.
+/// One version of a library's template file, and the parameters of the requests seen
+/// resolved against it: a repeated request skips parsing colors, what keeps a memory hit
+/// under a microsecond.
 private final class TemplateFile: Sendable {
-    let path: String
-    let source: SVGTemplate
-    let digest: String
+    let source: IconSource
     let version: FileVersion
-    private let template = Locked<IconTemplate?>(nil)
-    /// Keys of the requests seen, so that a repeated request skips parsing colors and
-    /// building the key: what keeps a memory hit under a microsecond.
-    private let keys = Locked<[Request: (VariantKey, ResolvedParameters)]>([:])
-    private static let maxRememberedKeys = 4096
+    private let resolvedParams = Locked<[[String: String]: ResolvedParameters]>([:])
+    private static let maxRemembered = 4096
 
-    private struct Request: Hashable {
-        let params: [String: String]
-        let scale: Double
-    }
-
-    init(path: String, version: FileVersion) throws(IconrError) {
-        let bytes = try IconrError.readingTemplate(path)
-        do {
-            source = try SVGTemplate(bytes: bytes, file: path)
-        } catch {
-            throw IconrError.template(error)
-        }
-        self.path = path
-        digest = SHA256.hex(bytes)
+    init(source: IconSource, version: FileVersion) {
+        self.source = source
         self.version = version
     }
 
-    /// The variant key of a request, and its parameters resolved against this template.
-    func key(name: String, params: [String: String], scale: Double) throws(IconrError) -> (VariantKey, ResolvedParameters) {
-        let request = Request(params: params, scale: scale)
-        if let known = keys.withLock({ $0[request] }) { return known }
-        let resolved: ResolvedParameters
-        do {
-            resolved = try source.resolve(params)
-        } catch {
-            throw IconrError.parameter(error, file: path)
+    func resolved(_ params: [String: String]) throws(IconrError) -> ResolvedParameters {
+        if let known = resolvedParams.withLock({ $0[params] }) { return known }
+        let resolved = try source.resolve(params)
+        resolvedParams.withLock { known in
+            if known.count >= Self.maxRemembered { known.removeAll(keepingCapacity: true) }
+            known[params] = resolved
         }
-        let made = (VariantKey(name: name, templateDigest: digest, params: resolved, scale: scale), resolved)
-        keys.withLock { keys in
-            if keys.count >= Self.maxRememberedKeys { keys.removeAll(keepingCapacity: true) }
-            keys[request] = made
-        }
-        return made
-    }
-
-    /// The librsvg-loaded template, loaded on first call.
-    func loaded(isolation: IsolatedRenderer?, limits: RenderLimits) throws(IconrError) -> IconTemplate {
-        if let template = template.withLock({ $0 }) { return template }
-        let name = String((path.split(separator: "/").last ?? "").dropLast(4))
-        let loaded = try IconTemplate(name: name, bytes: source.bytes, path: path, isolation: isolation, limits: limits)
-        template.withLock { $0 = loaded }
-        return loaded
+        return resolved
     }
 }
 

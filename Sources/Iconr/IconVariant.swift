@@ -15,7 +15,10 @@ public struct IconVariant: Hashable, Sendable {
 
     /// The icon as a PNG file's bytes: read from the disk cache, or encoded on first use
     /// (a sprite build, which only needs pixels, never pays for it).
-    public var png: [UInt8] { storage.png() }
+    /// - Throws: `IconrError.render` when encoding fails (memory ran out).
+    public var png: [UInt8] {
+        get throws(IconrError) { try storage.png() }
+    }
 
     public static func == (lhs: IconVariant, rhs: IconVariant) -> Bool {
         lhs.storage === rhs.storage || (lhs.key == rhs.key && lhs.icon == rhs.icon)
@@ -48,13 +51,11 @@ private final class Storage: Sendable {
         encoded = Locked(png)
     }
 
-    func png() -> [UInt8] {
-        encoded.withLock { stored in
-            if let stored { return stored }
-            // Encoding straight RGBA into memory cannot fail but for lack of memory.
-            let png = (try? icon.pngData()) ?? []
-            stored = png
-            return png
-        }
+    func png() throws(IconrError) -> [UInt8] {
+        if let stored = encoded.withLock({ $0 }) { return stored }
+        // Encoding straight RGBA into memory cannot fail but for lack of memory.
+        let png = try icon.pngData()
+        encoded.withLock { $0 = png }
+        return png
     }
 }

@@ -12,6 +12,8 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     case io(String, file: String)
     /// An icon library has no template of that name.
     case unknownIcon(String, directory: String)
+    /// The task that asked was cancelled before its render started.
+    case cancelled
 
     public var description: String {
         switch self {
@@ -20,6 +22,7 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .render(let error, let file): prefixed(file, error.description)
         case .io(let message, let file): prefixed(file, message)
         case .unknownIcon(let name, let directory): "unknown icon \"\(name)\": no \(name).svg in \(directory)"
+        case .cancelled: "cancelled"
         }
     }
 }

@@ -128,18 +128,6 @@ public struct SpriteBuild: Sendable {
     public let sheetsFromCache: Bool
 }
 
-/// Where a sprite build runs librsvg.
-public enum SpriteRendering: Sendable {
-    /// In worker processes: an icon that crashes librsvg or renders past `limits.timeout`
-    /// fails alone, and the caller's process lives on.
-    case isolated(IsolatedRenderer)
-    /// In this process, with no time limit: no worker round trips, but a document that
-    /// crashes librsvg ends the process. `iconr sprite` builds this way in a supervised child
-    /// process that starts the build again without the icon that crashed
-    /// (`SpriteBuildRecovery`).
-    case inProcess
-}
-
 /// What a supervisor that runs an in-process build in a child process, and starts it again
 /// after a crash or a timeout, tells the next attempt and hears from it.
 public struct SpriteBuildRecovery: Sendable {
@@ -159,15 +147,19 @@ public struct SpriteBuildRecovery: Sendable {
 /// Builds MapLibre/Mapbox sprite sheets from folders of icon templates: every icon under
 /// its file name, the variants asked for, at every ratio. Icons render in parallel on all
 /// cores through an `IconCache`.
+///
+/// `placement: .isolated(...)` renders in worker processes (a crash or timeout fails that
+/// icon alone); `.inProcess` renders here with no time limit, faster, and is how `iconr
+/// sprite` builds in the child process it supervises (`SpriteBuildRecovery`).
 public final class SpriteBuilder: Sendable {
     public let options: SpriteOptions
     public let cache: IconCache
-    public let rendering: SpriteRendering
+    public let placement: RenderPlacement
 
-    public init(options: SpriteOptions, cache: IconCache, rendering: SpriteRendering) {
+    public init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement) {
         self.options = options
         self.cache = cache
-        self.rendering = rendering
+        self.placement = placement
     }
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
@@ -319,7 +311,7 @@ public final class SpriteBuilder: Sendable {
             let measurement: SVGMeasurement
             do {
                 measurement = try announced { () throws(RenderError) in
-                    switch rendering {
+                    switch placement {
                     case .isolated(let workers): try workers.measure(bytes, elementIDs: template.legacyAreaIDs, timeout: options.limits.timeout)
                     case .inProcess: try Rasterizer.measure(bytes, elementIDs: template.legacyAreaIDs, baseFile: baseFile)
                     }
@@ -355,7 +347,7 @@ public final class SpriteBuilder: Sendable {
                 let bytes = svg ?? template.apply(params)
                 svg = bytes
                 return try announced { () throws(RenderError) in
-                    switch rendering {
+                    switch placement {
                     case .isolated(let workers):
                         return try workers.render(bytes, scale: scale, limits: options.limits)
                     case .inProcess:

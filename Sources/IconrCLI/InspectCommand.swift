@@ -21,9 +21,9 @@ enum InspectCommand: Command {
         let json = arguments.has("--json")
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
-                let template = try IconTemplate(path: path)
-                var report = Report(template, path: path)
-                try report.addLegacyAreas(of: template, path: path)
+                let source = try IconSource(path: path)
+                var report = try Report(source, path: path)
+                try report.addLegacyAreas(of: source, path: path)
                 if json {
                     let encoder = JSONEncoder()
                     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -54,18 +54,19 @@ enum InspectCommand: Command {
         var elementIDs: [String]
         var warnings: [String]
 
-        init(_ template: IconTemplate, path: String) {
+        init(_ source: IconSource, path: String) throws(IconrError) {
             file = path
-            name = template.name
+            name = source.name
             // librsvg measures in single precision: 14.4 comes back as 14.399999618530273.
-            width = Self.rounded(template.intrinsicWidth)
-            height = Self.rounded(template.intrinsicHeight)
-            elementIDs = template.template.legacyAreaIDs
-            parameters = template.parameters.map { Parameter(name: $0.name, default: $0.defaultColor.hexString) }
-            stretchX = template.template.stretchX.map { [$0.start, $0.end] }
-            stretchY = template.template.stretchY.map { [$0.start, $0.end] }
-            content = template.template.content.map { [$0.left, $0.top, $0.right, $0.bottom] }
-            warnings = template.warnings.map { "\(path):\($0)" }
+            let size = try source.intrinsicSize()
+            width = Self.rounded(size.width)
+            height = Self.rounded(size.height)
+            elementIDs = source.template.legacyAreaIDs
+            parameters = source.parameters.map { Parameter(name: $0.name, default: $0.defaultColor.hexString) }
+            stretchX = source.template.stretchX.map { [$0.start, $0.end] }
+            stretchY = source.template.stretchY.map { [$0.start, $0.end] }
+            content = source.template.content.map { [$0.left, $0.top, $0.right, $0.bottom] }
+            warnings = source.warnings
         }
 
         /// A number measured as a 32-bit float, written back with the digits that float has.
@@ -75,7 +76,7 @@ enum InspectCommand: Command {
 
         /// The areas of spritezero's element ids, measured by librsvg, when the template has no
         /// Mapbox metadata (as `iconr sprite` uses them), and their problems as warnings.
-        mutating func addLegacyAreas(of template: IconTemplate, path: String) throws {
+        mutating func addLegacyAreas(of template: IconSource, path: String) throws {
             guard stretchX.isEmpty, stretchY.isEmpty, content == nil, !elementIDs.isEmpty else { return }
             let measurement = try Rasterizer.measure(template.template.bytes, elementIDs: elementIDs)
             let areas = LegacyAreas.areas(ids: elementIDs, boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })

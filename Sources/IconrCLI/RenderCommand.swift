@@ -24,44 +24,30 @@ enum RenderCommand: Command {
         let params = try parseParams(arguments.all("--param"))
         let settings = try RenderSettings(arguments)
         let cacheSettings = CacheSettings(arguments)
-        let name = IconTemplate.iconName(path: path)
+        let name = IconSource.iconName(path: path)
         let destination = arguments.value("--output") ?? defaultOutputName(name, scale: scale)
 
         // The time limit covers the whole job: reading, scanning, parsing, rendering.
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
-                let cache = cacheSettings.diskCache(console: console)
-                // Reading the template and its parameters is pure Swift: enough for the cache
-                // key, so a cache hit never loads librsvg.
-                let bytes = try IconrError.readingTemplate(path)
-                guard !bytes.isEmpty else {
-                    throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
-                }
-                let source = try SVGTemplate(bytes: bytes, file: path)
-                source.warnings.forEach { console.warning("\(path):\($0)") }
-                let resolved = try Result { () throws(ParameterError) in try source.resolve(params) }
-                    .mapError { IconrError.parameter($0, file: path) }.get()
+                // Reading and scanning the template is pure Swift: enough for the cache key,
+                // so a cache hit never loads librsvg.
+                let source = try IconSource(path: path)
+                source.warnings.forEach { console.warning($0) }
+                let resolved = try source.resolve(params)
                 if !resolved.unknownNames.isEmpty {
                     let declared = source.parameters.map(\.name)
                     console.warning("\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
                         + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
                         + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
                 }
-                // The files it draws count in the key; references it cannot draw are named.
-                let (digest, referenceWarnings) = IconReferences.digest(of: bytes, template: source, path: path)
-                referenceWarnings.forEach { console.warning($0) }
-                let key = VariantKey(name: name, templateDigest: digest, params: resolved, scale: scale)
-                if let hit = cache?.read(key, maxSize: settings.limits.maxSize) {
-                    try CrashGuard.writingOutput { try deliver(hit.png, to: destination, console: console) }
-                    return
-                }
-                // One librsvg load, of the document with the new colors: the metadata was read above.
-                let png = try source.render(resolved, scale: scale, limits: settings.limits, file: path,
-                                            baseFile: source.externalReferences.isEmpty ? nil : path).pngData()
-                try CrashGuard.writingOutput {
-                    cache?.write(png, for: key)
-                    try deliver(png, to: destination, console: console)
-                }
+                // One job: no memory cache; a disk write holds interrupts back until it is whole.
+                let cache = IconCache(memoryLimit: 0, disk: cacheSettings.diskCache(console: console),
+                                      writingDisk: { write in CrashGuard.writingOutput(write) })
+                let renderer = IconRenderer(cache: cache, placement: .inProcess, limits: settings.limits)
+                let variant = try renderer.variant(of: source, resolved, scale: scale)
+                let png = try variant.png
+                try CrashGuard.writingOutput { try deliver(png, to: destination, console: console) }
             }
         }
     }

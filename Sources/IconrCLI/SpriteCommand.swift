@@ -109,7 +109,7 @@ enum SpriteCommand: Command {
         // One cache pack shared by every sprite build: entries are keyed by variant and scale
         // alone, so another folder, a moved one or an added ratio finds what was rendered.
         let builder = SpriteBuilder(options: options, cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: "sprites", console: console)),
-                                    rendering: .inProcess)
+                                    placement: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build: SpriteBuild
         do {

@@ -1,5 +1,16 @@
 import CRsvg
 import IconrCore
+import Synchronization
+
+/// How often this process loaded a document into librsvg, and how many handles are alive:
+/// what proves that a cache hit never loads librsvg and that no handle leaks.
+public enum LibrsvgCounters {
+    static let loads = Atomic<Int>(0)
+    static let live = Atomic<Int>(0)
+
+    public static var documentsLoaded: Int { loads.load(ordering: .relaxed) }
+    public static var documentsAlive: Int { live.load(ordering: .relaxed) }
+}
 
 /// A document loaded by librsvg. Owns its `RsvgHandle`; never shared between threads.
 final class SVGDocument {
@@ -26,11 +37,14 @@ final class SVGDocument {
             throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not load it"))
         }
         self.handle = handle
+        LibrsvgCounters.loads.add(1, ordering: .relaxed)
+        LibrsvgCounters.live.add(1, ordering: .relaxed)
         rsvg_handle_set_dpi(handle, 96)
     }
 
     deinit {
         g_object_unref(UnsafeMutableRawPointer(handle))
+        LibrsvgCounters.live.subtract(1, ordering: .relaxed)
     }
 
     /// Width and height in pixels: from `width`/`height`, else from the viewBox, else (as

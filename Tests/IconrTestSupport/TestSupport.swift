@@ -54,8 +54,8 @@ public enum TestSupport {
         return files.sorted { $0.path < $1.path }
     }
 
-    public static func template(_ svg: String, name: String = "test") throws -> IconTemplate {
-        try IconTemplate(name: name, bytes: Array(svg.utf8), path: "\(name).svg")
+    public static func template(_ svg: String, name: String = "test") throws -> IconSource {
+        try IconSource(name: name, bytes: Array(svg.utf8), path: "\(name).svg")
     }
 
     /// Runs a program and returns its exit status (or minus the signal that ended it), stdout

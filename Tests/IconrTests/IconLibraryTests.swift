@@ -274,8 +274,33 @@ struct IconLibraryTests {
     func isolatedLibrariesSurviveCrashers() throws {
         let crasher = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         try FileManager.default.copyItem(at: crasher, to: folder.appendingPathComponent("icons/crasher.svg"))
-        let library = IconLibrary(directory: icons, cache: IconCache(), isolation: TestSupport.isolated)
+        let library = IconLibrary(directory: icons, cache: IconCache(), placement: .isolated(TestSupport.isolated))
         #expect(performing: { try library.icon(named: "crasher") }, throws: { "\($0)".contains("crasher.svg: librsvg crashed on this document (") })
         #expect(try library.icon(named: "flag").size == PixelSize(width: 24, height: 24))
+    }
+}
+
+/// The one path to a variant: a cache hit through the renderer, the library or the CLI's
+/// disk cache never loads librsvg, and no document outlives its renders.
+@Suite(.serialized) struct OnePathTests {
+    @Test func aCacheHitNeverLoadsLibrsvg() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-onepath-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try TestSupport.copyBundledIcons(to: folder.appendingPathComponent("icons"))
+        let disk = try DiskCache(directory: folder.appendingPathComponent("cache").path)
+        let source = try IconSource(path: folder.appendingPathComponent("icons/flag.svg").path)
+        // Reading and scanning a template loads nothing.
+        let before = LibrsvgCounters.documentsLoaded
+        let first = try IconRenderer(cache: IconCache(disk: disk)).variant(of: source, params: ["flag_color": "red"], scale: 2)
+        #expect(LibrsvgCounters.documentsLoaded > before)
+        let afterRender = LibrsvgCounters.documentsLoaded
+        // A new renderer over the same disk, and a library over the same folder and disk: hits.
+        let again = try IconRenderer(cache: IconCache(disk: disk)).variant(of: try IconSource(path: source.path ?? ""),
+                                                                           params: ["flag_color": "#f00"], scale: 2)
+        let library = IconLibrary(directory: folder.appendingPathComponent("icons").path, cache: IconCache(disk: disk))
+        let fromLibrary = try library.icon(named: "flag", params: ["flag_color": "rgb(255, 0, 0)"], scale: 2)
+        #expect(LibrsvgCounters.documentsLoaded == afterRender, "a cache hit loaded librsvg")
+        #expect(try again.png == first.png && fromLibrary.pixels == first.pixels)
     }
 }

@@ -34,13 +34,14 @@ struct RasterizationTests {
     func intrinsicSizesComeFromWidthHeightElseViewBox(_ width: String, _ height: String, _ viewBox: String?,
                                                        _ scale: Double, _ expected: PixelSize) throws {
         let template = try TestSupport.template(Self.svg(width: width, height: height, viewBox: viewBox))
-        #expect(template.pixelSize(scale: scale) == expected)
+        #expect(try template.pixelSize(scale: scale) == expected)
         #expect(try template.render(scale: scale).size == expected)
     }
 
     @Test func aDocumentWithoutSizeTakesTheSizeOfItsDrawingAsRsvgConvertDoes() throws {
         let template = try TestSupport.template("<svg xmlns='http://www.w3.org/2000/svg'><rect x='2' y='3' width='12' height='5'/></svg>")
-        #expect(template.intrinsicWidth == 12 && template.intrinsicHeight == 5)
+        let size = try template.intrinsicSize()
+        #expect(size.width == 12 && size.height == 5)
     }
 
     @Test(arguments: [0.0, -1.0, .infinity, .nan])
@@ -69,7 +70,7 @@ struct RasterizationTests {
     }
 
     @Test func pngRoundTripsThroughLibpngAndPngcheck() throws {
-        let flag = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
         let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
         let png = try icon.pngData()
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
@@ -84,21 +85,21 @@ struct RasterizationTests {
     }
 
     @Test func isolatedAndInProcessRendersAgree() throws {
-        let badge = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("badge.svg"))
+        let badge = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("badge.svg"))
         for scale in [1.0, 2.0, 1.5] {
             let inProcess = try badge.render(params: ["badge_color": "orange"], scale: scale)
-            let isolated = try badge.render(params: ["badge_color": "orange"], scale: scale, isolation: TestSupport.isolated)
+            let isolated = try badge.render(params: ["badge_color": "orange"], scale: scale, placement: .isolated(TestSupport.isolated))
             #expect(inProcess == isolated)
         }
     }
 
     @Test func concurrentRendersFromManyThreadsMatchSerialOnes() throws {
         let templates = try ["flag", "marker", "badge", "label"].map {
-            try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("\($0).svg"))
+            try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("\($0).svg"))
         }
         let colors = ["red", "#800080", "yellow", "rgb(10, 200, 30)"]
         let jobs = templates.flatMap { template in colors.flatMap { color in [1.0, 2.0].map { (template, color, $0) } } }
-        @Sendable func render(_ job: (IconTemplate, String, Double)) throws -> RasterImage {
+        @Sendable func render(_ job: (IconSource, String, Double)) throws -> RasterImage {
             let name = job.0.parameters.first?.name ?? ""
             return try job.0.render(params: [name: job.1], scale: job.2).image
         }

@@ -11,7 +11,7 @@ func flagIcons(in icons: String) async throws -> [UInt8] {
     print(selected.size, selected.pixelRatio)    // 48x48 2.0
     let label = try await library.icon(named: "label", scale: 2)
     print(label.stretchX, label.content!)        // stretch areas and content box, in pixels at 2x
-    return selected.png                          // PNG bytes; selected.pixels is straight RGBA
+    return try selected.png                      // PNG bytes; selected.pixels is straight RGBA
 }
 // README example end
 

@@ -72,8 +72,6 @@ struct RealIconSetTests {
             return size == image.size ? image : try Rasterizer.resample(image, to: size)
         }
         let svg = Gzip.isCompressed(bytes) ? try Gzip.decompress(bytes) : bytes
-        let template = try SVGTemplate(bytes: svg)
-        return try template.render(template.resolve(colors: [:]), scale: ratio / unit,
-                                   baseFile: template.externalReferences.isEmpty ? nil : path).image
+        return try IconSource(name: "icon", bytes: svg, path: path).render(scale: ratio / unit).image
     }
 }

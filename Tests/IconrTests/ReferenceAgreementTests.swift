@@ -37,8 +37,8 @@ struct ReferenceAgreementTests {
             var ours: RasterImage?, theirs: RasterImage?
             var why = ""
             do {
-                let template = try IconTemplate(contentsOf: file, isolation: TestSupport.isolated)
-                ours = try template.render(scale: scale, limits: RenderLimits(timeout: 10), isolation: TestSupport.isolated).image
+                let template = try IconSource(contentsOf: file)
+                ours = try template.render(scale: scale, placement: .isolated(TestSupport.isolated), limits: RenderLimits(timeout: 10)).image
             } catch {
                 why = "iconr: \(error)"
             }

@@ -85,7 +85,7 @@ struct SubstitutionPixelTests {
     }
 
     @Test func twoParametersOnFillAndStroke() throws {
-        let marker = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("marker.svg"))
+        let marker = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("marker.svg"))
         let icon = try marker.render(params: ["fill_color": "#00ff00", "stroke_color": "#0000ff"], scale: 4)
         // Inside the body (left of the white dot) and on the outline at the top.
         #expect(icon.image.hex(x: 20, y: 40) == "#00ff00ff")
@@ -94,7 +94,7 @@ struct SubstitutionPixelTests {
     }
 
     @Test func theBundledFlagTakesAnyColor() throws {
-        let flag = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
         for (value, expected) in [("red", "#ff0000ff"), ("yellow", "#ffff00ff"), ("#800080", "#800080ff"), ("hsl(120, 100%, 25%)", "#008000ff")] {
             #expect(try flag.render(params: ["flag_color": value], scale: 2).image.hex(x: 26, y: 16) == expected, "\(value)")
         }
@@ -102,7 +102,7 @@ struct SubstitutionPixelTests {
     }
 
     @Test func rejectsAnInvalidValueNamingParameterAndValue() throws {
-        let flag = try IconTemplate(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
         #expect { try flag.render(params: ["flag_color": "#12"]) } throws: { error in
             "\(error)".hasSuffix("flag.svg: invalid color \"#12\" for parameter \"flag_color\"")
         }

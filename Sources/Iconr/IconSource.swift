@@ -1,0 +1,207 @@
+import Dispatch
+import FoundationEssentials
+import IconrRender
+
+/// Where librsvg runs: in this process (fastest), or in reusable `iconr render-worker`
+/// processes, where a document that crashes librsvg or renders past `RenderLimits.timeout`
+/// fails alone and the caller lives on.
+public enum RenderPlacement: Sendable {
+    case inProcess
+    case isolated(IsolatedRenderer)
+}
+
+/// A parameterized SVG icon: read and scanned in Swift at once (metadata, parameters, the
+/// digest of its bytes and of the files it draws), loaded by librsvg only when it is first
+/// measured or rendered, so that a cache hit never loads it.
+///
+/// ```swift
+/// let flag = try IconSource(contentsOf: URL(fileURLWithPath: "icons/flag.svg"))
+/// let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
+/// let png = try icon.pngData()
+/// ```
+public final class IconSource: Sendable {
+    /// The file name without `.svg`, e.g. `flag`.
+    public let name: String
+    /// The path it was read from, when it came from a file; used in error messages.
+    public let path: String?
+    public let template: SVGTemplate
+    /// SHA-256 of the bytes and of every file the document draws: what variant keys use.
+    public let digest: String
+    /// What reading it found (each a line naming the file): template problems, references
+    /// that cannot be drawn.
+    public let warnings: [String]
+    /// Where relative references resolve; nil for a document without any.
+    private let baseFile: String?
+    /// The document as librsvg loaded it in this process, once it was needed.
+    private let loaded = Locked<LoadedSVG?>(nil)
+
+    public var parameters: [TemplateParameter] { template.parameters }
+
+    /// Reads and scans a template file (`.svg`, or gzip-compressed `.svgz`).
+    public convenience init(contentsOf url: URL) throws(IconrError) {
+        try self.init(path: url.relativePath)
+    }
+
+    /// Like `init(contentsOf:)`, from a file path.
+    public convenience init(path: String) throws(IconrError) {
+        let bytes = try IconrError.readingTemplate(path)
+        try self.init(name: Self.iconName(path: path), bytes: bytes, path: path)
+    }
+
+    /// Scans a template held in memory. With a `path`, the files it refers to are read
+    /// relative to it (see `IconReferences`); without one it can draw no other file.
+    public init(name: String, bytes: [UInt8], path: String? = nil) throws(IconrError) {
+        guard !bytes.isEmpty else {
+            throw IconrError.template(TemplateError(file: path, location: nil, message: "the file is empty"))
+        }
+        do {
+            template = try SVGTemplate(bytes: bytes, file: path)
+        } catch {
+            throw IconrError.template(error)
+        }
+        self.name = name
+        self.path = path
+        let file = path ?? name + ".svg"
+        var warnings = template.warnings.map { "\(file):\($0)" }
+        if let path, !template.externalReferences.isEmpty {
+            let (digest, referenceWarnings) = IconReferences.digest(of: bytes, template: template, path: path)
+            self.digest = digest
+            warnings += referenceWarnings
+            baseFile = path
+        } else {
+            digest = SHA256.hex(bytes)
+            baseFile = nil
+        }
+        self.warnings = warnings
+    }
+
+    /// The icon name of a template file: its file name without `.svg` or `.svgz`, in any
+    /// letter case (`icons/flag.svg` is `flag`).
+    public static func iconName(path: String) -> String {
+        let fileName = path.split(separator: "/").last.map(String.init) ?? path
+        let lowered = fileName.lowercased()
+        return [".svgz", ".svg"].first { lowered.hasSuffix($0) }.map { String(fileName.dropLast($0.count)) } ?? fileName
+    }
+
+    /// Checks parameter values (color text in the style specification's syntax). Unknown
+    /// names are ignored and listed in the result.
+    /// - Throws: `IconrError.parameter` naming the parameter and the value.
+    public func resolve(_ params: [String: String]) throws(IconrError) -> ResolvedParameters {
+        do {
+            return try template.resolve(params)
+        } catch {
+            throw IconrError.parameter(error, file: path)
+        }
+    }
+
+    /// The cache key of this icon with `params` at `scale`.
+    public func key(_ params: ResolvedParameters, scale: Double) -> VariantKey {
+        VariantKey(name: name, templateDigest: digest, params: params, scale: scale)
+    }
+
+    /// Width and height at scale 1 in pixels, as librsvg measures them (it loads here).
+    public func intrinsicSize(placement: RenderPlacement = .inProcess,
+                              limits: RenderLimits = .default) throws(IconrError) -> (width: Double, height: Double) {
+        do {
+            switch placement {
+            case .isolated(let workers): return try workers.intrinsicSize(of: template.bytes, timeout: limits.timeout)
+            case .inProcess:
+                let document = try loadedDocument()
+                return (document.intrinsicWidth, document.intrinsicHeight)
+            }
+        } catch {
+            throw IconrError.render(error, file: path)
+        }
+    }
+
+    /// The raster size at `scale`: `max(1, round(W*s)) x max(1, round(H*s))`.
+    public func pixelSize(scale: Double, placement: RenderPlacement = .inProcess,
+                          limits: RenderLimits = .default) throws(IconrError) -> PixelSize {
+        let size = try intrinsicSize(placement: placement, limits: limits)
+        return PixelSize.raster(width: size.width, height: size.height, scale: scale)
+    }
+
+    /// Renders the icon with `params` applied at `scale` (1 for 1x, 2 for 2x, any finite
+    /// number > 0), uncached. `IconRenderer` is the cached way.
+    public func render(params: [String: String] = [:], scale: Double = 1, placement: RenderPlacement = .inProcess,
+                       limits: RenderLimits = .default) throws(IconrError) -> RenderedIcon {
+        try render(resolve(params), scale: scale, placement: placement, limits: limits)
+    }
+
+    /// Renders with parameters already resolved against this template: in a worker when
+    /// isolated; else from the loaded document when no color changes; else by loading the
+    /// document with the new colors.
+    /// - Throws: `IconrError.render` (a document librsvg refuses, a raster too large, a crash
+    ///   or timeout in a worker).
+    public func render(_ params: ResolvedParameters, scale: Double, placement: RenderPlacement = .inProcess,
+                       limits: RenderLimits = .default) throws(IconrError) -> RenderedIcon {
+        do {
+            let image: RasterImage
+            switch placement {
+            case .isolated(let workers):
+                image = try workers.render(template.apply(params), scale: scale, limits: limits)
+            case .inProcess where params.replacements.isEmpty:
+                image = try loadedDocument().render(scale: scale, limits: limits)
+            case .inProcess:
+                image = try Rasterizer.render(template.apply(params), scale: scale, limits: limits, baseFile: baseFile)
+            }
+            return RenderedIcon(image: image, scale: scale, template: template)
+        } catch {
+            throw IconrError.render(error, file: path)
+        }
+    }
+
+    private func loadedDocument() throws(RenderError) -> LoadedSVG {
+        if let document = loaded.withLock({ $0 }) { return document }
+        let document = try LoadedSVG(bytes: template.bytes, baseFile: baseFile)
+        loaded.withLock { $0 = document }
+        return document
+    }
+}
+
+/// The one way a variant is made: its key, the memory cache, the disk cache, and only on a
+/// miss a render (librsvg loads then, not before). The CLI's `render`, `IconLibrary` and the
+/// sprite builder all go through it.
+public final class IconRenderer: Sendable {
+    public let cache: IconCache
+    public let placement: RenderPlacement
+    public let limits: RenderLimits
+
+    public init(cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess, limits: RenderLimits = .default) {
+        self.cache = cache
+        self.placement = placement
+        self.limits = limits
+    }
+
+    /// The variant of `source` with `params` at `scale`: cached, or rendered now (once, for
+    /// concurrent requests of one variant).
+    public func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double) throws(IconrError) -> IconVariant {
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
+        return try cache.variant(for: source.key(params, scale: scale), maxSize: limits.maxSize, decode: { image in
+            RenderedIcon(image: image, scale: scale, template: source.template)
+        }, render: { () throws(IconrError) -> RenderedIcon in
+            try source.render(params, scale: scale, placement: placement, limits: limits)
+        })
+    }
+
+    /// Like `variant(of:_:scale:)`, with color text for the parameters.
+    public func variant(of source: IconSource, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
+        try variant(of: source, source.resolve(params), scale: scale)
+    }
+
+    /// Like `variant(of:_:scale:)` without blocking the caller's thread while it renders: a
+    /// memory hit answers at once, a miss runs on a Dispatch worker; a cancelled task that
+    /// has not started its render gets `CancellationError`'s `IconrError.cancelled`.
+    public func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double) async throws(IconrError) -> IconVariant {
+        if scale.isFinite, scale > 0, let hit = cache.memoryHit(for: source.key(params, scale: scale)) { return hit }
+        if Task.isCancelled { throw IconrError.cancelled }
+        let result = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(IconrError) -> IconVariant in
+                    try self.variant(of: source, params, scale: scale)
+                })
+            }
+        }
+        return try result.get()
+    }
+}
