@@ -39,15 +39,19 @@ public final class IconLibrary: Sendable {
     /// syntax; unknown names ignored) at `scale`, from the cache or rendered now.
     /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.template`, `.render`.
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
-        return try renderer.variant(of: file.source, file.resolved(params), scale: scale)
+        let (key, resolved) = try file.key(params, scale: scale)
+        return try renderer.variant(of: file.source, resolved, scale: scale, key: key)
     }
 
     /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it
     /// renders; a memory hit answers at once.
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) async throws(IconrError) -> IconVariant {
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
-        return try await renderer.variant(of: file.source, file.resolved(params), scale: scale)
+        let (key, resolved) = try file.key(params, scale: scale)
+        return try await renderer.variant(of: file.source, resolved, scale: scale, key: key)
     }
 
     private func path(of name: String) -> String {
@@ -90,28 +94,35 @@ private struct FileVersion: Hashable, Sendable {
     }
 }
 
-/// One version of a library's template file, and the parameters of the requests seen
-/// resolved against it: a repeated request skips parsing colors, what keeps a memory hit
-/// under a microsecond.
+/// One version of a library's template file, and the keys of the requests seen: a repeated
+/// request skips parsing colors and building its key, what keeps a memory hit under a
+/// microsecond.
 private final class TemplateFile: Sendable {
     let source: IconSource
     let version: FileVersion
-    private let resolvedParams = Locked<[[String: String]: ResolvedParameters]>([:])
+    private let keys = Locked<[Request: (VariantKey, ResolvedParameters)]>([:])
     private static let maxRemembered = 4096
+
+    private struct Request: Hashable {
+        let params: [String: String]
+        let scale: Double
+    }
 
     init(source: IconSource, version: FileVersion) {
         self.source = source
         self.version = version
     }
 
-    func resolved(_ params: [String: String]) throws(IconrError) -> ResolvedParameters {
-        if let known = resolvedParams.withLock({ $0[params] }) { return known }
+    func key(_ params: [String: String], scale: Double) throws(IconrError) -> (VariantKey, ResolvedParameters) {
+        let request = Request(params: params, scale: scale)
+        if let known = keys.withLock({ $0[request] }) { return known }
         let resolved = try source.resolve(params)
-        resolvedParams.withLock { known in
+        let made = (source.key(resolved, scale: scale), resolved)
+        keys.withLock { known in
             if known.count >= Self.maxRemembered { known.removeAll(keepingCapacity: true) }
-            known[params] = resolved
+            known[request] = made
         }
-        return resolved
+        return made
     }
 }
 

@@ -177,7 +177,13 @@ public final class IconRenderer: Sendable {
     /// concurrent requests of one variant).
     public func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double) throws(IconrError) -> IconVariant {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
-        return try cache.variant(for: source.key(params, scale: scale), maxSize: limits.maxSize, decode: { image in
+        return try variant(of: source, params, scale: scale, key: source.key(params, scale: scale))
+    }
+
+    /// `variant(of:_:scale:)` with the key already made (`IconLibrary` remembers the keys of
+    /// repeated requests: building one costs more than a memory hit).
+    func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey) throws(IconrError) -> IconVariant {
+        try cache.variant(for: key, maxSize: limits.maxSize, decode: { image in
             RenderedIcon(image: image, scale: scale, template: source.template)
         }, render: { () throws(IconrError) -> RenderedIcon in
             try source.render(params, scale: scale, placement: placement, limits: limits)
@@ -193,12 +199,17 @@ public final class IconRenderer: Sendable {
     /// memory hit answers at once, a miss runs on a Dispatch worker; a cancelled task that
     /// has not started its render gets `CancellationError`'s `IconrError.cancelled`.
     public func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double) async throws(IconrError) -> IconVariant {
-        if scale.isFinite, scale > 0, let hit = cache.memoryHit(for: source.key(params, scale: scale)) { return hit }
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
+        return try await variant(of: source, params, scale: scale, key: source.key(params, scale: scale))
+    }
+
+    func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey) async throws(IconrError) -> IconVariant {
+        if let hit = cache.memoryHit(for: key) { return hit }
         if Task.isCancelled { throw IconrError.cancelled }
         let result = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(returning: Result { () throws(IconrError) -> IconVariant in
-                    try self.variant(of: source, params, scale: scale)
+                    try self.variant(of: source, params, scale: scale, key: key)
                 })
             }
         }
