@@ -29,13 +29,13 @@ let package = Package(
         // The public library renderers link.
         .target(name: "Iconr", dependencies: ["IconrCore", "IconrRender"]),
         // Commands, argument scanning and help text.
-        .target(name: "IconrCLI", dependencies: ["Iconr", "IconrRender", "CSystem"]),
+        .target(name: "IconrCLI", dependencies: ["Iconr", "IconrCore", "IconrRender", "CSystem"]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
-        .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrRender"]),
+        .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender"]),
         // Paths, process running and image comparison shared by the test targets.
-        .target(name: "IconrTestSupport", dependencies: ["Iconr", "IconrRender"], path: "Tests/IconrTestSupport"),
+        .target(name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrRender"], path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
-        .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrRender", "IconrTestSupport"]),
-        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "IconrTestSupport"]),
+        .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "IconrCore", "IconrRender", "IconrTestSupport"]),
     ]
 )

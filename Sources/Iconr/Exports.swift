@@ -1,5 +1,44 @@
-// The value types renderers need (colors, sizes, metadata) come from IconrCore.
-@_exported import IconrCore
+// What a renderer needs besides this module's own types, and nothing else: colors, sizes
+// and metadata of icons and sprites, and the style engine. iconr's own plumbing (files,
+// hashing, locks, the packer) stays in IconrCore, which its own targets import directly.
+@_exported import struct IconrCore.Color
+@_exported import struct IconrCore.PixelSize
+@_exported import struct IconrCore.PixelRect
+@_exported import struct IconrCore.RasterImage
+@_exported import struct IconrCore.StretchArea
+@_exported import struct IconrCore.ContentBox
+@_exported import struct IconrCore.SVGTemplate
+@_exported import struct IconrCore.TemplateParameter
+@_exported import struct IconrCore.TemplateWarning
+@_exported import struct IconrCore.TemplateError
+@_exported import struct IconrCore.ParameterError
+@_exported import struct IconrCore.ResolvedParameters
+@_exported import struct IconrCore.VariantKey
+@_exported import struct IconrCore.SpriteIndexEntry
+@_exported import enum IconrCore.JSONValue
+@_exported import struct IconrCore.JSONSyntaxError
+@_exported import struct IconrCore.StyleDocument
+@_exported import struct IconrCore.StyleLayer
+@_exported import struct IconrCore.StyleFeature
+@_exported import struct IconrCore.StyleError
+@_exported import struct IconrCore.NeededIcons
+@_exported import struct IconrCore.ImageReference
+@_exported import struct IconrCore.EmittedStyle
+@_exported import struct IconrCore.CompiledExpression
+@_exported import struct IconrCore.PropertySpecification
+@_exported import struct IconrCore.ExpressionFeature
+@_exported import struct IconrCore.EvaluationContext
+@_exported import enum IconrCore.StyleValue
+@_exported import enum IconrCore.StyleType
+@_exported import struct IconrCore.StyleColor
+@_exported import struct IconrCore.StyleCollator
+@_exported import struct IconrCore.FormattedText
+@_exported import struct IconrCore.ResolvedImage
+@_exported import enum IconrCore.GeoJSONGeometry
+@_exported import struct IconrCore.ExpressionEvaluationError
+@_exported import struct IconrCore.ExpressionParsingError
+@_exported import struct IconrCore.ExpressionCompileError
 @_exported import struct IconrRender.RenderLimits
 @_exported import enum IconrRender.RenderError
 @_exported import class IconrRender.IsolatedRenderer
+@_exported import enum IconrRender.LibrsvgCounters

@@ -1,3 +1,4 @@
+import IconrCore
 import Dispatch
 import Glibc
 import IconrRender

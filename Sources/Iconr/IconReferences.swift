@@ -1,12 +1,13 @@
+import IconrCore
 import Glibc
 
 /// An icon's references to other files (`<image href="x.png">`, `<use>` of another file,
 /// CSS `url()`), which librsvg draws once the document has its file as base: the files
 /// inside the icon's folder count in its cache key, and the rest are named in warnings.
-public enum IconReferences {
+package enum IconReferences {
     /// The digest that keys `bytes` (the template at `path`) in caches, covering the files it
     /// draws, and a warning for each reference that is not drawn.
-    public static func digest(of bytes: [UInt8], template: SVGTemplate, path: String) -> (digest: String, warnings: [String]) {
+    package static func digest(of bytes: [UInt8], template: SVGTemplate, path: String) -> (digest: String, warnings: [String]) {
         var warnings: [String] = []
         var input = bytes
         for reference in template.externalReferences {

@@ -1,3 +1,4 @@
+import IconrCore
 
 /// A rendered variant as a renderer uses it: pixels, PNG bytes, and the metadata that
 /// `icon-text-fit` needs, all at the variant's pixel ratio.

@@ -1,3 +1,4 @@
+import IconrCore
 import IconrRender
 
 /// Why iconr could not produce an icon, as one line naming the file.

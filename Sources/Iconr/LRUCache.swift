@@ -1,3 +1,4 @@
+import IconrCore
 
 /// A thread-safe least-recently-used cache bounded by the total cost (bytes) of its values.
 /// Lookups and inserts are O(1): a dictionary of slots in an array-backed doubly linked list.

@@ -1,3 +1,4 @@
+import IconrCore
 import IconrRender
 
 /// An icon rendered at one scale with one set of parameters.

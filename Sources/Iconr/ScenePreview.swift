@@ -1,3 +1,4 @@
+import IconrCore
 import Glibc
 import IconrRender
 
@@ -5,14 +6,14 @@ import IconrRender
 /// from the built sprite sheet, drawn at its Web Mercator position and its `icon-size` on a
 /// plain background. Not a map renderer: no labels, lines or collisions; a quick look at
 /// what the sprite gives each feature.
-public enum ScenePreview {
+package enum ScenePreview {
     /// The largest preview side in pixels (at the sheets' ratio); larger ones are refused
     /// before anything is allocated.
-    public static let maxSide = 8192
+    package static let maxSide = 8192
 
     /// Draws `size` logical pixels around the style's `center` at its `zoom`, at the pixel
     /// ratio of `sheets` (which must hold every id `spriteID` gives), as PNG bytes.
-    public static func png(style: StyleDocument, sheets: [SpriteSheetFile], size: PixelSize,
+    package static func png(style: StyleDocument, sheets: [SpriteSheetFile], size: PixelSize,
                            spriteID: (ImageReference) -> String) throws -> [UInt8] {
         guard let sheet = sheets.first else { throw StyleError(message: "no sprite sheet to draw from") }
         let ratio = sheet.ratio

@@ -1,3 +1,4 @@
+import IconrCore
 /// Composed sprite sheets as bytes, for the disk cache: a warm rebuild of unchanged icons
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
 /// header (ratio, sheet, size, counts, fill), its index JSON and its PNG, length-prefixed;

@@ -1,3 +1,4 @@
+import IconrCore
 /// Signed distance fields for `sdf: true` sprite images, which a map renderer tints with
 /// `icon-color` and scales without blur. Computed from a render at `supersampling` times the
 /// ratio: an exact Euclidean distance transform (Felzenszwalb and Huttenlocher) of the

@@ -1,6 +1,7 @@
 import Dispatch
 import Glibc
 import Iconr
+import IconrCore
 import IconrRender
 
 /// The `iconr` command line. `main` returns the process's exit code: 0 on success, 1 when

@@ -1,4 +1,5 @@
 import Iconr
+import IconrCore
 
 /// `iconr cache stats|clear [--cache-dir DIR]`
 enum CacheCommand: Command {

@@ -1,5 +1,6 @@
 import Glibc
 import Iconr
+import IconrCore
 
 /// Where the CLI writes: stdout for results, stderr for messages. Unbuffered, so that
 /// nothing is lost when the process ends with `_exit`.

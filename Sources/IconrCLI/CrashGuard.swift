@@ -1,5 +1,6 @@
 import Glibc
 import Iconr
+import IconrCore
 
 /// Guards a command that does one librsvg job and exits (`render`, `inspect`): a crash
 /// inside librsvg (SIGABRT from a Rust panic, SIGSEGV, ...) or a job past its time limit

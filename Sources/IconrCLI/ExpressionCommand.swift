@@ -1,4 +1,5 @@
 import Iconr
+import IconrCore
 
 /// `iconr expression '<json>' [--type T] [--spec JSON] [--input JSON]... [--global-state JSON]`:
 /// compiles a style expression and evaluates it, printing the record the style

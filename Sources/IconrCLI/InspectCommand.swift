@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Iconr
+import IconrCore
 import IconrRender
 
 /// `iconr inspect <template.svg> [--json]`

@@ -1,5 +1,6 @@
 import Glibc
 import Iconr
+import IconrCore
 
 /// A one-line progress bar on the console's messages (stderr), drawn only when that is a
 /// terminal.

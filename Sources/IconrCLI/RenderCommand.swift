@@ -1,4 +1,5 @@
 import Iconr
+import IconrCore
 
 /// `iconr render <template.svg> [--param NAME=COLOR]... [--scale S] [-o PATH]`
 enum RenderCommand: Command {

@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Glibc
 import Iconr
+import IconrCore
 
 /// `iconr sprite <icons-dir>... -o <out/prefix> [options]`
 enum SpriteCommand: Command {

@@ -1,4 +1,5 @@
 import Iconr
+import IconrCore
 
 /// What `iconr sprite --style` adds: the variants (and scales) a style's symbol layers show
 /// for their features, and the style copy for `--emit-style`.

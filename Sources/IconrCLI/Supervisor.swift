@@ -1,6 +1,7 @@
 import CSystem
 import Glibc
 import Iconr
+import IconrCore
 
 /// Runs a sprite build's librsvg work in a forked child and watches it, so that documents
 /// that crash librsvg (SIGABRT from a Rust panic) or render for minutes fail by name while

@@ -4,7 +4,7 @@ extension String {
     /// `\u{1B}`), so that input copied into an `error:` line can neither break it into two
     /// lines nor drive the terminal. Bytes that were not UTF-8 were already replaced by
     /// U+FFFD when the text was decoded.
-    public var escapedForMessage: String {
+    package var escapedForMessage: String {
         guard unicodeScalars.contains(where: Self.needsEscape) else { return self }
         var result = ""
         for scalar in unicodeScalars {

@@ -1,5 +1,6 @@
 import Foundation
 import Iconr
+import IconrCore
 
 /// The cache's figures: hit latencies in memory and on disk, a miss, and a renderer-like
 /// workload of 100,000 requests from two threads.

@@ -1,5 +1,6 @@
 import Foundation
 import Iconr
+import IconrCore
 import IconrRender
 
 // iconr-bench: where the time of an icon goes, against the raw cost of the same work, all

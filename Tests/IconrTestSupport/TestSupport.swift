@@ -1,5 +1,6 @@
 import Foundation
 import Iconr
+import IconrCore
 import IconrRender
 
 /// Paths and helpers shared by the test targets.

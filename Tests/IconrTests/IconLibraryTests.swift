@@ -1,5 +1,6 @@
 import Foundation
 import Iconr
+import IconrCore
 import IconrRender
 import IconrTestSupport
 import Testing

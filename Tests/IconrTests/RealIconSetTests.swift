@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Iconr
+import IconrCore
 import IconrRender
 import IconrTestSupport
 import Testing

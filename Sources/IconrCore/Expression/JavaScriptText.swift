@@ -2,7 +2,7 @@
 /// `concat` and error messages are defined by its JavaScript reference.
 extension Double {
     /// `String(number)` in JavaScript: `1`, `0.5`, `1e-7`, `1e+21`, `NaN`, `Infinity`.
-    public var javaScriptText: String {
+    package var javaScriptText: String {
         if isNaN { return "NaN" }
         if isInfinite { return self < 0 ? "-Infinity" : "Infinity" }
         if self == 0 { return "0" }
@@ -45,7 +45,7 @@ extension Double {
 
 extension JSONValue {
     /// `JSON.stringify` without spaces (object keys sorted, since JSONValue keeps no order).
-    public var serializedJavaScript: String {
+    package var serializedJavaScript: String {
         switch self {
         case .null: return "null"
         case .bool(let value): return value ? "true" : "false"
