@@ -35,6 +35,7 @@ let package = Package(
         // Paths, process running and image comparison shared by the test targets.
         .target(name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrRender"], path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
+        .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore"]),
         .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
         .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "IconrCore", "IconrRender", "IconrTestSupport"]),
     ]

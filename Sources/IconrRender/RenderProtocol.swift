@@ -51,7 +51,7 @@ enum RenderReply {
     case measurement(SVGMeasurement)
 
     private enum Tag: UInt8 {
-        case image, invalidDocument, noIntrinsicSize, invalidScale, tooLarge, drawingFailed, size
+        case image, invalidDocument, noIntrinsicSize, invalidScale, tooLarge, drawingFailed, size, outOfMemory
     }
 
     static func encode(_ result: Result<RenderReply, RenderError>) -> [UInt8] {
@@ -84,6 +84,9 @@ enum RenderReply {
         case .failure(.tooLarge(let size, let limit)):
             bytes = [Tag.tooLarge.rawValue]
             for value in [size.width, size.height, limit.width, limit.height] { bytes.append(littleEndian: UInt64(value)) }
+        case .failure(.outOfMemory(let size)):
+            bytes = [Tag.outOfMemory.rawValue]
+            for value in [size.width, size.height] { bytes.append(littleEndian: UInt64(value)) }
         case .failure(.drawingFailed(let message)):
             bytes = [Tag.drawingFailed.rawValue] + Array(message.utf8)
         case .failure(let other):
@@ -130,6 +133,9 @@ enum RenderReply {
             let values = (0..<4).map { _ in Int(clamping: reader.uint64() ?? 0) }
             return .failure(.tooLarge(PixelSize(width: values[0], height: values[1]),
                                       limit: PixelSize(width: values[2], height: values[3])))
+        case .outOfMemory:
+            let values = (0..<2).map { _ in Int(clamping: reader.uint64() ?? 0) }
+            return .failure(.outOfMemory(PixelSize(width: values[0], height: values[1])))
         case .drawingFailed:
             return .failure(.drawingFailed(String(decoding: reader.rest(), as: UTF8.self)))
         }

@@ -1,15 +1,30 @@
 import CRsvg
+import Glibc
 import IconrCore
 import Synchronization
 
-/// How often this process loaded a document into librsvg, and how many handles are alive:
-/// what proves that a cache hit never loads librsvg and that no handle leaks.
+/// How often documents were loaded into librsvg (in this process, and on the calling thread),
+/// and how many handles are alive: what proves that a cache hit never loads librsvg and that
+/// no handle leaks.
 public enum LibrsvgCounters {
     static let loads = Atomic<Int>(0)
     static let live = Atomic<Int>(0)
+    private static let threadLoads: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
 
     public static var documentsLoaded: Int { loads.load(ordering: .relaxed) }
     public static var documentsAlive: Int { live.load(ordering: .relaxed) }
+    /// Loads made by the calling thread: unaffected by work on other threads.
+    public static var documentsLoadedOnThisThread: Int { Int(bitPattern: pthread_getspecific(threadLoads)) }
+
+    static func countLoad() {
+        loads.add(1, ordering: .relaxed)
+        live.add(1, ordering: .relaxed)
+        pthread_setspecific(threadLoads, UnsafeRawPointer(bitPattern: documentsLoadedOnThisThread + 1))
+    }
 }
 
 /// A document loaded by librsvg. Owns its `RsvgHandle`; never shared between threads.
@@ -37,8 +52,7 @@ final class SVGDocument {
             throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not load it"))
         }
         self.handle = handle
-        LibrsvgCounters.loads.add(1, ordering: .relaxed)
-        LibrsvgCounters.live.add(1, ordering: .relaxed)
+        LibrsvgCounters.countLoad()
         rsvg_handle_set_dpi(handle, 96)
     }
 
