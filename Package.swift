@@ -10,11 +10,8 @@ let package = Package(
     ],
     targets: [
         // C libraries from Debian, each behind a module map. Only IconrRender imports them.
-        .systemLibrary(
-            name: "CRsvg",
-            pkgConfig: "librsvg-2.0",
-            providers: [.apt(["librsvg2-dev", "libcairo2-dev"])]
-        ),
+        // librsvg and cairo are declared here, not linked: opened on the first render.
+        .systemLibrary(name: "CRsvg"),
         .systemLibrary(
             name: "CPNG",
             pkgConfig: "libpng",

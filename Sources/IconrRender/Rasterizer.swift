@@ -52,8 +52,10 @@ public final class LoadedSVG: Sendable {
 
 /// Rasterizes SVG documents with librsvg and cairo in the calling process.
 public enum Rasterizer {
-    /// The version of the librsvg this process loaded, e.g. `2.54.7`.
-    public static let librsvgVersion = "\(rsvg_major_version).\(rsvg_minor_version).\(rsvg_micro_version)"
+    /// Which librsvg renders here, known without loading it (cache keys use it, and a cache
+    /// hit must not load librsvg): its library file's name, size and modification time,
+    /// e.g. `librsvg-2.so.2.48.0 6402920 1700000000`; any upgrade changes it.
+    public static let librsvgVersion = Librsvg.fileIdentity
 
     /// The intrinsic size of `svg` and the boxes of the elements with the given ids, in
     /// pixels at scale 1, as drawn (with their transforms); ids not found are left out.
@@ -82,7 +84,8 @@ extension Rasterizer {
         guard size.width <= 32767, size.height <= 32767, image.size.width > 0, image.size.height > 0 else {
             throw RenderError.tooLarge(size, limit: PixelSize(width: 32767, height: 32767))
         }
-        let sourceStride = Int(cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(image.size.width)))
+        let api = try Librsvg.load()
+        let sourceStride = Int(api.cairo_format_stride_for_width(CAIRO_FORMAT_ARGB32, Int32(image.size.width)))
         // cairo wants premultiplied native-endian ARGB.
         var premultiplied = [UInt8](repeating: 0, count: sourceStride * image.size.height)
         premultiplied.withUnsafeMutableBytes { raw in
@@ -100,26 +103,26 @@ extension Rasterizer {
         }
         let result = premultiplied.withUnsafeMutableBytes { raw -> Result<RasterImage, RenderError> in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                  let source = cairo_image_surface_create_for_data(base, CAIRO_FORMAT_ARGB32, Int32(image.size.width),
+                  let source = api.cairo_image_surface_create_for_data(base, CAIRO_FORMAT_ARGB32, Int32(image.size.width),
                                                                    Int32(image.size.height), Int32(sourceStride)),
-                  let target = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))
+                  let target = api.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))
             else { return .failure(.drawingFailed("cairo could not make a surface")) }
             defer {
-                cairo_surface_destroy(source)
-                cairo_surface_destroy(target)
+                api.cairo_surface_destroy(source)
+                api.cairo_surface_destroy(target)
             }
-            guard cairo_surface_status(target) == CAIRO_STATUS_SUCCESS, let context = cairo_create(target) else {
+            guard api.cairo_surface_status(target) == CAIRO_STATUS_SUCCESS, let context = api.cairo_create(target) else {
                 return .failure(.outOfMemory(size))
             }
-            defer { cairo_destroy(context) }
-            cairo_scale(context, Double(size.width) / Double(image.size.width), Double(size.height) / Double(image.size.height))
-            cairo_set_source_surface(context, source, 0, 0)
-            cairo_pattern_set_filter(cairo_get_source(context), CAIRO_FILTER_BEST)
+            defer { api.cairo_destroy(context) }
+            api.cairo_scale(context, Double(size.width) / Double(image.size.width), Double(size.height) / Double(image.size.height))
+            api.cairo_set_source_surface(context, source, 0, 0)
+            api.cairo_pattern_set_filter(api.cairo_get_source(context), CAIRO_FILTER_BEST)
             // Edge pixels extend instead of fading into transparent black.
-            cairo_pattern_set_extend(cairo_get_source(context), CAIRO_EXTEND_PAD)
-            cairo_paint(context)
-            cairo_surface_flush(target)
-            return .success(SVGDocument.straightRGBA(target, size: size))
+            api.cairo_pattern_set_extend(api.cairo_get_source(context), CAIRO_EXTEND_PAD)
+            api.cairo_paint(context)
+            api.cairo_surface_flush(target)
+            return .success(SVGDocument.straightRGBA(target, size: size, api: api))
         }
         return try result.get()
     }

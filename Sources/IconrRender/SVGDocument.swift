@@ -29,35 +29,38 @@ public enum LibrsvgCounters {
 
 /// A document loaded by librsvg. Owns its `RsvgHandle`; never shared between threads.
 final class SVGDocument {
-    private let handle: UnsafeMutablePointer<RsvgHandle>
+    private let handle: OpaquePointer
+    private let api: IconrLibrsvg
 
     /// Loads `bytes`. With no `baseFile` the document has no base URI and cannot reach other
     /// files; with one, librsvg resolves relative references (`<image href="x.png">`, `<use>`
     /// of another file, CSS `url()`) against it, and loads only files in that file's folder
     /// and below (its own rule: no parent folders, no other schemes, no network).
     init(bytes: [UInt8], baseFile: String? = nil) throws(RenderError) {
+        let api = try Librsvg.load()
+        self.api = api
         var error: UnsafeMutablePointer<GError>?
-        let handle = bytes.withUnsafeBufferPointer { buffer -> UnsafeMutablePointer<RsvgHandle>? in
-            guard let baseFile else { return rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error) }
+        let handle = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
+            guard let baseFile else { return api.rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error) }
             // The stream reads the caller's bytes in place; the handle is fully loaded on return.
-            let stream = g_memory_input_stream_new_from_data(buffer.baseAddress, gssize(buffer.count), nil)
-            let base = g_file_new_for_path(baseFile)
+            let stream = api.g_memory_input_stream_new_from_data(buffer.baseAddress, gssize(buffer.count), nil)
+            let base = api.g_file_new_for_path(baseFile)
             defer {
-                g_object_unref(UnsafeMutableRawPointer(stream))
-                g_object_unref(UnsafeMutableRawPointer(base))
+                api.g_object_unref(UnsafeMutableRawPointer(stream))
+                api.g_object_unref(UnsafeMutableRawPointer(base))
             }
-            return rsvg_handle_new_from_stream_sync(stream, base, RSVG_HANDLE_FLAGS_NONE, nil, &error)
+            return api.rsvg_handle_new_from_stream_sync(stream, base, RSVG_HANDLE_FLAGS_NONE, nil, &error)
         }
         guard let handle else {
             throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not load it"))
         }
         self.handle = handle
         LibrsvgCounters.countLoad()
-        rsvg_handle_set_dpi(handle, 96)
+        api.rsvg_handle_set_dpi(handle, 96)
     }
 
     deinit {
-        g_object_unref(UnsafeMutableRawPointer(handle))
+        api.g_object_unref(UnsafeMutableRawPointer(handle))
         LibrsvgCounters.live.subtract(1, ordering: .relaxed)
     }
 
@@ -65,18 +68,18 @@ final class SVGDocument {
     /// `rsvg-convert` does) the size of what the document draws.
     func intrinsicSize() throws(RenderError) -> (width: Double, height: Double) {
         var width = 0.0, height = 0.0
-        if rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0 {
+        if api.rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) != 0 {
             guard width > 0, height > 0, width.isFinite, height.isFinite else { throw RenderError.noIntrinsicSize }
             return (width, height)
         }
         var hasViewBox: gboolean = 0
         var viewBox = RsvgRectangle()
-        rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
+        api.rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
         if hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 { return (viewBox.width, viewBox.height) }
         var unit = RsvgRectangle(x: 0, y: 0, width: 1, height: 1)
         var ink = RsvgRectangle(), logical = RsvgRectangle()
         var error: UnsafeMutablePointer<GError>?
-        guard rsvg_handle_get_geometry_for_layer(handle, nil, &unit, &ink, &logical, &error) != 0 else {
+        guard api.rsvg_handle_get_geometry_for_layer(handle, nil, &unit, &ink, &logical, &error) != 0 else {
             throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not measure it"))
         }
         guard ink.width > 0, ink.height > 0, ink.width.isFinite, ink.height.isFinite else { throw RenderError.noIntrinsicSize }
@@ -89,8 +92,8 @@ final class SVGDocument {
         var viewport = RsvgRectangle(x: 0, y: 0, width: width, height: height)
         var ink = RsvgRectangle(), logical = RsvgRectangle()
         var error: UnsafeMutablePointer<GError>?
-        guard rsvg_handle_get_geometry_for_layer(handle, "#" + id, &viewport, &ink, &logical, &error) != 0 else {
-            if let error { g_error_free(error) }
+        guard api.rsvg_handle_get_geometry_for_layer(handle, "#" + id, &viewport, &ink, &logical, &error) != 0 else {
+            if let error { api.g_error_free(error) }
             return nil
         }
         return SVGMeasurement.Box(x: logical.x, y: logical.y, width: logical.width, height: logical.height)
@@ -105,35 +108,35 @@ final class SVGDocument {
         // first turns a failed allocation into an error, not a crash (Swift traps on one).
         guard let probe = malloc(size.width * size.height * 8) else { throw RenderError.outOfMemory(size) }
         free(probe)
-        guard let surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
+        guard let surface = api.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
             throw RenderError.drawingFailed("cairo_image_surface_create returned nothing")
         }
-        defer { cairo_surface_destroy(surface) }
-        try check(cairo_surface_status(surface))
-        guard let context = cairo_create(surface) else { throw RenderError.drawingFailed("cairo_create returned nothing") }
-        defer { cairo_destroy(context) }
-        cairo_scale(context, Double(size.width) / intrinsic.width, Double(size.height) / intrinsic.height)
+        defer { api.cairo_surface_destroy(surface) }
+        try check(api.cairo_surface_status(surface))
+        guard let context = api.cairo_create(surface) else { throw RenderError.drawingFailed("cairo_create returned nothing") }
+        defer { api.cairo_destroy(context) }
+        api.cairo_scale(context, Double(size.width) / intrinsic.width, Double(size.height) / intrinsic.height)
         var viewport = RsvgRectangle(x: 0, y: 0, width: intrinsic.width, height: intrinsic.height)
         var error: UnsafeMutablePointer<GError>?
-        guard rsvg_handle_render_document(handle, context, &viewport, &error) != 0 else {
+        guard api.rsvg_handle_render_document(handle, context, &viewport, &error) != 0 else {
             throw RenderError.drawingFailed(consumeMessage(error, fallback: "librsvg could not render it"))
         }
-        try check(cairo_status(context))
-        cairo_surface_flush(surface)
-        return Self.straightRGBA(surface, size: size)
+        try check(api.cairo_status(context))
+        api.cairo_surface_flush(surface)
+        return Self.straightRGBA(surface, size: size, api: api)
     }
 
     private func check(_ status: cairo_status_t) throws(RenderError) {
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw RenderError.drawingFailed(String(cString: cairo_status_to_string(status)))
+            throw RenderError.drawingFailed(api.cairo_status_to_string(status).map { String(cString: $0) } ?? "cairo status \(status.rawValue)")
         }
     }
 
     /// cairo's native-endian premultiplied ARGB to straight RGBA, rounding as cairo's own
     /// PNG writer (and so `rsvg-convert`) does.
-    static func straightRGBA(_ surface: OpaquePointer, size: PixelSize) -> RasterImage {
-        let stride = Int(cairo_image_surface_get_stride(surface))
-        guard let source = cairo_image_surface_get_data(surface) else {
+    static func straightRGBA(_ surface: OpaquePointer, size: PixelSize, api: IconrLibrsvg) -> RasterImage {
+        let stride = Int(api.cairo_image_surface_get_stride(surface))
+        guard let source = api.cairo_image_surface_get_data(surface) else {
             return RasterImage(size: size, pixels: [UInt8](repeating: 0, count: size.width * size.height * 4))
         }
         let pixels = [UInt8](unsafeUninitializedCapacity: size.width * size.height * 4) { output, count in
@@ -170,7 +173,7 @@ final class SVGDocument {
 /// becomes `line 3 column 1: Premature end of data`.
 private func consumeMessage(_ error: UnsafeMutablePointer<GError>?, fallback: String) -> String {
     guard let error else { return fallback }
-    defer { g_error_free(error) }
+    defer { (try? Librsvg.load())?.g_error_free(error) }
     guard let raw = error.pointee.message.map({ String(cString: $0) }) else { return fallback }
     var message = raw.split(whereSeparator: \.isNewline).map { $0.drop(while: \.isWhitespace) }
         .filter { !$0.isEmpty }.joined(separator: "; ")
