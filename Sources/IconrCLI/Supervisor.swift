@@ -2,6 +2,7 @@ import CSystem
 import Glibc
 import Iconr
 import IconrCore
+import IconrRender
 
 /// Runs a sprite build's librsvg work in a forked child and watches it, so that documents
 /// that crash librsvg (SIGABRT from a Rust panic) or render for minutes fail by name while
@@ -23,6 +24,13 @@ enum Supervisor {
     static func runBuild(timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32) -> Int32 {
         let interrupts = Interrupts()
         defer { interrupts.restore() }
+        // The children render: the libraries are opened here, before any fork.
+        do {
+            try Rasterizer.loadLibraries()
+        } catch {
+            console.error("\(error)")
+            return 1
+        }
         var recovery = SpriteBuildRecovery()
         // The child's own stderr (librsvg's panic reports, GLib's warnings, a Swift runtime
         // error) goes to an unnamed file: shown only when the child dies of something other

@@ -52,6 +52,13 @@ public final class LoadedSVG: Sendable {
 
 /// Rasterizes SVG documents with librsvg and cairo in the calling process.
 public enum Rasterizer {
+    /// Opens librsvg and cairo now rather than on the first render: a process that forks
+    /// children to render does it first, so that no child has to `dlopen` after a fork.
+    /// - Throws: `RenderError.drawingFailed` naming the library that cannot be opened.
+    public static func loadLibraries() throws(RenderError) {
+        _ = try Librsvg.load()
+    }
+
     /// Which librsvg renders here, known without loading it (cache keys use it, and a cache
     /// hit must not load librsvg): its library file's name, size and modification time,
     /// e.g. `librsvg-2.so.2.48.0 6402920 1700000000`; any upgrade changes it.
