@@ -248,7 +248,7 @@ final class SearchNode: ExpressionNode {
         guard scalars.count >= target.count else { return -1 }
         var i = first
         while i + target.count <= scalars.count {
-            if Array(scalars[i..<i + target.count]) == target { return i }
+            if scalars[i..<i + target.count].elementsEqual(target) { return i }
             i += 1
         }
         return -1
