@@ -14,19 +14,29 @@ struct SpritePackerTests {
 
     static func check(_ sheet: SpritePacker.Sheet, _ sizes: [PixelSize], padding: Int) {
         #expect(sheet.placements.count == sizes.count)
-        let rects = sizes.indices.map { sheet.placements[$0]! }
+        let rects = sizes.indices.compactMap { sheet.placements[$0] }
+        #expect(rects.count == sizes.count, "every item has a place")
+        // Checked in plain code, one expectation for all: an #expect per pair made this slow.
+        var problems: [String] = []
         for (index, rect) in rects.enumerated() {
-            #expect(rect.width == sizes[index].width && rect.height == sizes[index].height)
-            #expect(rect.x >= 0 && rect.y >= 0 && rect.maxX <= sheet.width && rect.maxY <= sheet.height)
+            if rect.width != sizes[index].width || rect.height != sizes[index].height { problems.append("\(rect) is not \(sizes[index])") }
+            if rect.x < 0 || rect.y < 0 || rect.maxX > sheet.width || rect.maxY > sheet.height { problems.append("\(rect) is outside") }
         }
-        // Grown by the padding, no two touch.
+        problems += touching(rects, padding: padding)
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
+    }
+
+    /// Pairs of rectangles that touch once grown by the padding.
+    static func touching(_ rects: [PixelRect], padding: Int) -> [String] {
+        var problems: [String] = []
         for a in rects.indices {
+            let grownA = PixelRect(x: rects[a].x, y: rects[a].y, width: rects[a].width + padding, height: rects[a].height + padding)
             for b in rects.indices where b > a {
-                let grownA = PixelRect(x: rects[a].x, y: rects[a].y, width: rects[a].width + padding, height: rects[a].height + padding)
                 let grownB = PixelRect(x: rects[b].x, y: rects[b].y, width: rects[b].width + padding, height: rects[b].height + padding)
-                #expect(!grownA.intersects(grownB), "\(rects[a]) and \(rects[b])")
+                if grownA.intersects(grownB) { problems.append("\(rects[a]) touches \(rects[b])") }
             }
         }
+        return problems
     }
 
     static func fill(_ sheet: SpritePacker.Sheet, _ sizes: [PixelSize]) -> Double {
@@ -121,37 +131,36 @@ struct SpriteGroupingTests {
         #expect(result.tooLarge == expectedTooLarge, "\(label)")
         let members = result.groups.flatMap(\.members)
         #expect(members.sorted() == (0..<count).filter { !expectedTooLarge.contains($0) }, "\(label): each item once")
+        var problems: [String] = []
         for group in result.groups {
-            #expect(group.sheets.count == layouts.count, "\(label)")
+            if group.sheets.count != layouts.count { problems.append("\(group.sheets.count) sheets for \(layouts.count) layouts") }
             for (layout, sheet) in zip(layouts, group.sheets) {
-                #expect(sheet.width <= maxSide && sheet.height <= maxSide, "\(label): sheet \(sheet.width)x\(sheet.height)")
+                if sheet.width > maxSide || sheet.height > maxSide { problems.append("sheet \(sheet.width)x\(sheet.height)") }
                 var owned: [PixelRect: Int] = [:]
                 for item in group.members {
                     guard let rect = sheet.placements[item] else {
-                        Issue.record("\(label): item \(item) has no place")
+                        problems.append("item \(item) has no place")
                         continue
                     }
-                    #expect(rect.width == layout.sizes[item].width && rect.height == layout.sizes[item].height, "\(label)")
-                    #expect(rect.x >= 0 && rect.y >= 0 && rect.maxX <= sheet.width && rect.maxY <= sheet.height, "\(label)")
+                    if rect.width != layout.sizes[item].width || rect.height != layout.sizes[item].height {
+                        problems.append("item \(item) is \(rect), not \(layout.sizes[item])")
+                    }
+                    if rect.x < 0 || rect.y < 0 || rect.maxX > sheet.width || rect.maxY > sheet.height {
+                        problems.append("item \(item) at \(rect) is outside")
+                    }
                     if let other = owned[rect] {
-                        #expect(layout.sharing?[item] == other || layout.sharing?[other] == item
-                                || layout.sharing?[item] == layout.sharing?[other], "\(label): \(item) on \(other)'s place")
+                        if !(layout.sharing?[item] == other || layout.sharing?[other] == item
+                             || layout.sharing?[item] == layout.sharing?[other]) {
+                            problems.append("\(item) on \(other)'s place")
+                        }
                     } else {
                         owned[rect] = item
                     }
                 }
-                let rects = Array(owned.keys)
-                for a in rects.indices {
-                    for b in rects.indices where b > a {
-                        let grownA = PixelRect(x: rects[a].x, y: rects[a].y, width: rects[a].width + layout.padding,
-                                               height: rects[a].height + layout.padding)
-                        let grownB = PixelRect(x: rects[b].x, y: rects[b].y, width: rects[b].width + layout.padding,
-                                               height: rects[b].height + layout.padding)
-                        #expect(!grownA.intersects(grownB), "\(label): \(rects[a]) touches \(rects[b])")
-                    }
-                }
+                problems += SpritePackerTests.touching(Array(owned.keys), padding: layout.padding)
             }
         }
+        #expect(problems.isEmpty, "\(label): \(problems.prefix(5))")
     }
 
     @Test func everyRandomSetPacksAtEveryRatio() {

@@ -420,7 +420,7 @@ final class NumberFormatNode: ExpressionNode {
             exponent = Int(text[text.index(after: e)...]) ?? 0
             text = String(text[..<e])
         }
-        var parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var digits = Array(parts[0] + (parts.count > 1 ? parts[1] : ""))
         var point = parts[0].count + exponent
         if point < 0 { digits = Array(repeating: "0", count: -point) + digits; point = 0 }
