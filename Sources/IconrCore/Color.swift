@@ -13,7 +13,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
         self.red = red
         self.green = green
         self.blue = blue
-        alpha8 = UInt8((min(max(alpha, 0), 1) * 255).rounded())
+        alpha8 = alpha.isNaN ? 0 : UInt8((min(max(alpha, 0), 1) * 255).rounded())
     }
 
     /// Opacity in 0...1.

@@ -98,3 +98,21 @@ struct ExpressionEngineTests {
         #expect(LegacyFilter.convert(expression) == expression)
     }
 }
+
+/// Values no JSON document should reach the engine with, and the engine survives: numbers
+/// out of every range where it makes integers of them.
+struct ExpressionLimitTests {
+    @Test func hugeNumbersBecomeErrorsOrBoundsNotTraps() throws {
+        let format = ExpressionReport.make(
+            expression: try JSONValue.parse(Array(#"["number-format", 1.5, {"min-fraction-digits": ["get", "x"]}]"#.utf8)),
+            specification: PropertySpecification(json: nil),
+            inputs: [try JSONValue.parse(Array(#"[{}, {"properties": {"x": 1e300}}]"#.utf8))])
+        #expect(format["outputs"]?.arrayValue?.first?.stringValue == "1.50000000000000000000")
+        let within = ExpressionReport.make(
+            expression: try JSONValue.parse(Array(#"["within", {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}]"#.utf8)),
+            specification: PropertySpecification(json: nil),
+            inputs: [try JSONValue.parse(Array(#"[{"canonicalID": {"z": 1e300, "x": -1, "y": 0.5}}, {"geometry": {"type": "Point", "coordinates": [0.5, 0.2]}}]"#.utf8))])
+        #expect(within["outputs"] == .array([.bool(false)]))
+        #expect(StyleColor(red: .nan, green: 2, blue: -1, alpha: .nan).color == Color(red: 0, green: 255, blue: 0, alpha: 0))
+    }
+}

@@ -381,8 +381,10 @@ final class NumberFormatNode: ExpressionNode {
         let locale = try locale?.string(context) ?? "en-US"
         let currency = try currency?.string(context).uppercased()
         let unit = try unit?.string(context)
-        let minimum = try minFractionDigits.map { node throws(ExpressionEvaluationError) in Int(try node.number(context)) }
-        let maximum = try maxFractionDigits.map { node throws(ExpressionEvaluationError) in Int(try node.number(context)) }
+        // Digits as Intl takes them, 0 to 20 (NaN or out of range: the nearest bound).
+        func digits(_ value: Double) -> Int { value.isNaN ? 0 : Int(min(max(value, 0), 20)) }
+        let minimum = try minFractionDigits.map { node throws(ExpressionEvaluationError) in digits(try node.number(context)) }
+        let maximum = try maxFractionDigits.map { node throws(ExpressionEvaluationError) in digits(try node.number(context)) }
         if !value.isFinite { return .string(value.javaScriptText) }
         let currencyDigits = currency.map { ["JPY", "KRW", "ISK", "CLP", "VND"].contains($0) ? 0 : 2 }
         let lowerBound = min(max(minimum ?? currencyDigits ?? 0, 0), 20)

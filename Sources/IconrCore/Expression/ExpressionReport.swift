@@ -49,8 +49,11 @@ public enum ExpressionReport {
         if case .number(let progress)? = globals["lineProgress"] { context.lineProgress = progress }
         if let images = globals["availableImages"]?.arrayValue { context.availableImages = Set(images.compactMap(\.stringValue)) }
         if let state = globals["globalState"]?.objectValue { context.globalState = state.mapValues(StyleValue.init) }
-        if let id = globals["canonicalID"], case .number(let z)? = id["z"], case .number(let x)? = id["x"], case .number(let y)? = id["y"] {
-            context.canonical = (Int(z), Int(x), Int(y))
+        // A tile address: zoom 0-30 and whole x, y within it; anything else is no tile.
+        if let id = globals["canonicalID"], case .number(let z)? = id["z"], case .number(let x)? = id["x"], case .number(let y)? = id["y"],
+           let zoom = Int(exactly: z), (0...30).contains(zoom), let column = Int(exactly: x), let row = Int(exactly: y),
+           (0..<(1 << zoom)).contains(column), (0..<(1 << zoom)).contains(row) {
+            context.canonical = (zoom, column, row)
         }
         let geometry = feature["geometry"].flatMap(GeoJSONGeometry.init)
         context.feature = ExpressionFeature(

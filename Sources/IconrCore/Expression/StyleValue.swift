@@ -169,8 +169,9 @@ public struct StyleColor: Sendable, Hashable {
 
     /// The nearest 8-bit color, for paints.
     public var color: Color {
-        func byte(_ value: Double) -> UInt8 { UInt8((min(max(value, 0), 1) * 255).rounded()) }
-        return Color(red: byte(red), green: byte(green), blue: byte(blue), alpha: min(max(alpha, 0), 1))
+        func unit(_ value: Double) -> Double { value.isNaN ? 0 : min(max(value, 0), 1) }
+        func byte(_ value: Double) -> UInt8 { UInt8((unit(value) * 255).rounded()) }
+        return Color(red: byte(red), green: byte(green), blue: byte(blue), alpha: unit(alpha))
     }
 }
 
