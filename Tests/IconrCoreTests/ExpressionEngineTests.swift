@@ -115,4 +115,21 @@ struct ExpressionLimitTests {
         #expect(within["outputs"] == .array([.bool(false)]))
         #expect(StyleColor(red: .nan, green: 2, blue: -1, alpha: .nan).color == Color(red: 0, green: 255, blue: 0, alpha: 0))
     }
+
+    @Test func enumeratingWithoutDataIsBounded() throws {
+        // 300 names x 300 colors would be 90,000 variants: the enumeration stops at its bound.
+        func hex(_ value: Int) -> String {
+            let digits = String(value, radix: 16)
+            return "#" + String(repeating: "0", count: 6 - digits.count) + digits
+        }
+        let names = (0..<300).map { "\($0), \"n\($0)\"" }.joined(separator: ", ")
+        let colors = (0..<300).map { "\($0), \"\(hex($0))\"" }.joined(separator: ", ")
+        let text = "[\"image\", [\"match\", [\"get\", \"k\"], \(names), \"other\"], "
+            + "{\"params\": {\"fill\": [\"match\", [\"get\", \"c\"], \(colors), \"#ffffff\"]}}]"
+        let compiled = try CompiledExpression.compile(try JSONValue.parse(Array(text.utf8)),
+                                                      specification: PropertySpecification(type: "resolvedImage")).get()
+        let outputs = ExpressionOutputs.enumerate(compiled.root, context: EvaluationContext())
+        #expect(outputs.values.count == ExpressionOutputs.maximumValues)
+        #expect(outputs.open.contains { $0.contains("more than 20000 values") })
+    }
 }

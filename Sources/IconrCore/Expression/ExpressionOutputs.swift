@@ -9,15 +9,16 @@ enum ExpressionOutputs {
         var open: Set<String> = []
     }
 
-    /// At most this many combinations of one image's parameters are enumerated.
+    /// At most this many combinations of one image's parameters are enumerated, and this
+    /// many values in all: past them the rest counts as open (bounded work for any style).
     static let maximumCombinations = 1_024
+    static let maximumValues = 20_000
 
     static func enumerate(_ node: any ExpressionNode, context: EvaluationContext) -> Outputs {
         var outputs = Outputs()
         collect(node, context, into: &outputs)
-        var unique: [StyleValue] = []
-        for value in outputs.values where !unique.contains(value) { unique.append(value) }
-        outputs.values = unique
+        var seen = Set<String>()
+        outputs.values = outputs.values.filter { seen.insert($0.jsonText).inserted }
         return outputs
     }
 
@@ -116,6 +117,10 @@ enum ExpressionOutputs {
             let text = name.text
             guard !text.isEmpty else { continue }
             for params in combinations {
+                guard outputs.values.count < maximumValues else {
+                    outputs.open.insert(image.key + " (more than \(maximumValues) values)")
+                    return
+                }
                 outputs.values.append(.image(ResolvedImage(name: text, available: context.isAvailable(text), params: params)))
             }
         }
