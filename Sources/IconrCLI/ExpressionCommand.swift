@@ -31,7 +31,7 @@ enum ExpressionCommand: Command {
         if let type = arguments.value("--type") { specification.type = type }
         let inputs = try (arguments.values["--input"] ?? []).map { try json($0, what: "--input") }
         for input in inputs where input.arrayValue?.count != 2 {
-            throw UsageError(message: "--input must be a [globals, feature] pair, found \(input.serializedJavaScript.escapedForMessage)")
+            throw UsageError(message: "--input must be a [globals, feature] pair, found \(input.serialized)")
         }
         var globalState: [String: StyleValue] = [:]
         if let text = arguments.value("--global-state") {
@@ -42,7 +42,7 @@ enum ExpressionCommand: Command {
         }
         let report = ExpressionReport.make(expression: expression, specification: specification, inputs: inputs,
                                            globalState: globalState)
-        console.out(report.serializedJavaScript)
+        console.out(report.serialized)
         return report["compiled"]?["result"] == .string("success") ? 0 : 1
     }
 

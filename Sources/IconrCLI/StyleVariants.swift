@@ -18,7 +18,7 @@ struct StyleVariants {
         var overrides: [String: JSONValue] = [:]
         for option in config {
             guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
-                throw UsageError(message: "--config expects NAME=VALUE, found '\(option.escapedForMessage)'")
+                throw UsageError(message: "--config expects NAME=VALUE, found '\(option)'")
             }
             let text = String(option[option.index(after: equals)...])
             // A JSON value (true, 2, "x", [..]) as it is; anything else is a string.

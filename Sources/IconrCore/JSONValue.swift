@@ -49,12 +49,14 @@ public enum JSONValue: Hashable, Sendable, Encodable {
         return nil
     }
 
-    /// JSON text with object keys sorted, so equal values always write the same bytes.
+    /// JSON text with object keys sorted, so equal values always write the same bytes;
+    /// numbers as JavaScript's `JSON.stringify` writes them (`1e-7`, a non-finite one as null),
+    /// as the renderers that read styles do.
     public var serialized: String {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
-        case .number(let value): value.shortText
+        case .number(let value): value.isFinite ? value.javaScriptText : "null"
         case .string(let value): SpriteIndex.quoted(value)
         case .array(let values): "[" + values.map(\.serialized).joined(separator: ",") + "]"
         case .object(let object):

@@ -116,14 +116,21 @@ public struct StyleLayer: Sendable {
 
     /// `rasterSize` for the feature of `context` (whose zoom it changes).
     func rasterSize(tileZoom: Double, in context: inout EvaluationContext) -> Double {
-        guard let iconSize else { return 1 }
+        iconSize?.rasterSize(tileZoom: tileZoom, in: &context) ?? 1
+    }
+}
+
+extension CompiledExpression {
+    /// This `icon-size` as Mapbox rasterizes it on a tile of `tileZoom`, for the feature of
+    /// `context` (whose zoom it changes); see `StyleLayer.rasterSize(for:tileZoom:context:)`.
+    func rasterSize(tileZoom: Double, in context: inout EvaluationContext) -> Double {
         func size(at zoom: Double) -> Double {
             context.zoom = zoom
-            if case .number(let value)? = try? iconSize.evaluate(context), value.isFinite { return max(value, 0) }
+            if case .number(let value)? = try? evaluate(context), value.isFinite { return max(value, 0) }
             return 1
         }
-        let stops = iconSize.zoomStops
-        switch iconSize.kind {
+        let stops = zoomStops
+        switch kind {
         case .constant, .source: return size(at: tileZoom)
         case .camera, .composite:
             guard !stops.isEmpty else { return size(at: tileZoom) }
@@ -133,7 +140,7 @@ public struct StyleLayer: Sendable {
             var upper = lower
             while upper < stops.count && stops[upper] < tileZoom + 1 { upper += 1 }
             upper = min(stops.count - 1, upper)
-            if iconSize.kind == .camera { return size(at: stops[upper]) }
+            if kind == .camera { return size(at: stops[upper]) }
             return max(size(at: stops[lower]), size(at: stops[upper]))
         }
     }
@@ -144,8 +151,6 @@ public struct StyleFeature: Sendable {
     public let feature: ExpressionFeature
     /// Longitude and latitude of a Point geometry.
     public let point: (longitude: Double, latitude: Double)?
-
-    public var properties: [String: StyleValue] { feature.properties }
 }
 
 /// The icons a style's layers need, and what could not be known at build time.

@@ -3,11 +3,9 @@ import Glibc
 import IconrCore
 import Synchronization
 
-/// How often documents were loaded into librsvg (in this process, and on the calling thread),
-/// and how many handles are alive: what proves that a cache hit never loads librsvg and that
-/// no handle leaks.
+/// How many documents the calling thread loaded into librsvg, and how many handles are alive
+/// in the process: what proves that a cache hit never loads librsvg and that no handle leaks.
 public enum LibrsvgCounters {
-    static let loads = Atomic<Int>(0)
     static let live = Atomic<Int>(0)
     private static let threadLoads: pthread_key_t = {
         var key = pthread_key_t()
@@ -15,13 +13,11 @@ public enum LibrsvgCounters {
         return key
     }()
 
-    public static var documentsLoaded: Int { loads.load(ordering: .relaxed) }
     public static var documentsAlive: Int { live.load(ordering: .relaxed) }
     /// Loads made by the calling thread: unaffected by work on other threads.
     public static var documentsLoadedOnThisThread: Int { Int(bitPattern: pthread_getspecific(threadLoads)) }
 
     static func countLoad() {
-        loads.add(1, ordering: .relaxed)
         live.add(1, ordering: .relaxed)
         pthread_setspecific(threadLoads, UnsafeRawPointer(bitPattern: documentsLoadedOnThisThread + 1))
     }

@@ -30,6 +30,27 @@ struct CacheCommandTests {
         }
     }
 
+    /// Whether the process `arguments` start opened librsvg: the dynamic linker's own log
+    /// (`LD_DEBUG=files`, one file per process) names every library it loads.
+    private func loadsLibrsvg(_ arguments: [String]) throws -> Bool {
+        let log = directory.appendingPathComponent("ld-\(UUID().uuidString)").path
+        let result = try TestSupport.run("/usr/bin/env", ["LD_DEBUG=files", "LD_DEBUG_OUTPUT=" + log, TestSupport.iconrExecutable] + arguments,
+                                         directory: directory)
+        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(URL(fileURLWithPath: log).lastPathComponent) }
+        #expect(!files.isEmpty, "the dynamic linker wrote no log")
+        return try files.contains { String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self).contains("file=librsvg-2.so.2") }
+    }
+
+    /// Only a render opens librsvg: `--version`, `expression` and a cache hit never do
+    /// (what makes them start in a few milliseconds; README, performance).
+    @Test func onlyARenderOpensLibrsvg() throws {
+        #expect(try !loadsLibrsvg(["--version"]))
+        #expect(try !loadsLibrsvg(["expression", #"["+", 1, 2]"#]))
+        #expect(try loadsLibrsvg(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "a.png"]), "a miss renders")
+        #expect(try !loadsLibrsvg(["render", flag, "-p", "flag_color=#f00", "--cache-dir", cache, "-o", "b.png"]), "a hit loaded librsvg")
+    }
+
     @Test func aSecondRenderComesFromTheCacheWithTheSameBytes() throws {
         #expect(try iconr(["render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "-o", "a.png"]).status == 0)
         #expect(entries().count == 1)

@@ -233,13 +233,11 @@ struct MapLibreTests {
         #expect(preview.size == PixelSize(width: 640, height: 560))
         var pictures: [(String, [UInt8], Double)] = [("iconr preview", preview.pixels, 2)]
         for ratio in [1.0, 2.0] {
-            let map = try render(["style_file": directory.appendingPathComponent("out/style.json").path, "ratio": ratio,
-                                  "width": 320, "height": 280, "zoom": 16, "longitude": 24.6881, "latitude": 60.185755],
-                                 width: 320, height: 280, ratio: ratio)
-            pictures.append(("MapLibre Native at \(Int(ratio))x", map, ratio))
-            let web = try MapClient.glJS.render(style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
-                                                width: 320, height: 280, zoom: 16, longitude: 24.6881, latitude: 60.185755)
-            pictures.append(("MapLibre GL JS at \(Int(ratio))x", web, ratio))
+            for client in MapClient.allCases {
+                let map = try client.render(style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
+                                            width: 320, height: 280, zoom: 16, longitude: 24.6881, latitude: 60.185755)
+                pictures.append(("\(client) at \(Int(ratio))x", map, ratio))
+            }
         }
         for (picture, pixels, ratio) in pictures {
             let width = Int(320 * ratio)

@@ -216,6 +216,10 @@ struct SpriteCommandTests {
         // The literal outputs, at the layer's size: the marker with its default color, and the flag.
         let without = try index("out/without.json")
         #expect(without["marker"]?["pixelRatio"] as? Double == 1.5 && without["flag"]?["pixelRatio"] as? Double == 1.5)
+        // --config names a schema option: one the style lacks is an error, a malformed one a usage mistake.
+        let unknownOption = try iconr("sprite", "icons", "--style", "style.json", "--config", "theme=night", "-o", "out/c", "--no-cache")
+        #expect(unknownOption.status == 1 && unknownOption.stderr == "error: style.json: --config theme: the style's schema has no option \"theme\"\n")
+        #expect(try iconr("sprite", "icons", "--style", "style.json", "--config", "=x", "-o", "out/c", "--no-cache").status == 64)
         let result = try iconr("sprite", "icons", "--style", "style.json", "--data", "points.geojson", "-o", "out/sprite",
                                "--emit-style", "out/style.json", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")

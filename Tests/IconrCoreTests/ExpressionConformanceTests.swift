@@ -35,7 +35,7 @@ import Testing
                 let name = String(file.dropLast("/test.json".count))
                 failures[String(name.split(separator: "/")[0]), default: []].append(name)
                 if ProcessInfo.processInfo.environment["EXPRESSION_VERBOSE"] != nil {
-                    print("FAIL \(name)\n  expected \(expected.serializedJavaScript)\n  result   \(result.serializedJavaScript)")
+                    print("FAIL \(name)\n  expected \(expected.serialized)\n  result   \(result.serialized)")
                 }
             }
         }

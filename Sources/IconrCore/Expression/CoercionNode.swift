@@ -196,11 +196,3 @@ func validateRGBA(_ items: [StyleValue]) -> String? {
     }
     return nil
 }
-
-extension String {
-    var trimmingJavaScriptWhitespace: String {
-        let isSpace: (Character) -> Bool = { $0.isWhitespace || $0 == "\u{FEFF}" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(self[first...last])
-    }
-}

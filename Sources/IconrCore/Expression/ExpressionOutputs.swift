@@ -26,8 +26,10 @@ enum ExpressionOutputs {
     /// does not depend on data, else the largest of its literal outputs (1 when none).
     static func largestSize(_ size: CompiledExpression?, tileZoom: Double, context: EvaluationContext) -> Double {
         guard let size else { return 1 }
-        let layer = StyleLayer(id: "", source: nil, path: "", minZoom: 0, maxZoom: 24, filter: nil, iconImage: nil, iconSize: size)
-        if size.isFeatureConstant { return layer.rasterSize(for: ExpressionFeature(), tileZoom: tileZoom, context: context) }
+        if size.isFeatureConstant {
+            var featureless = context
+            return size.rasterSize(tileZoom: tileZoom, in: &featureless)
+        }
         var zoomContext = context
         zoomContext.zoom = tileZoom
         let numbers = enumerate(size.root, context: zoomContext).values.compactMap { value -> Double? in

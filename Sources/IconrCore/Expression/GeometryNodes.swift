@@ -84,24 +84,23 @@ struct TileProjection {
 
     private var tiles: Double { pow(2, Double(z)) }
 
+    /// Web Mercator of a longitude and latitude, the world in 0...1.
+    private func mercator(_ p: [Double]) -> (x: Double, y: Double) {
+        ((180 + p[0]) / 360, (180 - (180 / .pi) * log(tan(.pi / 4 + p[1] * .pi / 360))) / 360)
+    }
+
+    private func rounded(_ value: Double) -> Double { rounds ? value.javaScriptRounded : value }
+
     /// World position (tile coordinates of the whole world at this zoom).
     func world(_ p: [Double]) -> [Double] {
-        let mx = (180 + p[0]) / 360
-        let my = (180 - (180 / .pi) * log(tan(.pi / 4 + p[1] * .pi / 360))) / 360
-        let wx = mx * tiles * Self.extent, wy = my * tiles * Self.extent
-        return rounds ? [wx.javaScriptRounded, wy.javaScriptRounded] : [wx, wy]
+        let m = mercator(p)
+        return [rounded(m.x * tiles * Self.extent), rounded(m.y * tiles * Self.extent)]
     }
 
     /// A feature position as the tile stores it (relative to the tile, rounded).
     func tile(_ p: [Double]) -> [Double] {
-        let w = world(p)
-        let ox = Double(x) * Self.extent, oy = Double(y) * Self.extent
-        if rounds {
-            let mx = (180 + p[0]) / 360
-            let my = (180 - (180 / .pi) * log(tan(.pi / 4 + p[1] * .pi / 360))) / 360
-            return [((mx * tiles - Double(x)) * Self.extent).javaScriptRounded, ((my * tiles - Double(y)) * Self.extent).javaScriptRounded]
-        }
-        return [w[0] - ox, w[1] - oy]
+        let m = mercator(p)
+        return [rounded((m.x * tiles - Double(x)) * Self.extent), rounded((m.y * tiles - Double(y)) * Self.extent)]
     }
 
     /// Longitude and latitude of a tile position.
@@ -321,9 +320,10 @@ final class DistanceNode: ExpressionNode {
         switch feature.kind {
         case .point, .line:
             let isLine = feature.kind == .line
-            let points = isLine ? parts : parts.map { $0 }
+            // Lines one by one; points all together.
+            let groups = isLine ? parts : [parts.flatMap { $0 }]
             for target in simple {
-                for part in (isLine ? points : [points.flatMap { $0 }]) {
+                for part in groups {
                     best = min(best, Self.distance(part, isLine: isLine, to: target, ruler))
                     if best == 0 { return .number(0) }
                 }

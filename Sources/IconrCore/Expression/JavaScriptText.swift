@@ -44,20 +44,6 @@ extension Double {
 }
 
 extension JSONValue {
-    /// `JSON.stringify` without spaces (object keys sorted, since JSONValue keeps no order).
-    package var serializedJavaScript: String {
-        switch self {
-        case .null: return "null"
-        case .bool(let value): return value ? "true" : "false"
-        case .number(let value): return value.isFinite ? value.javaScriptText : "null"
-        case .string(let value): return SpriteIndex.quoted(value)
-        case .array(let values): return "[" + values.map(\.serializedJavaScript).joined(separator: ",") + "]"
-        case .object(let object):
-            return "{" + object.sorted { $0.key < $1.key }.map { SpriteIndex.quoted($0.key) + ":" + $0.value.serializedJavaScript }
-                .joined(separator: ",") + "}"
-        }
-    }
-
     /// JavaScript's `typeof` for a JSON value: `number`, `string`, `boolean`, `object`.
     var javaScriptTypeName: String {
         switch self {
@@ -66,5 +52,14 @@ extension JSONValue {
         case .bool: return "boolean"
         case .null, .array, .object: return "object"
         }
+    }
+}
+
+extension String {
+    /// JavaScript's `trim()`: Unicode white space and the byte-order mark off both ends.
+    var trimmingJavaScriptWhitespace: String {
+        let isSpace: (Character) -> Bool = { $0.isWhitespace || $0 == "\u{FEFF}" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(self[first...last])
     }
 }

@@ -186,9 +186,4 @@ enum ExpressionAnalysis {
         if let compound = node as? CompoundNode, names.contains(compound.name) { return false }
         return node.children.allSatisfy { isGlobalPropertyConstant($0, names) }
     }
-
-    static func isStateConstant(_ node: any ExpressionNode) -> Bool {
-        if let compound = node as? CompoundNode, compound.name == "feature-state" { return false }
-        return node.children.allSatisfy(isStateConstant)
-    }
 }

@@ -220,35 +220,34 @@ enum SpecialForms {
             context.error("Expected two arguments.")
             return nil
         }
-        func one(_ nameIndex: Int) -> ImageNode?? {
+        /// The image named at `nameIndex` with its options after it; nil (errors recorded) if invalid.
+        func one(_ nameIndex: Int, secondary: ImageNode?) -> ImageNode? {
             guard let name = context.parse(items[nameIndex], index: nameIndex, expected: .string) else {
                 context.error("No image name provided.")
-                return .some(nil)
+                return nil
             }
             var params: [(name: String, value: any ExpressionNode)] = []
-            if nameIndex + 1 < items.count, case .object(let options) = items[nameIndex + 1] {
-                if let list = options["params"] {
-                    guard case .object(let values) = list else {
-                        context.child(nameIndex + 1).member("params").error("Image options \"params\" should be an object")
-                        return .some(nil)
+            if nameIndex + 1 < items.count, case .object(let options) = items[nameIndex + 1], let list = options["params"] {
+                guard case .object(let values) = list else {
+                    context.child(nameIndex + 1).member("params").error("Image options \"params\" should be an object")
+                    return nil
+                }
+                for (param, value) in values.sorted(by: { $0.key < $1.key }) {
+                    guard let parsed = context.child(nameIndex + 1).member("params.\(param)", expected: .color).parse(value) else {
+                        return nil
                     }
-                    for (param, value) in values.sorted(by: { $0.key < $1.key }) {
-                        guard let parsed = context.child(nameIndex + 1).member("params.\(param)", expected: .color).parse(value) else {
-                            return .some(nil)
-                        }
-                        params.append((param, parsed))
-                    }
+                    params.append((param, parsed))
                 }
             }
-            return .some(ImageNode(name: name, params: params, secondary: nil, key: context.key))
+            return ImageNode(name: name, params: params, secondary: secondary, key: context.key)
         }
-        guard case .some(let primaryNode) = one(1), let primary = primaryNode else { return nil }
-        let nextIndex = items.count > 2 && items[2].objectValue != nil ? 3 : 2
-        guard nextIndex < items.count else {
-            return ImageNode(name: primary.name, params: primary.params, secondary: nil, key: context.key)
+        let partnerIndex = items.count > 2 && items[2].objectValue != nil ? 3 : 2
+        var partner: ImageNode?
+        if partnerIndex < items.count {
+            guard let parsed = one(partnerIndex, secondary: nil) else { return nil }
+            partner = parsed
         }
-        guard case .some(let secondaryNode) = one(nextIndex), let secondary = secondaryNode else { return nil }
-        return ImageNode(name: primary.name, params: primary.params, secondary: secondary, key: context.key)
+        return one(1, secondary: partner)
     }
 
     static func search(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
@@ -397,19 +396,21 @@ enum SpecialForms {
             context.error("NumberFormat options argument must be an object.")
             return nil
         }
-        func option(_ name: String, _ type: StyleType) -> (any ExpressionNode)?? {
-            guard let value = options[name], value.isTruthyJSON else { return .some(nil) }
-            guard let parsed = context.parse(value, index: 1, expected: type) else { return nil }
-            return .some(parsed)
-        }
         if options["currency"] != nil && options["unit"] != nil {
             context.error("NumberFormat options `currency` and `unit` are mutually exclusive")
             return nil
         }
-        guard case .some(let locale) = option("locale", .string), case .some(let currency) = option("currency", .string),
-              case .some(let unit) = option("unit", .string),
-              case .some(let minimum) = option("min-fraction-digits", .number),
-              case .some(let maximum) = option("max-fraction-digits", .number) else { return nil }
+        // Parsed in order, stopping at the first that fails (so only its errors are reported).
+        var failed = false
+        func option(_ name: String, _ type: StyleType) -> (any ExpressionNode)? {
+            guard !failed, let value = options[name], value.isTruthyJSON else { return nil }
+            let parsed = context.parse(value, index: 1, expected: type)
+            if parsed == nil { failed = true }
+            return parsed
+        }
+        let locale = option("locale", .string), currency = option("currency", .string), unit = option("unit", .string)
+        let minimum = option("min-fraction-digits", .number), maximum = option("max-fraction-digits", .number)
+        guard !failed else { return nil }
         return NumberFormatNode(number: number, locale: locale, currency: currency, unit: unit, minFractionDigits: minimum,
                                 maxFractionDigits: maximum, key: context.key)
     }
@@ -464,15 +465,22 @@ enum SpecialForms {
         return SliceNode(type: input.type, input: input, begin: begin, end: end, key: context.key)
     }
 
-    static func step(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
+    /// `step` and `interpolate` take an input, then label/output pairs: at least 4 arguments,
+    /// an even number of them.
+    private static func hasStopPairs(_ items: [JSONValue], _ context: ParsingContext) -> Bool {
         guard items.count - 1 >= 4 else {
             context.error("Expected at least 4 arguments, but found only \(items.count - 1).")
-            return nil
+            return false
         }
         guard (items.count - 1) % 2 == 0 else {
             context.error("Expected an even number of arguments.")
-            return nil
+            return false
         }
+        return true
+    }
+
+    static func step(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
+        guard hasStopPairs(items, context) else { return nil }
         guard let input = context.parse(items[1], index: 1, expected: .number) else { return nil }
         var outputType = context.expectedType.flatMap { $0 == .value ? nil : $0 }
         var labels: [Double] = [], outputs: [any ExpressionNode] = []
@@ -525,17 +533,10 @@ enum SpecialForms {
             }
             interpolation = .cubicBezier(points[0], points[1], points[2], points[3])
         default:
-            context.error("Unknown interpolation type \(name.stringValue ?? name.serializedJavaScript)", 1, 0)
+            context.error("Unknown interpolation type \(name.stringValue ?? name.serialized)", 1, 0)
             return nil
         }
-        guard items.count - 1 >= 4 else {
-            context.error("Expected at least 4 arguments, but found only \(items.count - 1).")
-            return nil
-        }
-        guard (items.count - 1) % 2 == 0 else {
-            context.error("Expected an even number of arguments.")
-            return nil
-        }
+        guard hasStopPairs(items, context) else { return nil }
         guard let input = context.parse(items[2], index: 2, expected: .number) else { return nil }
         var outputType: StyleType?
         if (op == "interpolate-hcl" || op == "interpolate-lab") && context.expectedType != .colorArray {

@@ -76,7 +76,7 @@ public enum StyleValue: Sendable, Equatable {
     }
 
     /// JSON text as JavaScript's `JSON.stringify` writes it (object keys sorted here).
-    public var jsonText: String { json.serializedJavaScript }
+    public var jsonText: String { json.serialized }
 
     /// The value as JSON, in the shapes the specification's test suite records.
     public var json: JSONValue {
@@ -149,9 +149,6 @@ public struct StyleColor: Sendable, Hashable {
         self.blue = blue
         self.alpha = alpha
     }
-
-    public static let black = StyleColor(red: 0, green: 0, blue: 0)
-    public static let transparent = StyleColor(red: 0, green: 0, blue: 0, alpha: 0)
 
     /// `[r, g, b, a]` premultiplied by alpha, as renderers and the test suite use colors.
     public var premultiplied: [Double] { [red * alpha, green * alpha, blue * alpha, alpha] }
