@@ -9,7 +9,11 @@ extension Double {
         if self == rounded(), abs(self) < 1e21 {
             if abs(self) < 1e15 { return String(Int64(self)) }
         }
-        // Swift's description is the shortest round-trip form; take its digits and exponent.
+        // Swift's description is the shortest round-trip form, as JavaScript's is: without an
+        // exponent the two agree (the common case, kept fast: style coordinates go through here).
+        let plain = String(self)
+        if !plain.contains("e") { return plain }
+        // With one, take its digits and exponent and place the point as JavaScript does.
         let negative = self < 0
         let text = String(abs(self))
         var mantissa = Substring(text)
