@@ -19,16 +19,22 @@ let package = Package(
         ),
         // Linux calls Swift cannot make directly (variadic in C), for the CLI's process supervision.
         .systemLibrary(name: "CSystem"),
+        // GNU libmicrohttpd, declared here, not linked: opened when `iconr serve` starts.
+        .systemLibrary(name: "CMicroHTTPD"),
         // Pure Swift: colors, templates, parameter substitution.
         // Optimized in debug builds too: its packer and expression engine are the hot loops of
         // the test suite (the packer's property test took 31 s unoptimized).
         .target(name: "IconrCore", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
         .target(name: "IconrRender", dependencies: ["IconrCore", "CRsvg", "CPNG"]),
+        // The one door to libmicrohttpd: an HTTP server that calls a Swift handler.
+        .target(name: "IconrHTTP", dependencies: ["CMicroHTTPD"]),
         // The public library renderers link.
         .target(name: "Iconr", dependencies: ["IconrCore", "IconrRender"]),
+        // `iconr serve`'s routes: icons, sprites, styles, iconr.js, metrics, over IconrHTTP.
+        .target(name: "IconrServer", dependencies: ["Iconr", "IconrCore", "IconrHTTP"]),
         // Commands, argument scanning and help text.
-        .target(name: "IconrCLI", dependencies: ["Iconr", "IconrCore", "IconrRender", "CSystem"]),
+        .target(name: "IconrCLI", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrServer", "IconrHTTP", "CSystem"]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
         .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender"]),
         // Paths, process running and image comparison shared by the test targets.

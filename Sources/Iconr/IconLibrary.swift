@@ -25,15 +25,30 @@ public final class IconLibrary: Sendable {
 
     /// Renders in process by default, the fastest; `placement: .isolated(...)` runs librsvg in
     /// worker processes, for icons from untrusted sources.
-    public init(directory: String, cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess,
-                limits: RenderLimits = .default) {
-        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
-        renderer = IconRenderer(cache: cache, placement: placement, limits: limits)
+    public convenience init(directory: String, cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess,
+                            limits: RenderLimits = .default) {
+        self.init(directory: directory, renderer: IconRenderer(cache: cache, placement: placement, limits: limits))
     }
 
-    /// The icon names the directory holds (`*.svg`, without the extension), sorted.
+    /// A library whose variants come from `renderer` (several libraries can share one).
+    public init(directory: String, renderer: IconRenderer) {
+        self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
+        self.renderer = renderer
+    }
+
+    /// The icon names the directory holds (`*.svg` and `*.svgz` without the extension, in
+    /// any letter case), sorted.
     public var names: [String] {
-        FileReader.names(in: directory).filter { $0.hasSuffix(".svg") }.map { String($0.dropLast(4)) }.sorted()
+        FileReader.names(in: directory).filter { !$0.hasPrefix(".") && IconSource.iconName(path: $0) != $0 }
+            .map { IconSource.iconName(path: $0) }.sorted()
+    }
+
+    /// The template named `name`: `flag` for `flag.svg` (or `.svgz`), `roads/shield` for one
+    /// in a subfolder; loaded on first use and reloaded when its file changed.
+    /// - Throws: `IconrError.unknownIcon` (also for names that would leave the folder:
+    ///   `..`, hidden files, absolute paths), `.template`, `.io`.
+    public func source(named name: String) throws(IconrError) -> IconSource {
+        try template(named: name).source
     }
 
     /// The variant of icon `name` with `params` (color text in the style specification's
@@ -65,12 +80,16 @@ public final class IconLibrary: Sendable {
         if let current = templates.withLock({ $0[name] }), now - current.checked < Self.recheckInterval {
             return current.file
         }
-        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else {
+        // Each folder level a plain name: never `..`, a hidden file or an absolute path.
+        let levels = name.split(separator: "/", omittingEmptySubsequences: false)
+        guard levels.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.utf8.contains(0) }) else {
             throw IconrError.unknownIcon(name, directory: directory)
         }
-        let path = path(of: name)
         var info = stat()
-        guard stat(path, &info) == 0 else { throw IconrError.unknownIcon(name, directory: directory) }
+        let candidates = [".svg", ".svgz", ".SVG", ".SVGZ"].map { directory + "/" + name + $0 }
+        guard let path = candidates.first(where: { stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }) else {
+            throw IconrError.unknownIcon(name, directory: directory)
+        }
         let version = FileVersion(info)
         if let current = templates.withLock({ $0[name] }), current.file.version == version {
             templates.withLock { $0[name] = (current.file, now) }

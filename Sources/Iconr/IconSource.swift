@@ -183,7 +183,7 @@ public final class IconRenderer: Sendable {
 
     /// `variant(of:_:scale:)` with the key already made (`IconLibrary` remembers the keys of
     /// repeated requests: building one costs more than a memory hit).
-    func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey) throws(IconrError) -> IconVariant {
+    package func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey) throws(IconrError) -> IconVariant {
         try cache.variant(for: key, maxSize: limits.maxSize, decode: { image in
             RenderedIcon(image: image, scale: scale, template: source.template)
         }, render: { () throws(IconrError) -> RenderedIcon in

@@ -8,7 +8,7 @@ import IconrRender
 /// the work failed, 64 for a usage mistake.
 public enum CLI {
     static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self,
-                                                ExpressionCommand.self]
+                                                ExpressionCommand.self, ServeCommand.self]
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
     static let workerCommand = "render-worker"
 
@@ -23,6 +23,7 @@ public enum CLI {
           sprite                  Build MapLibre/Mapbox sprite sheets from folders of icons.
           cache                   Show or clear the disk cache of rendered icons.
           expression              Compile a style expression and evaluate it for inputs.
+          serve                   Serve icons, sprites and styles over HTTP (for MapLibre and any renderer).
 
         OPTIONS:
           --version               Show the version.

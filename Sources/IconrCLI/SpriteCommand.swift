@@ -88,10 +88,10 @@ enum SpriteCommand: Command {
         let previewSize = try arguments.value("--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
             ?? PixelSize(width: 300, height: 200)
         let style = try arguments.value("--style").map { path in
-            try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), config: arguments.all("--config"),
-                              directories: arguments.positionals,
-                              recursive: options.recursive, console: console)
+            try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), config: parseConfig(arguments.all("--config")),
+                              directories: arguments.positionals, recursive: options.recursive)
         }
+        style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
 
         // Everything above is pure Swift; librsvg runs in a supervised child from here on.
@@ -131,14 +131,15 @@ enum SpriteCommand: Command {
         // gets new names, so no cache pairs a stale PNG with a fresh JSON.
         let minify = arguments.has("--minify")
         let hashNames = arguments.has("--hash-names")
-        let prefix = hashNames ? outputs + "." + contentHash(sheetFiles(build, prefix: outputs, minify: minify)) : outputs
+        let prefix = hashNames ? outputs + "." + SpriteBuild.contentHash(build.files(prefix: outputs, minify: minify)) : outputs
         // Everything is made before anything is written, and then written together: the
         // sheets of every ratio, the emitted style and the preview change all, or none.
-        var files = sheetFiles(build, prefix: prefix, minify: minify)
+        var files = build.files(prefix: prefix, minify: minify)
         if let style, let output = arguments.value("--emit-style") {
             let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
-            files.append((style.emitted(sprite: spriteValue(prefix: url, sheets: build.sheetCount),
-                                        sheetOf: sheetNames(build, prefix: url), console: console), output))
+            let emitted = style.emitted(sprite: build.spriteValue(prefix: url), sheetOf: build.sheetNames(prefix: url))
+            emitted.warnings.forEach { console.warning($0) }
+            files.append((emitted.json, output))
         }
         if let style, let output = arguments.value("--preview") {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
@@ -174,7 +175,7 @@ enum SpriteCommand: Command {
         if hashNames { console.out(prefix) }
         if build.sheetCount > 1 {
             console.note("The icons need \(build.sheetCount) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):")
-            console.note("\"sprite\": " + spriteValue(prefix: prefix, sheets: build.sheetCount).serialized)
+            console.note("\"sprite\": " + build.spriteValue(prefix: prefix).serialized)
         }
         console.note(summary(build, ratios: options.ratios.count, seconds: elapsed))
     }
@@ -200,6 +201,19 @@ enum SpriteCommand: Command {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// `--config NAME=VALUE` options: a JSON value (true, 2, "x", [..]) as it is, anything else a string.
+    static func parseConfig(_ options: [String]) throws(UsageError) -> [String: JSONValue] {
+        var overrides: [String: JSONValue] = [:]
+        for option in options {
+            guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
+                throw UsageError(message: "--config expects NAME=VALUE, found '\(option)'")
+            }
+            let text = String(option[option.index(after: equals)...])
+            overrides[String(option[..<equals])] = (try? JSONValue.parse(Array(text.utf8))) ?? .string(text)
+        }
+        return overrides
+    }
+
     /// The variants file: `{"flag": [{"params": {"flag_color": "red"}}, {"id": "x", "params": {...}}]}`.
     private static func readVariants(_ path: String) throws -> [String: [SpriteVariant]] {
         struct Entry: Decodable {
@@ -216,14 +230,6 @@ enum SpriteCommand: Command {
         }
     }
 
-    /// Each ratio's sheets, every PNG with its JSON, and where they go.
-    private static func sheetFiles(_ build: SpriteBuild, prefix: String, minify: Bool) -> [(bytes: [UInt8], path: String)] {
-        build.sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }.flatMap { sheet in
-            let base = sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
-            return [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
-        }
-    }
-
     /// Removes `prefix-N` sheets (PNG and JSON) past `sheets` at `ratios`, left by an earlier
     /// build that needed more sheets: a style must not find a stale sheet beside the new ones.
     private static func removeStaleSheets(prefix: String, ratios: Set<Double>, sheets: Int) {
@@ -236,7 +242,7 @@ enum SpriteCommand: Command {
         for ratio in ratios.sorted() {
             var sheet = sheets
             while true {
-                let base = sheetBase(prefix, sheet: sheet, ratio: ratio)
+                let base = SpriteBuild.sheetBase(prefix, sheet: sheet, ratio: ratio)
                 let found = [".png", ".json"].map { base + $0 }.filter { access($0, F_OK) == 0 }
                 guard !found.isEmpty else { break }
                 stale += found
@@ -252,36 +258,6 @@ enum SpriteCommand: Command {
         var description: String { "\(count) output\(count == 1 ? "" : "s") not up to date (--check)" }
     }
 
-    /// A sheet's files without the extension: `out/sprite`, `out/sprite-2@2x`, ...
-    private static func sheetBase(_ prefix: String, sheet: Int, ratio: Double) -> String {
-        sheetPrefix(prefix, sheet: sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
-    }
-
-    /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...
-    static func sheetPrefix(_ prefix: String, sheet: Int) -> String {
-        sheet == 0 ? prefix : "\(prefix)-\(sheet + 1)"
-    }
-
-    /// The style's `"sprite"` value: the prefix, or for several sheets
-    /// `[{"id": "default", "url": ...}, {"id": "sprite-2", "url": ...}]`.
-    private static func spriteValue(prefix: String, sheets: Int) -> JSONValue {
-        guard sheets > 1 else { return .string(prefix) }
-        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
-        return .array((0..<sheets).map { sheet in
-            .object(["id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"), "url": .string(sheetPrefix(prefix, sheet: sheet))])
-        })
-    }
-
-    /// The sheet name (`sprite-2`) of each id outside the first sheet, as `spriteValue` names them.
-    private static func sheetNames(_ build: SpriteBuild, prefix: String) -> [String: String] {
-        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
-        var names: [String: String] = [:]
-        for sheet in build.sheets where sheet.sheet > 0 {
-            for id in sheet.entries.keys { names[id] = "\(name)-\(sheet.sheet + 1)" }
-        }
-        return names
-    }
-
     /// `--json`: what the build wrote and measured, for scripts.
     private static func jsonSummary(_ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
                                     warnings: [String]) throws -> String {
@@ -295,7 +271,7 @@ enum SpriteCommand: Command {
             var warnings: [String], sprite: JSONValue
         }
         let sheets = build.sheets.map { sheet in
-            let base = sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
+            let base = SpriteBuild.sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
             return Sheet(png: base + ".png", json: base + ".json", ratio: sheet.ratio, sheet: sheet.sheet + 1, width: sheet.size.width,
                          height: sheet.size.height, ids: sheet.ids, images: sheet.images, fill: sheet.fill, packing: sheet.packing,
                          bytes: sheet.png.count)
@@ -304,20 +280,10 @@ enum SpriteCommand: Command {
                               skipped: build.skipped.map(\.path), rendered: build.renders, fromCache: build.cacheHits,
                               sheetsFromCache: build.sheetsFromCache,
                               seconds: seconds, renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
-                              warnings: warnings, sprite: spriteValue(prefix: prefix, sheets: build.sheetCount))
+                              warnings: warnings, sprite: build.spriteValue(prefix: prefix))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(summary), as: UTF8.self)
-    }
-
-    /// The first 12 hex digits of the SHA-256 of every file's name (without the folder) and bytes.
-    private static func contentHash(_ files: [(bytes: [UInt8], path: String)]) -> String {
-        var input: [UInt8] = []
-        for file in files {
-            input += Array((file.path.split(separator: "/").last.map(String.init) ?? file.path).utf8) + [0]
-            input += Array(SHA256.hex(file.bytes).utf8)
-        }
-        return String(SHA256.hex(input).prefix(12))
     }
 
     /// `-o out/` or an existing folder: `out/sprite`; anything else is the prefix itself.

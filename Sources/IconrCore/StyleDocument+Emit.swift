@@ -37,10 +37,16 @@ extension StyleDocument {
     /// not in the first sheet.
     /// `imageExists` tells which icons the sprite has: `coalesce` drops images it lacks, so that
     /// renderers need not ask for them (and race their missing-image events).
+    ///
+    /// With `runtimeImages`, a color from data that no prebaked variant has names a runtime
+    /// image instead of the icon's defaults: `iconr:flag?flag_color=rgba(255,0,0,1)`, which
+    /// `iconr serve`'s `iconr.js` fetches when the renderer reports it missing.
     public func emitted(sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
-                        sheetOf: [String: String] = [:], imageExists: @escaping @Sendable (String) -> Bool = { _ in true }) -> EmittedStyle {
+                        sheetOf: [String: String] = [:], runtimeImages: Bool = false,
+                        imageExists: @escaping @Sendable (String) -> Bool = { _ in true }) -> EmittedStyle {
         guard case .object(var style) = json else { return EmittedStyle(json: json, warnings: []) }
         var emitter = Emitter(style: self, templates: templates, needed: needed, sheetOf: sheetOf, imageExists: imageExists)
+        emitter.runtimeImages = runtimeImages
         style["sprite"] = sprite
         for key in Self.mapboxOnlyRoot where style[key] != nil {
             style[key] = nil
@@ -72,6 +78,8 @@ private struct Emitter {
     let needed: [ImageReference]
     let sheetOf: [String: String]
     let imageExists: @Sendable (String) -> Bool
+    /// Whether colors from data that no variant has name a runtime image (`runtimeImage`).
+    var runtimeImages = false
     var warnings: [String] = []
     private var variableCount = 0
 
@@ -259,11 +267,25 @@ private struct Emitter {
             let label = constantKey.joined(separator: "|")
             return .string(idByLabel.first { $0.0 == label }?.1 ?? prefixed(icon))
         }
-        let fallback = prefixed(icon)
-        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { $0.1 != fallback }.flatMap { [JSONValue.string($0.0), .string($0.1)] }
-        guard !branches.isEmpty else { return .string(fallback) }
+        let fallback: JSONValue = runtimeImages ? runtimeImage(icon, declared: declared, params: params) : .string(prefixed(icon))
+        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { .string($0.1) != fallback }.flatMap { [JSONValue.string($0.0), .string($0.1)] }
+        guard !branches.isEmpty else { return fallback }
         let key: JSONValue = keyParts.count == 1 ? keyParts[0] : .array([.string("concat")] + keyParts)
-        return .array([.string("match"), key] + branches + [.string(fallback)])
+        return .array([.string("match"), key] + branches + [fallback])
+    }
+
+    /// The runtime image id of `icon` with `params` computed in the renderer:
+    /// `iconr:<icon>?<name>=<color>&...`, each color as the renderer prints it (`rgba(...)`),
+    /// parameters in name order.
+    private func runtimeImage(_ icon: String, declared: [TemplateParameter], params: [String: JSONValue]) -> JSONValue {
+        var parts: [JSONValue] = [.string("iconr:\(icon)?")]
+        for parameter in declared {
+            guard let value = params[parameter.name] else { continue }
+            if parts.count > 1 { parts.append(.string("&")) }
+            parts.append(.string(parameter.name + "="))
+            parts.append(.array([.string("to-string"), .array([.string("to-color"), value, .string(parameter.defaultColor.hexString)])]))
+        }
+        return .array([.string("concat")] + parts)
     }
 
     /// The color of a param value that does not depend on data or zoom.

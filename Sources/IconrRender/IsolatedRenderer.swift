@@ -113,10 +113,19 @@ final class WorkerProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, socket, 1)
         // librsvg's panic messages are not ours to print; the parent reports the crash.
         posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+        // A worker starts with no signal blocked, whatever the spawning thread blocks (a
+        // server blocks SIGINT and SIGTERM in every thread to wait for them in one).
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
         var pid: pid_t = 0
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
-        let status = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard status == 0 else {
             return .failure(RenderError.workerFailed("cannot start \(executable): \(String(cString: strerror(status)))"))
         }

@@ -1,28 +1,24 @@
-import Iconr
 import IconrCore
 
-/// What `iconr sprite --style` adds: the variants (and scales) a style's symbol layers show
-/// for their features, and the style copy for `--emit-style`.
-struct StyleVariants {
-    let style: StyleDocument
-    let needed: [(image: ImageReference, scale: Double)]
-    let templates: [String: SVGTemplate]
+/// What a style adds to a sprite (`iconr sprite --style`, `iconr serve --style`): the
+/// variants (and scales) its symbol layers show for their features, and its copy for MapLibre.
+package struct StyleVariants: Sendable {
+    package let style: StyleDocument
+    package let needed: [(image: ImageReference, scale: Double)]
+    package let templates: [String: SVGTemplate]
     /// The ids of the icons in the folders.
-    let icons: Set<String>
+    package let icons: Set<String>
+    /// What reading it found, a line each: parameters that come from data, icons it shows
+    /// that the folders lack.
+    package let warnings: [String]
 
-    init(stylePath: String, dataPaths: [String], config: [String], directories: [String], recursive: Bool, console: Console) throws {
+    /// Reads the style at `stylePath` (with `--data` files and `--config` values) and finds
+    /// what it shows of the icons in `directories`.
+    package init(stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
+                 recursive: Bool) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
             data[path.split(separator: "/").last.map(String.init) ?? path] = try IconrError.reading(path)
-        }
-        var overrides: [String: JSONValue] = [:]
-        for option in config {
-            guard let equals = option.firstIndex(of: "="), equals != option.startIndex else {
-                throw UsageError(message: "--config expects NAME=VALUE, found '\(option)'")
-            }
-            let text = String(option[option.index(after: equals)...])
-            // A JSON value (true, 2, "x", [..]) as it is; anything else is a string.
-            overrides[String(option[..<equals])] = (try? JSONValue.parse(Array(text.utf8))) ?? .string(text)
         }
         let bytes = try IconrError.reading(stylePath)
         style = try StyleDocument(bytes: bytes, file: stylePath, data: data, config: overrides)
@@ -31,10 +27,11 @@ struct StyleVariants {
         let names = Set(files.keys)
         icons = names
         let all = style.neededIcons(imageExists: { names.contains($0) })
-        all.warnings.forEach { console.warning($0) }
+        var warnings = all.warnings
         for name in Set(all.icons.map(\.image.name)).sorted() where files[name] == nil {
-            console.warning("\(stylePath): the style shows icon \"\(name)\", which is not among the icons")
+            warnings.append("\(stylePath): the style shows icon \"\(name)\", which is not among the icons")
         }
+        self.warnings = warnings
         needed = all.icons.filter { files[$0.image.name] != nil }
         var templates: [String: SVGTemplate] = [:]
         for name in Set(needed.map(\.image.name)) {
@@ -44,7 +41,7 @@ struct StyleVariants {
     }
 
     /// Adds the needed variants (the plain icon when no parameter is given) at their scales.
-    func add(to options: inout SpriteOptions) {
+    package func add(to options: inout SpriteOptions) {
         for (image, scale) in needed {
             let params = image.params.mapValues(\.hexString)
             options.variants[image.name, default: []].append(SpriteVariant(params: params, scale: scale))
@@ -52,18 +49,18 @@ struct StyleVariants {
     }
 
     /// The sprite id of an image the style shows.
-    func spriteID(_ image: ImageReference) -> String {
+    package func spriteID(_ image: ImageReference) -> String {
         guard !image.params.isEmpty, let template = templates[image.name] else { return image.name }
         return SpriteID.variant(of: image.name, template.resolve(colors: image.params))
     }
 
     /// The style for MapLibre: `sprite` as given, parameterized images prebaked, ids in later
-    /// sheets prefixed with their sheet's name; its warnings go to the console.
-    func emitted(sprite: JSONValue, sheetOf: [String: String], console: Console) -> [UInt8] {
+    /// sheets prefixed with their sheet's name, and its warnings. With `runtimeImages`,
+    /// colors nobody prebaked name an image a client fetches (see `StyleDocument.emitted`).
+    package func emitted(sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false) -> (json: [UInt8], warnings: [String]) {
         let icons = icons
         let emitted = style.emitted(sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
-                                    imageExists: { icons.contains($0) })
-        emitted.warnings.forEach { console.warning($0) }
-        return Array((emitted.json.serialized + "\n").utf8)
+                                    runtimeImages: runtimeImages, imageExists: { icons.contains($0) })
+        return (Array((emitted.json.serialized + "\n").utf8), emitted.warnings)
     }
 }

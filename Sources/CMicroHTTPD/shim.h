@@ -1,0 +1,116 @@
+#ifndef ICONR_CMICROHTTPD_SHIM_H
+#define ICONR_CMICROHTTPD_SHIM_H
+/*
+ * The part of GNU libmicrohttpd 0.9's C API (Debian's libmicrohttpd12) that `iconr serve`
+ * calls, declared here (its header is not included) so that the binary does not link it:
+ * IconrHTTP opens libmicrohttpd.so.12 with dlopen when a server starts (MicroHTTPD.swift).
+ * Every other command never loads it, nor GnuTLS and the libraries that come with it.
+ * The values are the library's ABI, from its microhttpd.h.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct MHD_Daemon;
+struct MHD_Connection;
+struct MHD_Response;
+
+enum { ICONR_MHD_NO = 0, ICONR_MHD_YES = 1 };
+
+/* Daemon flags. */
+enum {
+    ICONR_MHD_USE_INTERNAL_POLLING_THREAD = 8,
+    ICONR_MHD_USE_EPOLL = 512,
+    ICONR_MHD_USE_ITC = 1024,
+    ICONR_MHD_USE_TURBO = 4096,
+};
+
+/* Daemon options (each with one value in `struct MHD_OptionItem`). */
+enum {
+    ICONR_MHD_OPTION_END = 0,
+    ICONR_MHD_OPTION_CONNECTION_MEMORY_LIMIT = 1,
+    ICONR_MHD_OPTION_CONNECTION_LIMIT = 2,
+    ICONR_MHD_OPTION_CONNECTION_TIMEOUT = 3,
+    ICONR_MHD_OPTION_NOTIFY_COMPLETED = 4,
+    ICONR_MHD_OPTION_LISTEN_SOCKET = 12,
+    ICONR_MHD_OPTION_THREAD_POOL_SIZE = 14,
+    ICONR_MHD_OPTION_ARRAY = 15,
+    ICONR_MHD_OPTION_UNESCAPE_CALLBACK = 16,
+};
+
+/* Value kinds and daemon information. */
+enum {
+    ICONR_MHD_HEADER_KIND = 1,
+    ICONR_MHD_GET_ARGUMENT_KIND = 8,
+    ICONR_MHD_DAEMON_INFO_CURRENT_CONNECTIONS = 4,
+    ICONR_MHD_RESPMEM_MUST_COPY = 2,
+};
+
+struct MHD_OptionItem {
+    int option;
+    intptr_t value;
+    void *ptr_value;
+};
+
+union MHD_DaemonInfo {
+    size_t key_size;
+    size_t mac_key_size;
+    int listen_fd;
+    uint16_t port;
+    int epoll_fd;
+    unsigned int num_connections;
+    unsigned int flags;
+};
+
+typedef int (*MHD_AccessHandlerCallback)(void *cls, struct MHD_Connection *connection, const char *url,
+                                         const char *method, const char *version, const char *upload_data,
+                                         size_t *upload_data_size, void **request_context);
+typedef int (*MHD_KeyValueIterator)(void *cls, int kind, const char *key, const char *value);
+typedef void (*MHD_RequestCompletedCallback)(void *cls, struct MHD_Connection *connection, void **request_context,
+                                             int termination);
+typedef size_t (*MHD_UnescapeCallback)(void *cls, struct MHD_Connection *connection, char *text);
+
+/* The functions, by their C names; every one must be found for the table to be made. */
+typedef struct {
+    /* Variadic, which Swift cannot name: stored untyped, called by the functions below. */
+    void *_Nonnull MHD_start_daemon;
+    void (*_Nonnull MHD_stop_daemon)(struct MHD_Daemon *daemon);
+    int (*_Nonnull MHD_quiesce_daemon)(struct MHD_Daemon *daemon);
+    void *_Nonnull MHD_get_daemon_info;
+    const char *(*_Nonnull MHD_lookup_connection_value)(struct MHD_Connection *connection, int kind, const char *key);
+    int (*_Nonnull MHD_get_connection_values)(struct MHD_Connection *connection, int kind,
+                                              MHD_KeyValueIterator iterator, void *iterator_cls);
+    struct MHD_Response *(*_Nonnull MHD_create_response_from_buffer)(size_t size, void *buffer, int mode);
+    int (*_Nonnull MHD_add_response_header)(struct MHD_Response *response, const char *header, const char *content);
+    int (*_Nonnull MHD_queue_response)(struct MHD_Connection *connection, unsigned int status,
+                                       struct MHD_Response *response);
+    void (*_Nonnull MHD_destroy_response)(struct MHD_Response *response);
+} IconrMicroHTTPD;
+
+/* MHD_start_daemon is variadic, which Swift cannot call: its options go as one array. */
+static inline struct MHD_Daemon *IconrMHD_start(const IconrMicroHTTPD *api, unsigned int flags,
+                                                MHD_AccessHandlerCallback handler, void *handler_cls,
+                                                const struct MHD_OptionItem *options) {
+    struct MHD_Daemon *(*start)(unsigned int, uint16_t, void *, void *, MHD_AccessHandlerCallback, void *, ...) =
+        (struct MHD_Daemon *(*)(unsigned int, uint16_t, void *, void *, MHD_AccessHandlerCallback, void *, ...))
+            api->MHD_start_daemon;
+    return start(flags, 0, NULL, NULL, handler, handler_cls, ICONR_MHD_OPTION_ARRAY, options, ICONR_MHD_OPTION_END);
+}
+
+/* The number of open connections (MHD_get_daemon_info is variadic too). */
+static inline unsigned int IconrMHD_connection_count(const IconrMicroHTTPD *api, struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *(*get_info)(struct MHD_Daemon *, int, ...) =
+        (const union MHD_DaemonInfo *(*)(struct MHD_Daemon *, int, ...))api->MHD_get_daemon_info;
+    const union MHD_DaemonInfo *info = get_info(daemon, ICONR_MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info ? info->num_connections : 0;
+}
+
+/* An unescape callback that leaves text as it came: iconr decodes paths and queries itself,
+   so that `%2e%2e`, `%2F` and `%00` are seen for what they are. */
+static inline size_t IconrMHD_keep_escaped(void *cls, struct MHD_Connection *connection, char *text) {
+    (void)cls;
+    (void)connection;
+    return strlen(text);
+}
+
+#endif

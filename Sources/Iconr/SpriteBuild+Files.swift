@@ -1,0 +1,53 @@
+import IconrCore
+
+/// Where a build's sheets go and how a style names them: shared by `iconr sprite` (files)
+/// and `iconr serve` (URLs), which name sheets alike.
+extension SpriteBuild {
+    /// Each ratio's sheets, every PNG with its JSON, and where they go under `prefix`.
+    package func files(prefix: String, minify: Bool) -> [(bytes: [UInt8], path: String)] {
+        sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }.flatMap { sheet in
+            let base = Self.sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
+            return [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
+        }
+    }
+
+    /// A sheet's files without the extension: `out/sprite`, `out/sprite-2@2x`, ...
+    package static func sheetBase(_ prefix: String, sheet: Int, ratio: Double) -> String {
+        sheetPrefix(prefix, sheet: sheet) + (ratio == 1 ? "" : "@\(ratio.shortText)x")
+    }
+
+    /// `out/sprite` for the first sheet, `out/sprite-2` for the second, ...
+    package static func sheetPrefix(_ prefix: String, sheet: Int) -> String {
+        sheet == 0 ? prefix : "\(prefix)-\(sheet + 1)"
+    }
+
+    /// The style's `"sprite"` value: the prefix, or for several sheets
+    /// `[{"id": "default", "url": ...}, {"id": "sprite-2", "url": ...}]`.
+    package func spriteValue(prefix: String) -> JSONValue {
+        guard sheetCount > 1 else { return .string(prefix) }
+        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+        return .array((0..<sheetCount).map { sheet in
+            .object(["id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"), "url": .string(Self.sheetPrefix(prefix, sheet: sheet))])
+        })
+    }
+
+    /// The sheet name (`sprite-2`) of each id outside the first sheet, as `spriteValue` names them.
+    package func sheetNames(prefix: String) -> [String: String] {
+        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+        var names: [String: String] = [:]
+        for sheet in sheets where sheet.sheet > 0 {
+            for id in sheet.entries.keys { names[id] = "\(name)-\(sheet.sheet + 1)" }
+        }
+        return names
+    }
+
+    /// The first 12 hex digits of the SHA-256 of every file's name (without the folder) and bytes.
+    package static func contentHash(_ files: [(bytes: [UInt8], path: String)]) -> String {
+        var input: [UInt8] = []
+        for file in files {
+            input += Array((file.path.split(separator: "/").last.map(String.init) ?? file.path).utf8) + [0]
+            input += Array(SHA256.hex(file.bytes).utf8)
+        }
+        return String(SHA256.hex(input).prefix(12))
+    }
+}

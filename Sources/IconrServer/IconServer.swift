@@ -1,0 +1,348 @@
+import Dispatch
+import Glibc
+import Iconr
+import IconrCore
+import IconrHTTP
+import Synchronization
+
+/// What `iconr serve` serves and how.
+public struct ServerOptions: Sendable {
+    /// Icon folders by set name (`maki`), in the order given: an icon name without a set
+    /// prefix is looked up in each in turn.
+    public var iconSets: [(name: String, directory: String)] = []
+    /// Styles by name (`streets` for `/styles/streets.json`) and file.
+    public var styles: [(name: String, path: String)] = []
+    /// The disk cache; nil for memory only.
+    public var cacheDirectory: String?
+    /// The largest scale `/icons/` renders.
+    public var maxScale = 4.0
+    /// `Access-Control-Allow-Origin`; nil sends none.
+    public var corsOrigin: String?
+    /// The URL clients reach this server at, for the URLs inside styles; nil takes the
+    /// request's `Host`.
+    public var publicURL: String?
+    /// Pixel ratios of the sprites served.
+    public var spriteRatios: [Double] = [1, 2]
+    /// Renders waiting or running at most; past it a request that needs a render gets 503.
+    public var renderQueueLimit = 32
+    /// `Cache-Control: max-age` of URLs without a digest, in seconds.
+    public var maxAge = 300
+    /// Per-render limits (raster size, time).
+    public var limits = RenderLimits.default
+
+    public init() {}
+}
+
+/// The routes of `iconr serve`, as a function from request to response: icons with their
+/// params at any scale, sprites of icon folders, styles emitted for MapLibre, `iconr.js`,
+/// health and metrics. Thread-safe; a render blocks only the calling thread. librsvg runs in
+/// `placement` (isolated worker processes for a server: a crashing icon fails its own
+/// requests).
+public final class IconServer: Sendable {
+    public let options: ServerOptions
+    private let libraries: [(name: String, library: IconLibrary)]
+    private let renderer: IconRenderer
+    private let sprites: [String: ServedSprite]
+    private let styles: [String: ServedStyle]
+    /// Failures of renders that fail the same way every time (keyed by variant), answered at once.
+    private let failures = Locked<[VariantKey: String]>([:])
+    private let pendingRenders = Atomic<Int>(0)
+    let metrics = ServerMetrics()
+
+    /// Checks the folders and styles (a style that does not parse fails here, not on a request).
+    /// - Throws: `IconrError` naming the folder or file.
+    public init(options: ServerOptions, placement: RenderPlacement) throws {
+        self.options = options
+        let disk = try options.cacheDirectory.map { directory throws(IconrError) in try DiskCache(directory: directory) }
+        let cache = IconCache(memoryLimit: 128 << 20, disk: disk)
+        renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
+        var libraries: [(String, IconLibrary)] = []
+        var sprites: [String: ServedSprite] = [:]
+        for set in options.iconSets {
+            var info = stat()
+            guard stat(set.directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+                throw IconrError.io("not a folder of icons", file: set.directory)
+            }
+            libraries.append((set.name, IconLibrary(directory: set.directory, renderer: renderer)))
+            sprites[set.name] = ServedSprite(directories: [set.directory], style: nil, options: options, placement: placement,
+                                             disk: options.cacheDirectory)
+        }
+        self.libraries = libraries
+        self.sprites = sprites
+        var styles: [String: ServedStyle] = [:]
+        for style in options.styles {
+            let sprite = ServedSprite(directories: options.iconSets.map(\.directory), style: style.path, options: options,
+                                      placement: placement, disk: options.cacheDirectory)
+            try sprite.checkStyle()
+            styles[style.name] = ServedStyle(name: style.name, sprite: sprite)
+        }
+        self.styles = styles
+    }
+
+    /// Answers one request; never throws, never traps: every failure is a status and a
+    /// one-line JSON body.
+    public func respond(to request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let (route, response) = route(request)
+        var finished = response
+        if let origin = options.corsOrigin {
+            finished.headers.append(("Access-Control-Allow-Origin", origin))
+            finished.headers.append(("Access-Control-Expose-Headers", "ETag, Iconr-Image"))
+            if origin != "*" { finished.headers.append(("Vary", "Origin")) }
+        }
+        metrics.count(route: route, status: finished.status, seconds: Self.seconds(ContinuousClock.now - started))
+        return finished
+    }
+
+    private func route(_ request: HTTPRequest) -> (String, HTTPResponse) {
+        guard request.method == "GET" || request.method == "HEAD" else {
+            var response = Self.error(405, "method \(request.method) is not allowed: iconr serves GET and HEAD")
+            response.headers.append(("Allow", "GET, HEAD"))
+            return ("other", response)
+        }
+        guard request.path.utf8.count + request.query.reduce(0, { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 }) <= 8192 else {
+            return ("other", Self.error(414, "the URL is longer than 8192 bytes"))
+        }
+        guard request.headerBytes <= 16384 else {
+            return ("other", Self.error(431, "the request headers are larger than 16384 bytes"))
+        }
+        guard let bytes = request.decodedPath, !bytes.contains(0), let path = String(validating: bytes, as: UTF8.self) else {
+            return ("other", Self.error(400, "the path is not valid percent-encoded UTF-8"))
+        }
+        let levels = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
+        switch levels.first {
+        case "icons" where levels.count >= 2:
+            return ("icons", icon(levels.dropFirst().joined(separator: "/"), request: request))
+        case "sprites" where levels.count == 3:
+            return ("sprites", sprite(set: levels[1], file: levels[2], request: request))
+        case "styles" where levels.count == 2:
+            return ("styles", style(file: levels[1], request: request))
+        case "styles" where levels.count == 3:
+            return ("sprites", styleSprite(name: levels[1], file: levels[2], request: request))
+        case "iconr.js" where levels.count == 1:
+            return ("iconr.js", Self.cached(Array(IconrJS.source.utf8), type: "text/javascript; charset=utf-8",
+                                            maxAge: options.maxAge, request: request))
+        case "health" where levels.count == 1:
+            return ("health", Self.json(200, #"{"status":"ok"}"#))
+        case "metrics" where levels.count == 1:
+            let text = metrics.text(cache: renderer.cache.statistics, pendingRenders: pendingRenders.load(ordering: .relaxed))
+            return ("metrics", HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                                                                    ("Cache-Control", "no-store")], body: Array(text.utf8)))
+        case "" where levels.count == 1:
+            return ("index", Self.json(200, index()))
+        default:
+            return ("other", Self.error(404, "no such route: \(path) (see /)"))
+        }
+    }
+
+    // MARK: Icons
+
+    /// `/icons/{name}[@{S}x].png?{param}={color}&...`; `name` may carry a set prefix (`maki:bar`).
+    private func icon(_ file: String, request: HTTPRequest) -> HTTPResponse {
+        guard file.hasSuffix(".png") else { return Self.error(404, "icon URLs end in .png: /icons/{name}[@{S}x].png") }
+        var name = String(file.dropLast(4))
+        var scale = 1.0
+        if let at = name.lastIndex(of: "@"), name.hasSuffix("x") {
+            let text = name[name.index(after: at)..<name.index(before: name.endIndex)]
+            guard let parsed = Self.decimal(text), parsed > 0, parsed <= options.maxScale else {
+                return Self.error(400, "invalid scale '\(text)': expected a number > 0 and at most \(options.maxScale.shortText)")
+            }
+            scale = parsed
+            name = String(name[..<at])
+        }
+        var params: [String: String] = [:]
+        for (rawName, rawValue) in request.query {
+            guard let nameBytes = HTTPRequest.percentDecoded(rawName, plusIsSpace: true),
+                  let valueBytes = HTTPRequest.percentDecoded(rawValue, plusIsSpace: true),
+                  !nameBytes.contains(0), !valueBytes.contains(0) else {
+                return Self.error(400, "the query is not valid percent-encoded text")
+            }
+            params[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
+        }
+        let source: IconSource
+        switch lookUp(name) {
+        case .success(let found): source = found
+        case .failure(let error): return Self.error(error.status, error.message)
+        }
+        let declared = source.parameters.map(\.name)
+        if let unknown = params.keys.sorted().first(where: { !declared.contains($0) }) {
+            return Self.error(400, "unknown parameter '\(unknown)': icon \"\(name)\" declares "
+                + (declared.isEmpty ? "none" : declared.joined(separator: ", ")))
+        }
+        let resolved: ResolvedParameters
+        do {
+            resolved = try source.resolve(params)
+        } catch {
+            return Self.error(400, Self.withoutFile(error))
+        }
+        let key = source.key(resolved, scale: scale)
+        let variant: IconVariant
+        if let hit = renderer.cache.memoryHit(for: key) {
+            variant = hit
+        } else {
+            if let failure = failures.withLock({ $0[key] }) { return Self.error(500, failure) }
+            guard pendingRenders.add(1, ordering: .relaxed).newValue <= options.renderQueueLimit else {
+                pendingRenders.subtract(1, ordering: .relaxed)
+                var response = Self.error(503, "the render queue is full; try again")
+                response.headers.append(("Retry-After", "1"))
+                return response
+            }
+            defer { pendingRenders.subtract(1, ordering: .relaxed) }
+            let started = ContinuousClock.now
+            do {
+                variant = try renderer.variant(of: source, resolved, scale: scale, key: key)
+                metrics.rendered(seconds: Self.seconds(ContinuousClock.now - started))
+            } catch {
+                let message = Self.withoutFile(error)
+                if case .render(let renderError, _) = error {
+                    if case .tooLarge = renderError { return Self.error(400, message) }
+                    if case .crashed = renderError { metrics.workerCrashed() }
+                    if case .timedOut = renderError { metrics.workerCrashed() }
+                }
+                failures.withLock { known in
+                    if known.count >= 10_000 { known.removeAll() }
+                    known[key] = message
+                }
+                return Self.error(500, message)
+            }
+        }
+        let png: [UInt8]
+        do {
+            png = try variant.png
+        } catch {
+            return Self.error(500, Self.withoutFile(error))
+        }
+        var response = Self.cached(png, type: "image/png", maxAge: options.maxAge, request: request)
+        response.headers.append(("Iconr-Image", Self.imageMetadata(variant).serialized))
+        return response
+    }
+
+    /// The icon for a name with an optional `set:` prefix.
+    private func lookUp(_ name: String) -> Result<IconSource, RouteError> {
+        var candidates = libraries
+        var id = name
+        if let colon = name.firstIndex(of: ":"), let set = libraries.first(where: { $0.name == name[..<colon] }) {
+            candidates = [set]
+            id = String(name[name.index(after: colon)...])
+        }
+        for (_, library) in candidates {
+            do {
+                return .success(try library.source(named: id))
+            } catch {
+                if case .unknownIcon = error { continue }
+                return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
+            }
+        }
+        return .failure(RouteError(status: 404, message: "unknown icon \"\(name)\""))
+    }
+
+    /// The metadata a renderer's `addImage` takes, as the `Iconr-Image` header carries it.
+    static func imageMetadata(_ variant: IconVariant) -> JSONValue {
+        var fields: [String: JSONValue] = [
+            "width": .number(Double(variant.size.width)), "height": .number(Double(variant.size.height)),
+            "pixelRatio": .number(variant.pixelRatio),
+        ]
+        func areas(_ areas: [StretchArea]) -> JSONValue {
+            .array(areas.map { .array([.number($0.start * variant.pixelRatio), .number($0.end * variant.pixelRatio)]) })
+        }
+        if !variant.stretchX.isEmpty { fields["stretchX"] = areas(variant.stretchX) }
+        if !variant.stretchY.isEmpty { fields["stretchY"] = areas(variant.stretchY) }
+        if let box = variant.content {
+            fields["content"] = .array([box.left, box.top, box.right, box.bottom].map { .number($0 * variant.pixelRatio) })
+        }
+        return .object(fields)
+    }
+
+    // MARK: Sprites and styles
+
+    /// `/sprites/{set}/sprite[.{hash}][-N][@{R}x].json|png`
+    private func sprite(set: String, file: String, request: HTTPRequest) -> HTTPResponse {
+        guard let sprite = sprites[set] else {
+            return Self.error(404, "unknown icon set \"\(set)\" (sets: \(libraries.map(\.name).joined(separator: ", ")))")
+        }
+        return sprite.respond(file: file, request: request, maxAge: options.maxAge)
+    }
+
+    /// `/styles/{name}.json`: the style for MapLibre, its sprite on this server.
+    private func style(file: String, request: HTTPRequest) -> HTTPResponse {
+        guard file.hasSuffix(".json"), let style = styles[String(file.dropLast(5))] else {
+            return Self.error(404, "unknown style \"\(file)\" (styles: \(styles.keys.sorted().map { $0 + ".json" }.joined(separator: ", ")))")
+        }
+        let base = options.publicURL ?? request.headers["host"].map { "http://" + $0 } ?? "http://localhost"
+        return style.respond(base: base, request: request, maxAge: options.maxAge)
+    }
+
+    /// `/styles/{name}/sprite[.{hash}][-N][@{R}x].json|png`: a style's sprite with the variants it shows.
+    private func styleSprite(name: String, file: String, request: HTTPRequest) -> HTTPResponse {
+        guard let style = styles[name] else { return Self.error(404, "unknown style \"\(name)\"") }
+        return style.sprite.respond(file: file, request: request, maxAge: options.maxAge)
+    }
+
+    private func index() -> String {
+        let sets = JSONValue.array(libraries.map { .string($0.name) })
+        let styleNames = JSONValue.array(styles.keys.sorted().map { .string($0) })
+        return JSONValue.object([
+            "iconr": .string(IconrVersion.string), "sets": sets, "styles": styleNames,
+            "routes": .array(["/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}/sprite[@{R}x].json|png",
+                              "/styles/{name}.json", "/iconr.js", "/health", "/metrics"].map { .string($0) }),
+        ]).serialized
+    }
+
+    // MARK: Responses
+
+    /// A body that caches: a strong ETag from its SHA-256, `304` when the client has it.
+    static func cached(_ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, request: HTTPRequest) -> HTTPResponse {
+        let tag = "\"" + String(SHA256.hex(body).prefix(32)) + "\""
+        let control = immutable ? "public, max-age=31536000, immutable" : "public, max-age=\(maxAge)"
+        let headers = [("ETag", tag), ("Cache-Control", control)]
+        if let match = request.headers["if-none-match"],
+           match.split(separator: ",").contains(where: { let text = $0.trimmingSpaces; return text == tag || text == "W/" + tag || text == "*" }) {
+            return HTTPResponse(status: 304, headers: headers)
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: body)
+    }
+
+    static func json(_ status: Int, _ text: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+                     body: Array((text + "\n").utf8))
+    }
+
+    /// `{"error": "..."}` with `status`.
+    static func error(_ status: Int, _ message: String) -> HTTPResponse {
+        json(status, JSONValue.object(["error": .string(message)]).serialized)
+    }
+
+    /// An error's line without the server's own file paths (clients know icons by name).
+    static func withoutFile(_ error: any Error) -> String {
+        let text = "\(error)"
+        guard let colon = text.firstRange(of: ": "), text[..<colon.lowerBound].contains("/") else { return text }
+        return String(text[colon.upperBound...])
+    }
+
+    /// A plain decimal (`2`, `1.5`), not `0x10`, `1e3` or `inf`.
+    static func decimal(_ text: Substring) -> Double? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") }) else {
+            return nil
+        }
+        return Double(text)
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+}
+
+/// A route's failure: its status and message.
+struct RouteError: Error {
+    let status: Int
+    let message: String
+}
+
+extension Substring {
+    var trimmingSpaces: Substring {
+        var text = self
+        while text.first == " " { text = text.dropFirst() }
+        while text.last == " " { text = text.dropLast() }
+        return text
+    }
+}

@@ -1,0 +1,182 @@
+import Glibc
+import Iconr
+import IconrCore
+import IconrHTTP
+
+/// The sprite of some icon folders (and, for a style, the variants it shows), built on the
+/// first request and again when a file in them (or the style) changed, checked at most
+/// every `recheckInterval`. One build at a time; requests during a build wait for it.
+final class ServedSprite: Sendable {
+    /// One build and what identifies its inputs.
+    struct Current: Sendable {
+        let build: SpriteBuild
+        let style: StyleVariants?
+        /// The content hash that `sprite.{hash}` URLs carry.
+        let hash: String
+        /// Sheet files by name: `sprite.png`, `sprite@2x.json`, `sprite-2.png`, ...
+        let files: [String: [UInt8]]
+        let fingerprint: [UInt8]
+        var checked: ContinuousClock.Instant
+    }
+
+    static let recheckInterval = Duration.seconds(2)
+
+    let directories: [String]
+    let stylePath: String?
+    private let spriteOptions: SpriteOptions
+    private let builder: SpriteBuilder
+    private let current = Locked<Current?>(nil)
+    /// Held while building: concurrent requests wait for one build.
+    private let building = Locked<Void>(())
+
+    init(directories: [String], style: String?, options: ServerOptions, placement: RenderPlacement, disk directory: String?) {
+        self.directories = directories
+        stylePath = style
+        var spriteOptions = SpriteOptions()
+        spriteOptions.ratios = options.spriteRatios
+        spriteOptions.recursive = true
+        spriteOptions.skipInvalid = true
+        spriteOptions.sanitizeIDs = true
+        spriteOptions.limits = options.limits
+        self.spriteOptions = spriteOptions
+        // Sprite renders share one pack, as `iconr sprite`'s do.
+        let disk = directory.flatMap { try? DiskCache(directory: $0, batch: "sprites") }
+        builder = SpriteBuilder(options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement)
+    }
+
+    /// Reads the style once, so that one that does not parse stops the server at start.
+    func checkStyle() throws {
+        guard let stylePath else { return }
+        _ = try StyleVariants(stylePath: stylePath, dataPaths: [], config: [:], directories: directories, recursive: true)
+    }
+
+    /// The current build: the last one while its inputs are unchanged, else a new one.
+    func build() -> Result<Current, RouteError> {
+        let now = ContinuousClock.now
+        if let known = current.withLock({ $0 }), now - known.checked < Self.recheckInterval { return .success(known) }
+        return building.withLock { _ in
+            if let known = current.withLock({ $0 }), ContinuousClock.now - known.checked < Self.recheckInterval { return .success(known) }
+            let fingerprint: [UInt8]
+            do {
+                fingerprint = try self.fingerprint()
+            } catch {
+                return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
+            }
+            if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
+                known.checked = ContinuousClock.now
+                current.withLock { $0 = known }
+                return .success(known)
+            }
+            do {
+                var options = spriteOptions
+                let style = try stylePath.map { path in
+                    try StyleVariants(stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true)
+                }
+                style?.add(to: &options)
+                let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
+                    .build(directories: directories)
+                for warning in build.skipped.map({ "skipped \($0)" }) + build.warnings + (style?.warnings ?? []) {
+                    Log.warning(warning)
+                }
+                let files = build.files(prefix: "sprite", minify: false)
+                let made = Current(build: build, style: style, hash: SpriteBuild.contentHash(files),
+                                   files: Dictionary(files.map { ($0.path, $0.bytes) }, uniquingKeysWith: { first, _ in first }),
+                                   fingerprint: fingerprint, checked: ContinuousClock.now)
+                current.withLock { $0 = made }
+                return .success(made)
+            } catch {
+                return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
+            }
+        }
+    }
+
+    /// `sprite[.{hash}][-N][@{R}x].json|png`: a sheet or its index. A hashed name is immutable
+    /// and answered only while it is the current build's.
+    func respond(file: String, request: HTTPRequest, maxAge: Int) -> HTTPResponse {
+        guard file.hasPrefix("sprite"), file.hasSuffix(".json") || file.hasSuffix(".png") else {
+            return IconServer.error(404, "sprite files are sprite[@{R}x].json and sprite[@{R}x].png")
+        }
+        let current: Current
+        switch build() {
+        case .success(let built): current = built
+        case .failure(let error): return IconServer.error(error.status, error.message)
+        }
+        var name = file
+        var immutable = false
+        if file.hasPrefix("sprite.") && !file.hasPrefix("sprite.json") && !file.hasPrefix("sprite.png") {
+            let hash = file.dropFirst("sprite.".count).prefix(current.hash.count)
+            guard hash == current.hash else {
+                return IconServer.error(404, "no sprite with hash \(hash) (the icons changed; the current one is sprite.\(current.hash))")
+            }
+            name = "sprite" + file.dropFirst("sprite.".count + current.hash.count)
+            immutable = true
+        }
+        guard let bytes = current.files[name] else {
+            let ratios = spriteOptions.ratios.map { $0 == 1 ? "" : "@\($0.shortText)x" }.joined(separator: ", ")
+            return IconServer.error(404, "no sprite file \(file) (ratios served: \(ratios.isEmpty ? "1" : "1x" + ratios))")
+        }
+        let type = name.hasSuffix(".png") ? "image/png" : "application/json"
+        return IconServer.cached(bytes, type: type, maxAge: maxAge, immutable: immutable, request: request)
+    }
+
+    /// What the build depends on: every icon file's path, size, modification time and inode,
+    /// and the style's.
+    private func fingerprint() throws -> [UInt8] {
+        var text = ""
+        let paths = try SpriteBuilder.iconFiles(in: directories, recursive: true).map(\.path) + (stylePath.map { [$0] } ?? [])
+        for path in paths {
+            var info = stat()
+            guard stat(path, &info) == 0 else { continue }
+            text += "\(path)\0\(info.st_size) \(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec) \(info.st_ino)\n"
+        }
+        return Array(SHA256.hex(Array(text.utf8)).utf8)
+    }
+}
+
+/// A style given with `--style`, emitted for MapLibre with its sprite on this server.
+final class ServedStyle: Sendable {
+    let name: String
+    let sprite: ServedSprite
+    /// The last emitted JSON by base URL and sprite hash (a few base URLs at most).
+    private let emitted = Locked<[String: [UInt8]]>([:])
+
+    init(name: String, sprite: ServedSprite) {
+        self.name = name
+        self.sprite = sprite
+    }
+
+    func respond(base: String, request: HTTPRequest, maxAge: Int) -> HTTPResponse {
+        let current: ServedSprite.Current
+        switch sprite.build() {
+        case .success(let built): current = built
+        case .failure(let error): return IconServer.error(error.status, error.message)
+        }
+        guard let style = current.style else { return IconServer.error(500, "the style was not read") }
+        let memo = base + "\0" + current.hash
+        if let known = emitted.withLock({ $0[memo] }) {
+            return IconServer.cached(known, type: "application/json", maxAge: maxAge, request: request)
+        }
+        // The sprite URL carries the build's hash: the style and its sheets always match.
+        let prefix = "\(base)/styles/\(name)/sprite.\(current.hash)"
+        let made = style.emitted(sprite: current.build.spriteValue(prefix: prefix), sheetOf: current.build.sheetNames(prefix: prefix),
+                                 runtimeImages: true)
+        emitted.withLock { known in
+            if known.count >= 64 { known.removeAll() }
+            known[memo] = made.json
+        }
+        return IconServer.cached(made.json, type: "application/json", maxAge: maxAge, request: request)
+    }
+}
+
+/// The server's own lines on stderr: warnings, and errors of requests that failed inside.
+enum Log {
+    static func warning(_ message: String) {
+        write("warning: " + message)
+    }
+
+    static func write(_ line: String) {
+        var bytes = Array(line.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.map(String.init).joined().utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+}
