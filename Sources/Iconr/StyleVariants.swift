@@ -34,10 +34,26 @@ package struct StyleVariants: Sendable {
         self.warnings = warnings
         needed = all.icons.filter { files[$0.image.name] != nil }
         var templates: [String: SVGTemplate] = [:]
-        for name in Set(needed.map(\.image.name)) {
+        // The icons of every variant needed, and every icon an `image` names with params
+        // (a variant from data at run time needs its parameters' defaults).
+        for name in Set(needed.map(\.image.name)).union(Self.parameterizedImageNames(in: style.json)) where files[name] != nil {
             templates[name] = files[name].flatMap { try? IconrError.readingTemplate($0) }.flatMap { try? SVGTemplate(bytes: $0) }
         }
         self.templates = templates
+    }
+
+    /// The literal names of `["image", name, {"params": ...}]` anywhere in `json`.
+    static func parameterizedImageNames(in json: JSONValue) -> Set<String> {
+        switch json {
+        case .array(let items):
+            var names = Set(items.flatMap { parameterizedImageNames(in: $0) })
+            if items.count >= 3, items[0] == .string("image"), case .string(let name) = items[1], items[2].objectValue?["params"] != nil {
+                names.insert(name)
+            }
+            return names
+        case .object(let fields): return Set(fields.values.flatMap { parameterizedImageNames(in: $0) })
+        default: return []
+        }
     }
 
     /// Adds the needed variants (the plain icon when no parameter is given) at their scales.
