@@ -42,6 +42,8 @@ let package = Package(
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
         .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore"]),
         .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+        .testTarget(name: "IconrServerTests", dependencies: ["IconrServer", "IconrHTTP", "Iconr", "IconrCore", "IconrRender",
+                                                            "IconrTestSupport"]),
         .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "IconrCore", "IconrRender", "IconrTestSupport"]),
     ]
 )

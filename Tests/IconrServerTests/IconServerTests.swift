@@ -1,0 +1,198 @@
+import Foundation
+import Iconr
+import IconrCore
+import IconrHTTP
+import IconrRender
+import IconrServer
+import IconrTestSupport
+import Testing
+
+/// The routes of `iconr serve`, called in process (no sockets): what each answers, how it
+/// caches, and how it refuses. Renders run in process here; the end-to-end tests run the
+/// binary with isolated workers.
+struct IconServerTests {
+    let directory: URL
+    let icons: URL
+    let server: IconServer
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-server-\(UUID().uuidString)")
+        icons = directory.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons.appendingPathComponent("roads"), withIntermediateDirectories: true)
+        try TestSupport.copyBundledIcons(to: icons)
+        try FileManager.default.copyItem(at: icons.appendingPathComponent("marker.svg"),
+                                         to: icons.appendingPathComponent("roads/shield.svg"))
+        try "secret".write(to: directory.appendingPathComponent("secret.svg"), atomically: true, encoding: .utf8)
+        let style = #"""
+            {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"c": "red"}}]}}},
+             "layers": [{"id": "flags", "type": "symbol", "source": "points",
+                         "layout": {"icon-image": ["image", "flag", {"params": {"flag_color": ["get", "c"]}}]}}]}
+            """#
+        try style.write(to: directory.appendingPathComponent("flags.json"), atomically: true, encoding: .utf8)
+        var options = ServerOptions()
+        options.iconSets = [("bundled", icons.path)]
+        options.styles = [("flags", directory.appendingPathComponent("flags.json").path)]
+        options.corsOrigin = "*"
+        server = try IconServer(options: options, placement: .inProcess)
+    }
+
+    private func get(_ target: String, headers: [String: String] = [:], method: String = "GET") -> HTTPResponse {
+        let parts = target.split(separator: "?", maxSplits: 1)
+        let query: [(name: String, value: String)] = parts.count > 1 ? parts[1].split(separator: "&").map { pair in
+            let halves = pair.split(separator: "=", maxSplits: 1)
+            return (name: String(halves[0]), value: halves.count > 1 ? String(halves[1]) : "")
+        } : []
+        return server.respond(to: HTTPRequest(method: method, path: String(parts[0]), query: query, headers: headers))
+    }
+
+    private func header(_ response: HTTPResponse, _ name: String) -> String? {
+        response.headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    private func errorMessage(_ response: HTTPResponse) throws -> String {
+        let json = try JSONValue.parse(response.body)
+        return try #require(json.objectValue?["error"]?.stringValue, "a one-line JSON error: \(String(decoding: response.body, as: UTF8.self))")
+    }
+
+    @Test func anIconIsTheVariantItsParamsAndScaleName() throws {
+        let response = get("/icons/flag@2x.png?flag_color=%23800080")
+        #expect(response.status == 200)
+        #expect(header(response, "Content-Type") == "image/png")
+        let served = try PNGDecoder.decode(response.body)
+        let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path)
+            .render(params: ["flag_color": "#800080"], scale: 2).image
+        #expect(served.size == expected.size)
+        #expect(TestSupport.maxChannelDifference(served, expected) == 0)
+        // What addImage needs rides along; CORS lets a page read it.
+        let metadata = try JSONValue.parse(Array(try #require(header(response, "Iconr-Image")).utf8))
+        #expect(metadata.objectValue?["pixelRatio"] == .number(2))
+        #expect(header(response, "Access-Control-Allow-Origin") == "*")
+        #expect(header(response, "Access-Control-Expose-Headers")?.contains("Iconr-Image") == true)
+        // Colors in any of the specification's syntaxes, URL-encoded; a fractional scale.
+        let rgb = get("/icons/flag@1.5x.png?flag_color=rgb(128%2C%200%2C%20128)")
+        #expect(rgb.status == 200)
+        #expect(try PNGDecoder.decode(rgb.body).size == PixelSize(width: 36, height: 36))
+        // A folder's icon by its id, and one with a set prefix.
+        #expect(get("/icons/roads/shield.png").status == 200)
+        #expect(get("/icons/bundled:flag.png").status == 200)
+    }
+
+    @Test func iconsCacheAsBrowsersExpect() throws {
+        let first = get("/icons/flag.png?flag_color=red")
+        let tag = try #require(header(first, "ETag"))
+        #expect(tag.hasPrefix("\"") && tag.hasSuffix("\"") && !tag.hasPrefix("W/"))
+        #expect(header(first, "Cache-Control") == "public, max-age=300")
+        let again = get("/icons/flag.png?flag_color=red", headers: ["if-none-match": tag])
+        #expect(again.status == 304)
+        #expect(again.body.isEmpty)
+        #expect(header(again, "ETag") == tag)
+        #expect(get("/icons/flag.png?flag_color=red", headers: ["if-none-match": "\"other\""]).status == 200)
+        // Another color is another variant, another tag.
+        #expect(header(get("/icons/flag.png?flag_color=blue"), "ETag") != tag)
+    }
+
+    @Test func badRequestsAreNamedInOneLineOfJSON() throws {
+        let cases: [(target: String, status: Int, mentions: String)] = [
+            ("/icons/flag.png?flag_color=nope", 400, "nope"),
+            ("/icons/flag.png?stroke=red", 400, "stroke"),
+            ("/icons/flag@0x.png", 400, "scale"),
+            ("/icons/flag@5x.png", 400, "at most 4"),
+            ("/icons/flag@0x10x.png", 400, "0x10"),
+            ("/icons/flag@1e1x.png", 400, "1e1"),
+            ("/icons/nothing.png", 404, "nothing"),
+            ("/icons/flag.svg", 404, ".png"),
+            ("/sprites/none/sprite.json", 404, "none"),
+            ("/styles/none.json", 404, "none"),
+            ("/nowhere", 404, "/nowhere"),
+            ("/icons/%zz.png", 400, "percent"),
+        ]
+        for (target, status, mentions) in cases {
+            let response = get(target)
+            #expect(response.status == status, "\(target)")
+            let message = try errorMessage(response)
+            #expect(message.contains(mentions), "\(target): \(message)")
+            #expect(!message.contains("\n") && !message.contains(directory.path), "\(target): \(message)")
+        }
+        let post = get("/icons/flag.png", method: "POST")
+        #expect(post.status == 405)
+        #expect(header(post, "Allow") == "GET, HEAD")
+        #expect(get("/" + String(repeating: "a", count: 9000)).status == 414)
+        #expect(get("/health", headers: ["x-big": String(repeating: "b", count: 20000)]).status == 431)
+    }
+
+    @Test func namesCannotLeaveTheirFolders() throws {
+        for target in ["/icons/../secret.png", "/icons/%2e%2e/secret.png", "/icons/%2E%2E%2Fsecret.png", "/icons/roads/../../secret.png",
+                       "/icons//etc/passwd.png", "/icons/%2Fetc%2Fpasswd.png", "/icons/flag%00.png", "/icons/.hidden.png",
+                       "/sprites/..%2F..%2Fetc/sprite.json", "/styles/..%2Fflags.json"] {
+            let response = get(target)
+            #expect([400, 404].contains(response.status), "\(target): \(response.status)")
+            #expect(header(response, "Content-Type") == "application/json", "\(target)")
+        }
+    }
+
+    @Test func aSpriteIsBuiltOnceAndServedWithItsIndex() throws {
+        let index = get("/sprites/bundled/sprite@2x.json")
+        #expect(index.status == 200)
+        let entries = try #require(try JSONValue.parse(index.body).objectValue)
+        #expect(Set(entries.keys) == ["badge", "flag", "label", "marker", "roads/shield"])
+        let sheet = get("/sprites/bundled/sprite@2x.png")
+        #expect(sheet.status == 200)
+        let image = try PNGDecoder.decode(sheet.body)
+        let flag = try #require(entries["flag"]?.objectValue)
+        guard case .number(let x)? = flag["x"], case .number(let y)? = flag["y"] else { Issue.record("no x, y"); return }
+        let rect = (x: Int(x), y: Int(y))
+        let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(scale: 2).image
+        #expect(image.hex(x: rect.x + 24, y: rect.y + 12) == expected.hex(x: 24, y: 12))
+        #expect(get("/sprites/bundled/sprite@3x.json").status == 404)
+        #expect(header(index, "Cache-Control") == "public, max-age=300")
+    }
+
+    @Test func aStyleNamesItsSpriteByHashAndColorsNobodyPrebakedByRuntimeIds() throws {
+        let response = get("/styles/flags.json", headers: ["host": "example.test:8080"])
+        #expect(response.status == 200)
+        let style = try #require(try JSONValue.parse(response.body).objectValue)
+        let sprite = try #require(style["sprite"]?.stringValue)
+        #expect(sprite.hasPrefix("http://example.test:8080/styles/flags/sprite."))
+        let text = String(decoding: response.body, as: UTF8.self)
+        #expect(text.contains("\"flag?flag_color=ff0000\""), "the prebaked variant of the feature's color")
+        #expect(text.contains("iconr:flag?"), "a runtime id for colors from data")
+        // The hashed sprite is immutable, and has the variant the feature shows.
+        let path = String(sprite.dropFirst("http://example.test:8080".count))
+        let index = get(path + "@2x.json")
+        #expect(index.status == 200)
+        #expect(header(index, "Cache-Control") == "public, max-age=31536000, immutable")
+        #expect(try JSONValue.parse(index.body).objectValue?["flag?flag_color=ff0000"] != nil)
+        let stale = get("/styles/flags/sprite.000000000000@2x.json")
+        #expect(stale.status == 404)
+    }
+
+    @Test func aChangedFolderGivesANewSprite() throws {
+        let before = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
+        #expect(before["pin"] == nil)
+        try FileManager.default.copyItem(at: icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("pin.svg"))
+        Thread.sleep(forTimeInterval: 2.2)
+        let after = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
+        #expect(after["pin"] != nil)
+    }
+
+    @Test func metricsCountRequestsRendersAndCacheHits() throws {
+        _ = get("/icons/flag.png?flag_color=green")
+        _ = get("/icons/flag.png?flag_color=green")
+        _ = get("/icons/nothing.png")
+        let metrics = get("/metrics")
+        #expect(metrics.status == 200)
+        #expect(header(metrics, "Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = String(decoding: metrics.body, as: UTF8.self)
+        #expect(text.contains(#"iconr_requests_total{route="icons",status="200"} 2"#))
+        #expect(text.contains(#"iconr_requests_total{route="icons",status="404"} 1"#))
+        #expect(text.contains("iconr_cache_misses_total 1"))
+        #expect(text.contains(#"iconr_cache_hits_total{cache="memory"} 1"#))
+        #expect(text.contains("iconr_render_seconds_count 1"))
+        #expect(text.contains("iconr_worker_crashes_total 0"))
+        #expect(get("/health").status == 200)
+        let script = get("/iconr.js")
+        #expect(header(script, "Content-Type")?.hasPrefix("text/javascript") == true)
+        #expect(String(decoding: script.body, as: UTF8.self).contains("styleimagemissing"))
+    }
+}
