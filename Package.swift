@@ -44,6 +44,6 @@ let package = Package(
         .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
         .testTarget(name: "IconrServerTests", dependencies: ["IconrServer", "IconrHTTP", "Iconr", "IconrCore", "IconrRender",
                                                             "IconrTestSupport"]),
-        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "IconrCore", "IconrRender", "IconrTestSupport"]),
+        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
     ]
 )

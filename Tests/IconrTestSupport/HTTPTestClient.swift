@@ -14,10 +14,12 @@ public struct HTTPReply: Sendable {
 /// tests can send exactly the bytes they mean: hostile paths, huge headers, other methods.
 public final class HTTPConnection {
     private let descriptor: Int32
+    private let port: Int
     private var buffered: [UInt8] = []
 
     /// Connects to 127.0.0.1:`port`; every read waits at most `timeout` seconds.
     public init(port: Int, timeout: Int = 30) throws {
+        self.port = port
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -38,7 +40,7 @@ public final class HTTPConnection {
 
     /// Sends `GET target` (or another method) with `headers` and reads the reply.
     public func request(_ target: String, method: String = "GET", headers: [String: String] = [:]) throws -> HTTPReply {
-        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { text += "\(name): \(value)\r\n" }
         try send(Array((text + "\r\n").utf8))
         return try readReply(method: method)

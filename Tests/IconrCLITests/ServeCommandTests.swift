@@ -1,0 +1,316 @@
+import Dispatch
+import Foundation
+import Iconr
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Synchronization
+import Testing
+
+/// `iconr serve` end to end: the built binary on a loopback port, spoken to over real
+/// sockets (keep-alive, HEAD, hostile bytes), with librsvg in isolated workers, stopped by
+/// signals; and drawn from by real clients: MapLibre GL JS with iconr.js in Chromium, and
+/// MapLibre Native (pymgl).
+struct ServeCommandTests {
+    let directory: URL
+    let icons: URL
+
+    /// A 16 x 16 square of one parameter, `fill_color`: a map shows it as a patch of its color.
+    static let dot = #"""
+        <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="16" height="16" viewBox="0 0 16 16">
+          <m:metadata><m:parameters><m:parameter m:name="fill_color" m:type="color" m:value="#000000"/></m:parameters></m:metadata>
+          <rect width="16" height="16" fill="#000000"/>
+        </svg>
+        """#
+    /// A blur and a dilation that take librsvg seconds at scale 8 (a 512 x 512 raster).
+    static let slow = #"""
+        <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="64" height="64" viewBox="0 0 64 64">
+          <m:metadata><m:parameters><m:parameter m:name="fill_color" m:type="color" m:value="#000000"/></m:parameters></m:metadata>
+          <filter id="b" x="-50%" y="-50%" width="200%" height="200%"><feGaussianBlur stdDeviation="9"/><feMorphology radius="6"/></filter>
+          <g filter="url(#b)"><circle cx="32" cy="32" r="20" fill="#000000"/></g>
+        </svg>
+        """#
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-\(UUID().uuidString)")
+        icons = directory.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try TestSupport.copyBundledIcons(to: icons)
+        try Self.dot.write(to: icons.appendingPathComponent("dot.svg"), atomically: true, encoding: .utf8)
+        try Self.slow.write(to: icons.appendingPathComponent("slow.svg"), atomically: true, encoding: .utf8)
+    }
+
+    private func serve(_ extra: [String] = []) throws -> ServerProcess {
+        try ServerProcess(["--icons", "icons=bundled", "--no-cache", "--max-scale", "16"] + extra, directory: directory)
+    }
+
+    @Test func oneConnectionServesManyRequestsAndHEAD() throws {
+        let server = try serve(["--cors", "https://maps.example"])
+        let connection = try HTTPConnection(port: server.port)
+        let health = try connection.request("/health")
+        #expect(health.status == 200)
+        #expect(health.text == "{\"status\":\"ok\"}\n")
+        let icon = try connection.request("/icons/flag@2x.png?flag_color=%23800080")
+        #expect(icon.status == 200)
+        #expect(icon.headers["content-type"] == "image/png")
+        #expect(icon.headers["content-length"] == String(icon.body.count))
+        #expect(icon.headers["access-control-allow-origin"] == "https://maps.example")
+        #expect(icon.headers["vary"] == "Origin")
+        let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(params: ["flag_color": "#800080"], scale: 2)
+        #expect(TestSupport.maxChannelDifference(try PNGDecoder.decode(icon.body), expected.image) == 0)
+        // HEAD: the same headers, no body; the connection stays usable.
+        let head = try connection.request("/icons/flag@2x.png?flag_color=%23800080", method: "HEAD")
+        #expect(head.status == 200 && head.body.isEmpty)
+        #expect(head.headers["content-length"] == String(icon.body.count))
+        #expect(head.headers["etag"] == icon.headers["etag"])
+        let revalidated = try connection.request("/icons/flag@2x.png?flag_color=%23800080", headers: ["If-None-Match": icon.headers["etag"] ?? ""])
+        #expect(revalidated.status == 304)
+        #expect(try connection.request("/sprites/bundled/sprite@2x.json").status == 200)
+    }
+
+    @Test func hostileRequestsGetAStatusAndTheServerLivesOn() throws {
+        let server = try serve()
+        let cases: [(bytes: [UInt8], statuses: Set<Int>)] = [
+            (Array("GET /\(String(repeating: "a", count: 200_000)) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [414]),
+            (Array("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 200_000))\r\n\r\n".utf8), [431]),
+            (Array("GET /icons/fl\u{0}ag.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400, 404]),
+            (Array("GET /icons/%2e%2e/%2e%2e/etc/passwd.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400, 404]),
+            (Array("GET /icons/flag.png?flag_color=%00red HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400]),
+            (Array("DELETE /icons/flag.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [405]),
+            (Array("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello".utf8), [405]),
+            (Array("GET /health HTTP/9.9\r\nHost: x\r\n\r\n".utf8), [505, 400]),
+        ]
+        for (bytes, statuses) in cases {
+            let connection = try HTTPConnection(port: server.port)
+            try connection.send(bytes)
+            let reply = try connection.readReply()
+            #expect(statuses.contains(reply.status), "\(String(decoding: bytes.prefix(60), as: UTF8.self)): \(reply.status)")
+        }
+        // Not HTTP at all: libmicrohttpd closes the connection without a word.
+        let garbage = try HTTPConnection(port: server.port)
+        try garbage.send(Array("BLAH\r\n\r\n".utf8))
+        #expect(garbage.isClosedByServer())
+        #expect(try server.get("/health").status == 200)
+        #expect(server.process.isRunning)
+    }
+
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
+    func anIconThatCrashesLibrsvgFailsItsOwnRequestsOnly() throws {
+        try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg"),
+                                         to: icons.appendingPathComponent("crasher.svg"))
+        let server = try serve()
+        let first = try server.get("/icons/crasher.png")
+        #expect(first.status == 500)
+        #expect(first.text.contains("librsvg crashed on this document (SIGABRT)"), "\(first.text)")
+        // Remembered: the second request is answered without another worker dying.
+        let second = try server.get("/icons/crasher.png")
+        #expect(second.status == 500 && second.text == first.text)
+        #expect(try server.get("/icons/flag.png").status == 200)
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains("iconr_worker_crashes_total 1"), "\(metrics)")
+        #expect(metrics.contains(#"iconr_requests_total{route="icons",status="500"} 2"#))
+        #expect(server.process.isRunning)
+    }
+
+    @Test func aRenderPastTheTimeLimitFailsAndIsRemembered() throws {
+        let server = try serve(["--timeout", "0.3"])
+        let first = try server.get("/icons/slow@8x.png")
+        #expect(first.status == 500)
+        #expect(first.text.contains("longer than"), "\(first.text)")
+        #expect(try server.get("/icons/slow@8x.png").text == first.text)
+        #expect(try server.get("/metrics").text.contains("iconr_worker_crashes_total 1"))
+    }
+
+    @Test func concurrentRequestsForOneVariantRenderItOnce() throws {
+        let server = try serve()
+        let statuses = Mutex<[Int]>([])
+        let port = server.port
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            let status = (try? HTTPConnection(port: port).request("/icons/slow@2x.png?fill_color=teal").status) ?? -1
+            statuses.withLock { $0.append(status) }
+        }
+        #expect(statuses.withLock { $0 } == Array(repeating: 200, count: 16))
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains("iconr_cache_misses_total 1"), "\(metrics)")
+    }
+
+    @Test func aFullRenderQueueAnswers503WithRetryAfter() throws {
+        let server = try serve(["--render-queue", "1"])
+        let replies = Mutex<[HTTPReply]>([])
+        let port = server.port
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            if let reply = try? HTTPConnection(port: port).request("/icons/slow@8x.png?fill_color=%23\(index)\(index)0000") {
+                replies.withLock { $0.append(reply) }
+            }
+        }
+        let all = replies.withLock { $0 }
+        #expect(all.count == 4)
+        #expect(all.filter { $0.status == 200 }.count >= 1)
+        let refused = all.filter { $0.status == 503 }
+        #expect(!refused.isEmpty, "\(all.map(\.status))")
+        #expect(refused.allSatisfy { $0.headers["retry-after"] == "1" && $0.text.contains("queue") })
+        // A memory hit needs no queue.
+        #expect(try server.get("/icons/flag.png").status == 200)
+    }
+
+    @Test func sigtermFinishesTheRequestInFlightThenExitsZero() throws {
+        let server = try serve()
+        let reply = Mutex<HTTPReply?>(nil)
+        let port = server.port
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            reply.withLock { $0 = try? HTTPConnection(port: port).request("/icons/slow@8x.png?fill_color=navy") }
+            done.signal()
+        }
+        // Until the render is under way.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, !((try? server.get("/metrics").text.contains("iconr_renders_in_flight 1")) ?? false) {
+            usleep(20_000)
+        }
+        server.process.signal(SIGTERM)
+        #expect(done.wait(timeout: .now() + 30) == .success)
+        #expect(reply.withLock { $0?.status } == 200)
+        #expect(server.process.wait(timeout: 30) == 0)
+        #expect(server.stderr.contains("SIGTERM"))
+        // Stopped: nothing listens any more.
+        #expect(throws: (any Error).self) { try HTTPConnection(port: port) }
+    }
+
+    @Test func usageMistakesAndBusyPortsAreOneLine() throws {
+        let missing = try TestSupport.run(TestSupport.iconrExecutable, ["serve"], directory: directory)
+        #expect(missing.status == 64)
+        #expect(String(decoding: missing.stderr, as: UTF8.self).hasPrefix("error: missing --icons DIR"))
+        let twice = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--icons", "./icons"], directory: directory)
+        #expect(twice.status == 64)
+        let notFolder = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "nothing", "--listen", "127.0.0.1:0"],
+                                            directory: directory)
+        #expect(notFolder.status == 1)
+        #expect(String(decoding: notFolder.stderr, as: UTF8.self) == "error: nothing: not a folder of icons\n")
+        let server = try serve()
+        let busy = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:\(server.port)"],
+                                       directory: directory)
+        #expect(busy.status == 1)
+        #expect(String(decoding: busy.stderr, as: UTF8.self).contains("Address already in use"))
+        let address = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "nowhere"], directory: directory)
+        #expect(address.status == 1)
+        #expect(String(decoding: address.stderr, as: UTF8.self).contains("invalid listen address 'nowhere'"))
+    }
+
+    // MARK: Real clients
+
+    /// 50 features whose colors are random (nothing prebaked) in a GeoJSON source of a style
+    /// from the server: MapLibre GL JS with iconr.js shows each in its color, at ratios 1
+    /// and 2. Each dot's center must be its color within 2 of 255 per channel.
+    @Test(arguments: [1.0, 2.0])
+    func glJSShowsRuntimeColorsThroughIconrJS(ratio: Double) throws {
+        let style = #"""
+            {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ffffff"}},
+              {"id": "dots", "type": "symbol", "source": "points", "layout": {
+                "icon-image": ["image", "dot", {"params": {"fill_color": ["get", "color"]}}],
+                "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+            """#
+        try style.write(to: directory.appendingPathComponent("points.json"), atomically: true, encoding: .utf8)
+        let server = try serve(["--style", "points.json", "--cors", "*"])
+        var generator = SeededGenerator(seed: UInt64(ratio * 1000))
+        let features = (0..<50).map { index -> (x: Int, y: Int, color: (Int, Int, Int)) in
+            (30 + (index % 10) * 60, 30 + (index / 10) * 60,
+             (Int.random(in: 0...255, using: &generator), Int.random(in: 0...255, using: &generator), Int.random(in: 0...255, using: &generator)))
+        }
+        let request: [String: Any] = [
+            "server": server.url, "style": "points", "ratio": ratio, "width": 600, "height": 300, "zoom": 2,
+            "features": features.map { ["x": $0.x, "y": $0.y, "color": String(format: "#%02x%02x%02x", $0.color.0, $0.color.1, $0.color.2)] },
+        ]
+        let map = try drawInGLJS(request)
+        #expect(map.size == PixelSize(width: Int(600 * ratio), height: Int(300 * ratio)))
+        for feature in features {
+            let pixel = map[Int(Double(feature.x) * ratio), Int(Double(feature.y) * ratio)]
+            let found = (Int(pixel.red), Int(pixel.green), Int(pixel.blue))
+            #expect(abs(found.0 - feature.color.0) <= 2 && abs(found.1 - feature.color.1) <= 2 && abs(found.2 - feature.color.2) <= 2,
+                    "feature at \(feature.x),\(feature.y): expected \(feature.color), found \(found)")
+        }
+        let metrics = try server.get("/metrics").text
+        #expect(metrics.contains(#"iconr_requests_total{route="icons",status="200"} 50"#), "\(metrics)")
+    }
+
+    private func drawInGLJS(_ request: [String: Any]) throws -> RasterImage {
+        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
+        let requestFile = directory.appendingPathComponent("gljs-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
+        let output = directory.appendingPathComponent("gljs-\(UUID().uuidString).png")
+        let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/serve_gljs.py").path
+        let result = try TestSupport.run(python, [script, requestFile.path, output.path], timeout: 180)
+        let messages = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n")
+            .filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(separator: "\n")
+        try #require(result.status == 0, Comment(rawValue: "MapLibre GL JS failed (chromium, chromium-driver, selenium, maplibre): \(messages)"))
+        return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+    }
+
+    /// MapLibre Native loads a sprite from the server by URL, and a style from the server
+    /// whose features' colors were enumerated (prebaked in the style's hashed sprite).
+    @Test func nativeDrawsSpritesAndStylesFromTheServer() throws {
+        let features = [(x: 40, y: 50, color: "#e01030"), (x: 120, y: 50, color: "#10a040"), (x: 200, y: 50, color: "#2040f0")]
+        let featureJSON = features.map { feature in
+            #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": \#(lngLat(feature.x, feature.y))}, "properties": {"color": "\#(feature.color)"}}"#
+        }.joined(separator: ", ")
+        let style = #"""
+            {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\#(featureJSON)]}}},
+             "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ffffff"}},
+              {"id": "dots", "type": "symbol", "source": "points", "layout": {
+                "icon-image": ["image", "dot", {"params": {"fill_color": ["get", "color"]}}],
+                "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+            """#
+        try style.write(to: directory.appendingPathComponent("prebaked.json"), atomically: true, encoding: .utf8)
+        let server = try serve(["--style", "prebaked.json"])
+        let served = try server.get("/styles/prebaked.json")
+        #expect(served.status == 200)
+        try Data(served.body).write(to: directory.appendingPathComponent("served.json"))
+        #expect(served.text.contains("\"sprite\":\"\(server.url)/styles/prebaked/sprite."))
+        for ratio in [1.0, 2.0] {
+            let map = try drawInNative(["style_file": directory.appendingPathComponent("served.json").path, "ratio": ratio, "width": 240,
+                                        "height": 100, "zoom": 2, "longitude": 0, "latitude": 0])
+            for feature in features {
+                #expect(map.hex(x: Int(Double(feature.x) * ratio), y: Int(Double(feature.y) * ratio)) == feature.color + "ff",
+                        "ratio \(ratio), feature at \(feature.x),\(feature.y)")
+            }
+        }
+        // The sprite of a folder, by URL: the flag's cloth where the sheet has it.
+        let map = try drawInNative(["sprite": "\(server.url)/sprites/bundled/sprite", "ratio": 2, "width": 100, "height": 60, "zoom": 1,
+                                    "points": [["icon": "flag", "x": 50, "y": 30]]])
+        let flag = try PNGDecoder.decode(try server.get("/icons/flag@2x.png").body)
+        #expect(map.hex(x: 100 - 24 + 26, y: 60 - 24 + 16) == flag.hex(x: 26, y: 16))
+    }
+
+    /// `[longitude, latitude]` of logical pixel (x, y) on a 240 x 100 map at zoom 2 centred on 0, 0.
+    private func lngLat(_ x: Int, _ y: Int) -> String {
+        let world = 512.0 * 4
+        let longitude = (Double(x) - 120) / world * 360
+        let latitude = atan(sinh((50 - Double(y)) / world * 2 * .pi)) * 180 / .pi
+        return "[\(longitude), \(latitude)]"
+    }
+
+    private func drawInNative(_ request: [String: Any]) throws -> RasterImage {
+        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
+        let requestFile = directory.appendingPathComponent("native-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
+        let output = directory.appendingPathComponent("native-\(UUID().uuidString).png")
+        let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/render.py").path
+        let result = try TestSupport.run("/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
+                                         timeout: 180)
+        try #require(result.status == 0, Comment(rawValue: "MapLibre Native (pymgl) failed: \(String(decoding: result.stderr, as: UTF8.self))"))
+        return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so a failing color can be reproduced.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}
