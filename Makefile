@@ -1,5 +1,6 @@
 # Builds, installs and packages the iconr command line. The binary links the Swift runtime
-# statically, so it needs only Debian's librsvg, cairo and libpng at run time.
+# statically, so it needs only Debian's librsvg, cairo, libpng and (for `iconr serve`) libmicrohttpd at
+# run time.
 #
 #   make                         build .build/release/iconr
 #   make install PREFIX=/usr/local [DESTDIR=...]   install a stripped iconr into PREFIX/bin
@@ -39,7 +40,7 @@ deb: $(BINARY)
 	    "Version: $(VERSION)" \
 	    "Architecture: $(ARCH)" \
 	    "Maintainer: iconr developers <iconr@localhost>" \
-	    "Depends: librsvg2-2 (>= 2.54), libcairo2, libpng16-16, libglib2.0-0, libgdk-pixbuf-2.0-0, libstdc++6, libgcc-s1, libc6" \
+	    "Depends: librsvg2-2 (>= 2.54), libcairo2, libpng16-16, libglib2.0-0, libgdk-pixbuf-2.0-0, libmicrohttpd12, libstdc++6, libgcc-s1, libc6" \
 	    "Section: graphics" \
 	    "Priority: optional" \
 	    "Installed-Size: $$(du -sk .build/deb/usr | cut -f1)" \

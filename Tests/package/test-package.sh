@@ -39,6 +39,18 @@ check "the render is 48x48" test "$(pixel "$scratch/flag.png")" = "(48, 48)"
 check "the render equals the in-tree build's" bash -c "'.build/release/iconr' render icons/flag.svg -p flag_color=#800080 -s 2 \
     --no-cache -o '$scratch/reference.png' >/dev/null && cmp -s '$scratch/flag.png' '$scratch/reference.png'"
 
+# The installed binary serves: a variant over HTTP equals the render above, byte for byte.
+serve_check() {
+    "${plain[@]}" "$installed" serve --icons icons --listen 127.0.0.1:0 --no-cache >"$scratch/serve.out" 2>"$scratch/serve.err" &
+    local server=$! url="" tries=0
+    while [ -z "$url" ] && [ $tries -lt 100 ]; do url=$(head -1 "$scratch/serve.out" 2>/dev/null); sleep 0.05; tries=$((tries + 1)); done
+    python3 -c "import sys, urllib.request; sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1]).read())" \
+        "$url/icons/flag@2x.png?flag_color=%23800080" >"$scratch/served.png"
+    kill -TERM $server && wait $server && cmp -s "$scratch/served.png" "$scratch/reference.png"
+}
+check "the installed iconr serves the same PNG over HTTP" serve_check
+check "the Depends name libmicrohttpd12 for iconr serve" bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libmicrohttpd12'"
+
 # make install into a staging root, and uninstall.
 check "make install" make --no-print-directory install DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
 check "the installed iconr runs" test "$("${plain[@]}" "$scratch/staged/usr/local/bin/iconr" --version)" = "$version"
