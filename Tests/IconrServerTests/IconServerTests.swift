@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import Iconr
 import IconrCore
@@ -5,6 +6,7 @@ import IconrHTTP
 import IconrRender
 import IconrServer
 import IconrTestSupport
+import Synchronization
 import Testing
 
 /// The routes of `iconr serve`, called in process (no sockets): what each answers, how it
@@ -174,6 +176,26 @@ struct IconServerTests {
         Thread.sleep(forTimeInterval: 2.2)
         let after = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
         #expect(after["pin"] != nil)
+    }
+
+    /// Many threads at once, as the HTTP server's pool calls it: every answer right, and
+    /// each variant rendered once (also run under ThreadSanitizer by CI).
+    @Test func manyThreadsAtOnceGetTheSameAnswers() throws {
+        let targets = ["/icons/flag.png?flag_color=red", "/icons/flag@2x.png?flag_color=blue", "/icons/marker.png",
+                       "/sprites/bundled/sprite.json", "/styles/flags.json", "/icons/nothing.png", "/metrics"]
+        let expected = targets.map { get($0).status }
+        let server = server
+        let mismatches = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 64) { index in
+            let target = targets[index % targets.count]
+            let parts = target.split(separator: "?", maxSplits: 1)
+            let query = parts.count > 1 ? [(name: String(parts[1].split(separator: "=")[0]), value: String(parts[1].split(separator: "=")[1]))] : []
+            let response = server.respond(to: HTTPRequest(method: "GET", path: String(parts[0]), query: query))
+            if response.status != expected[index % targets.count] { mismatches.add(1, ordering: .relaxed) }
+        }
+        #expect(mismatches.load(ordering: .relaxed) == 0)
+        let metrics = String(decoding: get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains("iconr_cache_misses_total 3"), "\(metrics)")
     }
 
     @Test func metricsCountRequestsRendersAndCacheHits() throws {
