@@ -33,13 +33,18 @@ struct CacheCommandTests {
     /// Whether the process `arguments` start opened librsvg: the dynamic linker's own log
     /// (`LD_DEBUG=files`, one file per process) names every library it loads.
     private func loadsLibrsvg(_ arguments: [String]) throws -> Bool {
+        try loads("librsvg-2.so.2", arguments)
+    }
+
+    /// Whether `iconr arguments...` opened the library file `soname` (the dynamic linker's log says).
+    private func loads(_ soname: String, _ arguments: [String]) throws -> Bool {
         let log = directory.appendingPathComponent("ld-\(UUID().uuidString)").path
         let result = try TestSupport.run("/usr/bin/env", ["LD_DEBUG=files", "LD_DEBUG_OUTPUT=" + log, TestSupport.iconrExecutable] + arguments,
                                          directory: directory)
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(URL(fileURLWithPath: log).lastPathComponent) }
         #expect(!files.isEmpty, "the dynamic linker wrote no log")
-        return try files.contains { String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self).contains("file=librsvg-2.so.2") }
+        return try files.contains { String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self).contains("file=\(soname)") }
     }
 
     /// Only a render opens librsvg: `--version`, `expression` and a cache hit never do
@@ -49,6 +54,9 @@ struct CacheCommandTests {
         #expect(try !loadsLibrsvg(["expression", #"["+", 1, 2]"#]))
         #expect(try loadsLibrsvg(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "a.png"]), "a miss renders")
         #expect(try !loadsLibrsvg(["render", flag, "-p", "flag_color=#f00", "--cache-dir", cache, "-o", "b.png"]), "a hit loaded librsvg")
+        // Only `iconr serve` opens libmicrohttpd (ServeCommandTests checks that it does).
+        #expect(try !loads("libmicrohttpd.so.12", ["--version"]))
+        #expect(try !loads("libmicrohttpd.so.12", ["render", flag, "-p", "flag_color=blue", "--cache-dir", cache, "-o", "c.png"]))
     }
 
     @Test func aSecondRenderComesFromTheCacheWithTheSameBytes() throws {

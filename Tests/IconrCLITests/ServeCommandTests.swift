@@ -176,6 +176,21 @@ struct ServeCommandTests {
         #expect(throws: (any Error).self) { try HTTPConnection(port: port) }
     }
 
+    /// libmicrohttpd is opened by a server (and by nothing else: CacheCommandTests).
+    @Test func aServerOpensLibmicrohttpd() throws {
+        let log = directory.appendingPathComponent("ld-serve").path
+        let stdout = directory.appendingPathComponent("ld-serve.out").path
+        let process = try ChildProcess(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:0", "--no-cache"],
+                                       directory: directory, stdout: stdout, environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": log])
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline, ((try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "").isEmpty { usleep(20_000) }
+        process.signal(SIGTERM)
+        #expect(process.wait(timeout: 20) == 0)
+        let logs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("ld-serve.") && $0 != "ld-serve.out" }
+        #expect(try logs.contains { String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self)
+            .contains("file=libmicrohttpd.so.12") })
+    }
+
     @Test func usageMistakesAndBusyPortsAreOneLine() throws {
         let missing = try TestSupport.run(TestSupport.iconrExecutable, ["serve"], directory: directory)
         #expect(missing.status == 64)
