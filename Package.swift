@@ -36,7 +36,7 @@ let package = Package(
         // Commands, argument scanning and help text.
         .target(name: "IconrCLI", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrServer", "IconrHTTP", "CSystem"]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
-        .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender"]),
+        .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
         // Paths, process running and image comparison shared by the test targets.
         .target(name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrRender"], path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),

@@ -10,6 +10,7 @@ import IconrRender
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite     (sprite builds: SpriteBenchmark.swift)
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
+//   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
 //
 // 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
 //    against librsvg + cairo + cairo's libpng writer on the same bytes (ReferencePipeline).
@@ -28,6 +29,10 @@ if arguments.first == "fuzz" {
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iconr").path
     FuzzBenchmark.run(count: arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000,
                       seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1, iconr: executable)
+    exit(0)
+}
+if arguments.first == "serve" {
+    ServeBenchmark.run()
     exit(0)
 }
 if arguments.first == "sprite" {

@@ -1,0 +1,105 @@
+import Foundation
+import Iconr
+import IconrCore
+import IconrTestSupport
+
+/// `iconr serve`'s figures, from the built binary over loopback, side by side in one run:
+/// requests per second on keep-alive connections for `/health` (the HTTP floor: libmicrohttpd
+/// and the route, nothing else) and for an icon answered from memory; the latency of a miss
+/// (a render in an isolated worker, then the PNG over HTTP) against an in-process render of
+/// the same variant; and `wrk`'s view of a hit when wrk is installed.
+enum ServeBenchmark {
+    static let clock = ContinuousClock()
+
+    static func run() {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-bench-\(getpid())")
+        try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let server: ServerProcess
+        do {
+            server = try ServerProcess(["--icons", repository.appendingPathComponent("icons").path, "--no-cache", "--threads", "4"],
+                                       directory: scratch)
+        } catch {
+            print("error: \(error.localizedDescription)")
+            return
+        }
+        print("iconr-bench serve: \(server.url), 4 server threads, 2 cores\n")
+        let health = throughput(port: server.port, target: "/health", clients: 4, seconds: 2)
+        let hit = throughput(port: server.port, target: "/icons/flag@2x.png?flag_color=%23800080", clients: 4, seconds: 2)
+        print("keep-alive, 4 clients, 2 s each:")
+        print("  GET /health            \(Int(health)) requests/s")
+        print("  GET an icon (memory)   \(Int(hit)) requests/s  (\(percent(hit / health)) of /health)")
+
+        // Misses: 200 colors never asked for, one client, each a render in a worker.
+        let colors = (0..<200).map { String(format: "%%23%06x", ($0 * 2_654_435_761) & 0xFFFFFF) }
+        var missTimes: [Double] = []
+        if let connection = try? HTTPConnection(port: server.port) {
+            for color in colors {
+                let started = clock.now
+                guard (try? connection.request("/icons/flag@2x.png?flag_color=\(color)"))?.status == 200 else { continue }
+                missTimes.append(milliseconds(clock.now - started))
+            }
+        }
+        var renderTimes: [Double] = []
+        if let source = try? IconSource(path: repository.appendingPathComponent("icons/flag.svg").path) {
+            for color in colors {
+                let started = clock.now
+                _ = try? source.render(params: ["flag_color": "#" + color.dropFirst(3)], scale: 2).pngData()
+                renderTimes.append(milliseconds(clock.now - started))
+            }
+        }
+        let miss = median(missTimes), render = median(renderTimes)
+        print("\nmisses (200 new colors of flag@2x, one client):")
+        print("  over HTTP, isolated worker   median \(fixed(miss)) ms, p99 \(fixed(percentile(missTimes, 0.99))) ms")
+        print("  in process, render + encode  median \(fixed(render)) ms  (HTTP + isolation: \(fixed(miss / max(render, 1e-9)))x)")
+
+        if let wrk = which("wrk") {
+            let result = try? TestSupport.run(wrk, ["-t2", "-c32", "-d3s", "--latency", server.url + "/icons/flag@2x.png?flag_color=%23800080"],
+                                              directory: scratch, timeout: 30)
+            let lines = String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
+                .filter { $0.contains("Requests/sec") || $0.contains(" 50%") || $0.contains(" 99%") }
+            print("\nwrk -t2 -c32 -d3s, an icon from memory:")
+            lines.forEach { print("  " + $0.trimmingCharacters(in: .whitespaces)) }
+        }
+        let metrics = (try? server.get("/metrics").text) ?? ""
+        let misses = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total") } ?? ""
+        print("\nserver: \(misses)")
+    }
+
+    /// Requests per second of `clients` keep-alive connections asking for `target` for `seconds`.
+    static func throughput(port: Int, target: String, clients: Int, seconds: Double) -> Double {
+        let count = Locked(0)
+        let deadline = clock.now + .milliseconds(Int(seconds * 1000))
+        DispatchQueue.concurrentPerform(iterations: clients) { _ in
+            guard let connection = try? HTTPConnection(port: port) else { return }
+            var done = 0
+            while clock.now < deadline {
+                guard (try? connection.request(target))?.status == 200 else { break }
+                done += 1
+            }
+            count.withLock { $0 += done }
+        }
+        return Double(count.withLock { $0 }) / seconds
+    }
+
+    static func which(_ program: String) -> String? {
+        ["/usr/bin/", "/usr/local/bin/", "/bin/"].map { $0 + program }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) * 1e3 + Double(duration.components.attoseconds) / 1e15
+    }
+
+    static func median(_ values: [Double]) -> Double { percentile(values, 0.5) }
+
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        guard !values.isEmpty else { return .nan }
+        let sorted = values.sorted()
+        return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
+    }
+
+    static func fixed(_ value: Double) -> String { String(format: "%.2f", value) }
+    static func percent(_ fraction: Double) -> String { String(format: "%.0f%%", fraction * 100) }
+}
