@@ -70,6 +70,17 @@ public final class IconLibrary: Sendable {
         return try await renderer.variant(of: file.source, resolved, scale: scale, key: key)
     }
 
+    /// What a request for a variant needs before it is made: the source, the parameters
+    /// resolved against it and the variant's key (remembered for repeated requests, as
+    /// `icon(named:params:scale:)` does). The server checks its failure memory and queue
+    /// between this and `IconRenderer.variant`.
+    package func request(named name: String, params: [String: String], scale: Double) throws(IconrError)
+        -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
+        let file = try template(named: name)
+        let (key, resolved) = try file.key(params, scale: scale)
+        return (file.source, resolved, key)
+    }
+
     private func path(of name: String) -> String {
         directory + "/" + name + ".svg"
     }

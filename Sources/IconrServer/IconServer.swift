@@ -46,6 +46,8 @@ public final class IconServer: Sendable {
     private let styles: [String: ServedStyle]
     /// Failures of renders that fail the same way every time (keyed by variant), answered at once.
     private let failures = Locked<[VariantKey: String]>([:])
+    /// The ETag and `Iconr-Image` header of variants answered before.
+    private let answered = Locked<[VariantKey: (tag: String, metadata: String)]>([:])
     private let pendingRenders = Atomic<Int>(0)
     let metrics = ServerMetrics()
 
@@ -159,23 +161,17 @@ public final class IconServer: Sendable {
             }
             params[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
         }
-        let source: IconSource
-        switch lookUp(name) {
-        case .success(let found): source = found
+        let prepared: (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
+        switch lookUp(name, params: params, scale: scale) {
+        case .success(let found): prepared = found
         case .failure(let error): return Self.error(error.status, error.message)
         }
-        let declared = source.parameters.map(\.name)
-        if let unknown = params.keys.sorted().first(where: { !declared.contains($0) }) {
-            return Self.error(400, "unknown parameter '\(unknown)': icon \"\(name)\" declares "
+        let (source, resolved, key) = prepared
+        if !resolved.unknownNames.isEmpty {
+            let declared = source.parameters.map(\.name)
+            return Self.error(400, "unknown parameter '\(resolved.unknownNames.sorted()[0])': icon \"\(name)\" declares "
                 + (declared.isEmpty ? "none" : declared.joined(separator: ", ")))
         }
-        let resolved: ResolvedParameters
-        do {
-            resolved = try source.resolve(params)
-        } catch {
-            return Self.error(400, Self.withoutFile(error))
-        }
-        let key = source.key(resolved, scale: scale)
         let variant: IconVariant
         if let hit = renderer.cache.memoryHit(for: key) {
             variant = hit
@@ -212,13 +208,23 @@ public final class IconServer: Sendable {
         } catch {
             return Self.error(500, Self.withoutFile(error))
         }
-        var response = Self.cached(png, type: "image/png", maxAge: options.maxAge, request: request)
-        response.headers.append(("Iconr-Image", Self.imageMetadata(variant).serialized))
+        // A variant's tag and metadata are made once: a memory hit then costs no hashing.
+        let headers = answered.withLock { $0[key] } ?? {
+            let made = (tag: Self.entityTag(png), metadata: Self.imageMetadata(variant).serialized)
+            answered.withLock { known in
+                if known.count >= 8192 { known.removeAll(keepingCapacity: true) }
+                known[key] = made
+            }
+            return made
+        }()
+        var response = Self.cached(png, type: "image/png", maxAge: options.maxAge, tag: headers.tag, request: request)
+        response.headers.append(("Iconr-Image", headers.metadata))
         return response
     }
 
-    /// The icon for a name with an optional `set:` prefix.
-    private func lookUp(_ name: String) -> Result<IconSource, RouteError> {
+    /// The icon for a name with an optional `set:` prefix, its parameters resolved and its key.
+    private func lookUp(_ name: String, params: [String: String], scale: Double)
+        -> Result<(source: IconSource, resolved: ResolvedParameters, key: VariantKey), RouteError> {
         var candidates = libraries
         var id = name
         if let colon = name.firstIndex(of: ":"), let set = libraries.first(where: { $0.name == name[..<colon] }) {
@@ -227,10 +233,13 @@ public final class IconServer: Sendable {
         }
         for (_, library) in candidates {
             do {
-                return .success(try library.source(named: id))
+                return .success(try library.request(named: id, params: params, scale: scale))
             } catch {
-                if case .unknownIcon = error { continue }
-                return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
+                switch error {
+                case .unknownIcon: continue
+                case .parameter: return .failure(RouteError(status: 400, message: Self.withoutFile(error)))
+                default: return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
+                }
             }
         }
         return .failure(RouteError(status: 404, message: "unknown icon \"\(name)\""))
@@ -291,8 +300,9 @@ public final class IconServer: Sendable {
     // MARK: Responses
 
     /// A body that caches: a strong ETag from its SHA-256, `304` when the client has it.
-    static func cached(_ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, request: HTTPRequest) -> HTTPResponse {
-        let tag = "\"" + String(SHA256.hex(body).prefix(32)) + "\""
+    static func cached(_ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, tag known: String? = nil,
+                       request: HTTPRequest) -> HTTPResponse {
+        let tag = known ?? entityTag(body)
         let control = immutable ? "public, max-age=31536000, immutable" : "public, max-age=\(maxAge)"
         let headers = [("ETag", tag), ("Cache-Control", control)]
         if let match = request.headers["if-none-match"],
@@ -300,6 +310,11 @@ public final class IconServer: Sendable {
             return HTTPResponse(status: 304, headers: headers)
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: body)
+    }
+
+    /// A strong entity tag: the first 128 bits of the body's SHA-256, quoted.
+    static func entityTag(_ body: [UInt8]) -> String {
+        "\"" + String(SHA256.hex(body).prefix(32)) + "\""
     }
 
     static func json(_ status: Int, _ text: String) -> HTTPResponse {
