@@ -10,6 +10,10 @@ features, each at logical pixel (x, y) from the top-left corner of a map centred
 with its color in the property "color". It waits until every runtime image iconr.js asked for
 is added and the map is idle. Exit 1 with the reason on stderr if the map reports an error or
 an image could not be had. Used by Tests/IconrCLITests/ServeCommandTests.swift.
+
+Or {"page": html, "width": 400, "height": 300}: a whole page of its own (the README's), whose
+global `map` is watched until it is loaded with a runtime image added; the output is then a
+screenshot of the window (such a page need not keep its drawing buffer).
 """
 import base64
 import functools
@@ -74,23 +78,63 @@ def lng_lat(x, y, request):
     return [longitude, latitude]
 
 
+def serve_page(request, files):
+    """Loads request["page"], waits for its map to show a runtime image, screenshots it."""
+    files["/index.html"] = (request["page"].encode(), "text/html")
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, files=files))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    driver = chrome(request)
+    try:
+        driver.set_script_timeout(90)
+        driver.get("http://127.0.0.1:%d/index.html" % server.server_address[1])
+        done = driver.execute_async_script("""
+            const callback = arguments[arguments.length - 1];
+            const started = Date.now();
+            let steadySince = 0;
+            (function wait() {
+              const ready = typeof map !== "undefined" && map.loaded() &&
+                  map.listImages().some((id) => id.indexOf("iconr:") === 0);
+              steadySince = ready ? (steadySince || Date.now()) : 0;
+              if ((ready && Date.now() - steadySince > 500) || Date.now() - started > 80000) {
+                callback({done: ready, images: typeof map === "undefined" ? [] : map.listImages()});
+              } else { setTimeout(wait, 50); }
+            })();
+        """)
+        if not done["done"]:
+            sys.stderr.write("MapLibre GL JS: the page showed no runtime image (images: %s)\n" % done["images"])
+            sys.exit(1)
+        png = driver.get_screenshot_as_png()
+    finally:
+        driver.quit()
+        server.shutdown()
+    with open(sys.argv[2], "wb") as output:
+        output.write(png)
+
+
+def chrome(request):
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--use-angle=swiftshader",
+                     "--enable-unsafe-swiftshader", "--window-size=%d,%d" % (request["width"], request["height"]),
+                     "--force-device-scale-factor=1", "--hide-scrollbars"]:
+        options.add_argument(argument)
+    options.binary_location = "/usr/bin/chromium"
+    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+
+
 def main():
     request = json.load(open(sys.argv[1]))
+    script = os.path.join(os.path.dirname(maplibre.__file__), "srcjs", "maplibre-gl.js")
+    if "page" in request:
+        serve_page(request, {"/maplibre-gl.js": (open(script, "rb").read(), "text/javascript")})
+        return
     geojson = {"type": "FeatureCollection", "features": [
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": lng_lat(f["x"], f["y"], request)},
          "properties": {"color": f["color"]}} for f in request["features"]]}
     page = PAGE % dict(request, geojson=json.dumps(geojson))
-    script = os.path.join(os.path.dirname(maplibre.__file__), "srcjs", "maplibre-gl.js")
     files = {"/index.html": (page.encode(), "text/html"), "/maplibre-gl.js": (open(script, "rb").read(), "text/javascript")}
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, files=files))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    options = Options()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--use-angle=swiftshader",
-                     "--enable-unsafe-swiftshader", "--window-size=%d,%d" % (request["width"] + 50, request["height"] + 50),
-                     "--force-device-scale-factor=1"]:
-        options.add_argument(argument)
-    options.binary_location = "/usr/bin/chromium"
-    driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
+    driver = chrome(dict(request, width=request["width"] + 50, height=request["height"] + 50))
     try:
         driver.set_script_timeout(90)
         driver.get("http://127.0.0.1:%d/index.html" % server.server_address[1])
