@@ -59,8 +59,8 @@ enum ServeCommand: Command {
         options.maxAge = try arguments.value("--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
                                              expected: "a whole number of seconds >= 0") ?? 300
         options.limits = try RenderSettings(arguments).limits
-        let cache = CacheSettings(arguments)
-        options.cacheDirectory = cache.isDisabled ? nil : cache.directory ?? DiskCache.defaultDirectory
+        // A cache folder that cannot be made costs only speed, as for the other commands.
+        options.cacheDirectory = CacheSettings(arguments).diskCache(console: console)?.directory
         var configuration = HTTPServer.Configuration()
         configuration.threads = try arguments.value("--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
                                                     expected: "a whole number from 1 to 256") ?? 8

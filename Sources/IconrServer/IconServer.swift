@@ -67,14 +67,14 @@ public final class IconServer: Sendable {
             }
             libraries.append((set.name, IconLibrary(directory: set.directory, renderer: renderer)))
             sprites[set.name] = ServedSprite(directories: [set.directory], style: nil, options: options, placement: placement,
-                                             disk: options.cacheDirectory)
+                                             pack: "serve-set-" + set.name)
         }
         self.libraries = libraries
         self.sprites = sprites
         var styles: [String: ServedStyle] = [:]
         for style in options.styles {
             let sprite = ServedSprite(directories: options.iconSets.map(\.directory), style: style.path, options: options,
-                                      placement: placement, disk: options.cacheDirectory)
+                                      placement: placement, pack: "serve-style-" + style.name)
             try sprite.checkStyle()
             styles[style.name] = ServedStyle(name: style.name, sprite: sprite)
         }
@@ -277,8 +277,19 @@ public final class IconServer: Sendable {
         guard file.hasSuffix(".json"), let style = styles[String(file.dropLast(5))] else {
             return Self.error(404, "unknown style \"\(file)\" (styles: \(styles.keys.sorted().map { $0 + ".json" }.joined(separator: ", ")))")
         }
-        let base = options.publicURL ?? request.headers["host"].map { "http://" + $0 } ?? "http://localhost"
-        return style.respond(base: base, request: request, maxAge: options.maxAge)
+        if let base = options.publicURL { return style.respond(base: base, request: request, maxAge: options.maxAge) }
+        // Without --public-url the URLs inside follow the Host the client used: a plain host
+        // name or address and port, nothing else, and caches must keep one copy per Host.
+        let host = request.headers["host"] ?? "localhost"
+        guard !host.isEmpty, host.utf8.count <= 255, host.utf8.allSatisfy({ byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || [UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")].contains(byte)
+        }) else {
+            return Self.error(400, "invalid Host header")
+        }
+        var response = style.respond(base: "http://" + host, request: request, maxAge: options.maxAge)
+        response.headers.append(("Vary", "Host"))
+        return response
     }
 
     /// `/styles/{name}/sprite[.{hash}][-N][@{R}x].json|png`: a style's sprite with the variants it shows.

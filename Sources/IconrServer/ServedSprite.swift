@@ -29,7 +29,8 @@ final class ServedSprite: Sendable {
     /// Held while building: concurrent requests wait for one build.
     private let building = Locked<Void>(())
 
-    init(directories: [String], style: String?, options: ServerOptions, placement: RenderPlacement, disk directory: String?) {
+    /// `pack` names this sprite's pack in the disk cache (each sprite writes its own).
+    init(directories: [String], style: String?, options: ServerOptions, placement: RenderPlacement, pack: String) {
         self.directories = directories
         stylePath = style
         var spriteOptions = SpriteOptions()
@@ -39,8 +40,7 @@ final class ServedSprite: Sendable {
         spriteOptions.sanitizeIDs = true
         spriteOptions.limits = options.limits
         self.spriteOptions = spriteOptions
-        // Sprite renders share one pack, as `iconr sprite`'s do.
-        let disk = directory.flatMap { try? DiskCache(directory: $0, batch: "sprites") }
+        let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
         builder = SpriteBuilder(options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement)
     }
 

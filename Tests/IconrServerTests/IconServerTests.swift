@@ -167,6 +167,9 @@ struct IconServerTests {
         #expect(try JSONValue.parse(index.body).objectValue?["flag?flag_color=ff0000"] != nil)
         let stale = get("/styles/flags/sprite.000000000000@2x.json")
         #expect(stale.status == 404)
+        // The URLs inside follow Host: caches keep one copy per Host; a hostile one is refused.
+        #expect(header(response, "Vary") == "Host")
+        #expect(get("/styles/flags.json", headers: ["host": "evil.test\"/><script>"]).status == 400)
     }
 
     @Test func aChangedFolderGivesANewSprite() throws {
