@@ -5,8 +5,17 @@ struct OptionSpec: Sendable {
     var valueName: String?
     var help: String
     var isRepeatable = false
+    /// Shown bare in the usage line (the command checks that it is given).
+    var isRequired = false
 
     var primaryName: String { names[0] }
+
+    /// How the usage line shows it: `[--scale <S>]`, `[--param <NAME=COLOR>]...`, `-o <PREFIX>`.
+    var usage: String {
+        let name = names.first { $0.hasPrefix("--") } ?? primaryName
+        let shown = (isRequired ? (names.first { !$0.hasPrefix("--") } ?? name) : name) + (valueName.map { " <\($0)>" } ?? "")
+        return (isRequired ? shown : "[\(shown)]") + (isRepeatable ? "..." : "")
+    }
 }
 
 /// A mistake in how a command was called: exit 64 with the usage line.

@@ -75,7 +75,7 @@ public enum CLI {
             return try command.run(scanned, console: console)
         } catch let error as UsageError {
             console.error(error.message)
-            console.note("Usage: iconr \(command.name) \(command.usage)\n  See 'iconr \(command.name) --help'.")
+            console.note(command.usageLines("Usage: ") + "\n  See 'iconr \(command.name) --help'.")
             return 64
         } catch {
             console.error("\(error)")

@@ -5,7 +5,7 @@ import IconrCore
 enum CacheCommand: Command {
     static let name = "cache"
     static let abstract = "Show or clear the disk cache of rendered icons."
-    static let usage = "stats|clear [--cache-dir DIR]"
+    static let positionalUsage = "stats|clear"
     static let arguments: [(name: String, help: String)] = [
         ("stats", "Print the cache's directory, entries and bytes."),
         ("clear", "Remove every entry."),

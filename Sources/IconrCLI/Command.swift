@@ -2,8 +2,9 @@
 protocol Command: Sendable {
     static var name: String { get }
     static var abstract: String { get }
-    /// Usage after `iconr <name> `, e.g. `<template.svg> [--scale S]`.
-    static var usage: String { get }
+    /// The positional arguments in the usage line, e.g. `<template.svg>`; the options
+    /// follow, from `options` (see `usageLines`).
+    static var positionalUsage: String { get }
     static var arguments: [(name: String, help: String)] { get }
     static var options: [OptionSpec] { get }
 
@@ -12,10 +13,29 @@ protocol Command: Sendable {
 }
 
 extension Command {
+    /// `label` (`USAGE: `) and `iconr <name> <usage>`, folded at 100 columns, later lines
+    /// indented under `iconr`. Made from the option table, so that it cannot drift:
+    /// `<template.svg> [--param <NAME=COLOR>]... [--scale <S>] ...`, required options bare.
+    static func usageLines(_ label: String) -> String {
+        let lead = label + "iconr \(name) "
+        let indent = String(repeating: " ", count: label.count + 6 + name.count + 1)
+        var lines: [String] = []
+        var line = lead
+        for word in (positionalUsage.isEmpty ? [] : [positionalUsage]) + options.map(\.usage) {
+            if line.count + word.count > 100 && line.count > lead.count {
+                lines.append(String(line.dropLast()))
+                line = indent
+            }
+            line += word + " "
+        }
+        lines.append(String(line.dropLast()))
+        return lines.joined(separator: "\n")
+    }
+
     static var helpOption: OptionSpec { OptionSpec(names: ["--help", "-h"], help: "Show help information.") }
 
     static var helpText: String {
-        var text = "OVERVIEW: \(abstract)\n\nUSAGE: iconr \(name) \(usage)\n"
+        var text = "OVERVIEW: \(abstract)\n\n\(usageLines("USAGE: "))\n"
         if !arguments.isEmpty {
             text += "\nARGUMENTS:\n"
             for argument in arguments { text += helpLine(argument.name, argument.help) }

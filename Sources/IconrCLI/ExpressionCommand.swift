@@ -7,7 +7,7 @@ import IconrCore
 enum ExpressionCommand: Command {
     static let name = "expression"
     static let abstract = "Compile a style expression and evaluate it for inputs (for style authors)."
-    static let usage = "'<expression JSON>' [--type <T>] [--spec <JSON>] [--input <JSON>]... [--global-state <JSON>]"
+    static let positionalUsage = "'<expression JSON>'"
     static let arguments: [(name: String, help: String)] = [
         ("<expression JSON>", "The expression, e.g. '[\"interpolate\", [\"linear\"], [\"zoom\"], 0, 1, 10, 2]'."),
     ]

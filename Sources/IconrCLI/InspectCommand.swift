@@ -7,7 +7,7 @@ import IconrRender
 enum InspectCommand: Command {
     static let name = "inspect"
     static let abstract = "Show a template's size, parameters, stretch areas, content box and warnings."
-    static let usage = "<template.svg> [--json]"
+    static let positionalUsage = "<template.svg>"
     static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to inspect.")]
     static let options: [OptionSpec] = [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
         + RenderSettings.options

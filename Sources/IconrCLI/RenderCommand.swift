@@ -5,7 +5,7 @@ import IconrCore
 enum RenderCommand: Command {
     static let name = "render"
     static let abstract = "Render a parameterized SVG template to a PNG file."
-    static let usage = "<template.svg> [--param NAME=COLOR]... [--scale S] [-o PATH]"
+    static let positionalUsage = "<template.svg>"
     static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to render.")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--param", "-p"], valueName: "NAME=COLOR",

@@ -8,13 +8,12 @@ import IconrServer
 enum ServeCommand: Command {
     static let name = "serve"
     static let abstract = "Serve icons (any params, any scale), sprites and styles over HTTP until SIGINT or SIGTERM."
-    static let usage = "--icons DIR[=NAME]... [--style FILE[=NAME]]... [--listen HOST:PORT] [--public-url URL] [--cors ORIGIN] "
-        + "[--max-scale S] [--ratio R[,R]...]... [--threads N] [--render-queue N] [--max-age SECONDS] [--max-size PX] "
-        + "[--timeout SECONDS] [--cache-dir DIR | --no-cache]"
+    static let positionalUsage = ""
     static let arguments: [(name: String, help: String)] = []
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--icons"], valueName: "DIR[=NAME]",
-                   help: "A folder of icons, served as set NAME (default: the folder's name) (repeatable).", isRepeatable: true),
+                   help: "A folder of icons, served as set NAME (default: the folder's name) (repeatable).", isRepeatable: true,
+                   isRequired: true),
         OptionSpec(names: ["--style"], valueName: "FILE[=NAME]",
                    help: "A style served at /styles/NAME.json (default: the file's name) for MapLibre (repeatable).",
                    isRepeatable: true),

@@ -7,15 +7,11 @@ import IconrCore
 enum SpriteCommand: Command {
     static let name = "sprite"
     static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
-    static let usage = "<icons-dir>... -o <out/prefix> [--ratio R[,R]...]... [--retina] [--variants FILE] "
-        + "[--style FILE [--data FILE]... [--config NAME=VALUE]... [--emit-style FILE] [--sprite-url URL] "
-        + "[--preview FILE [--preview-size WxH]]] "
-        + "[--recursive] [--padding N] [--max-size PX] [--unique] [--minify] [--skip-invalid] [--sdf ID|GLOB]... [--sdf-all] "
-        + "[--sanitize-ids] [--hash-names] [--check] [--json] [--timeout SECONDS] [--cache-dir DIR | --no-cache]"
+    static let positionalUsage = "<icons-dir>..."
     static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of .svg, .svgz and .png icons (ids are file names; name@2x.svg is name at 2x).")]
     static let options: [OptionSpec] = [
         OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
-                   help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required; a folder: FOLDER/sprite)."),
+                   help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required; a folder: FOLDER/sprite).", isRequired: true),
         OptionSpec(names: ["--ratio", "-r"], valueName: "R",
                    help: "Pixel ratios to build: repeatable or comma-separated, 1,2,3 (default: 1 and 2).", isRepeatable: true),
         OptionSpec(names: ["--retina"], help: "Build ratio 2 only (as spreet does)."),

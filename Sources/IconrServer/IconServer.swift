@@ -245,19 +245,20 @@ public final class IconServer: Sendable {
         return .failure(RouteError(status: 404, message: "unknown icon \"\(name)\""))
     }
 
-    /// The metadata a renderer's `addImage` takes, as the `Iconr-Image` header carries it.
+    /// The metadata a renderer's `addImage` takes, as the `Iconr-Image` header carries it:
+    /// stretch areas and content box in the variant's pixels, as a sprite index has them.
     static func imageMetadata(_ variant: IconVariant) -> JSONValue {
         var fields: [String: JSONValue] = [
             "width": .number(Double(variant.size.width)), "height": .number(Double(variant.size.height)),
             "pixelRatio": .number(variant.pixelRatio),
         ]
         func areas(_ areas: [StretchArea]) -> JSONValue {
-            .array(areas.map { .array([.number($0.start * variant.pixelRatio), .number($0.end * variant.pixelRatio)]) })
+            .array(areas.map { .array([.number($0.start), .number($0.end)]) })
         }
         if !variant.stretchX.isEmpty { fields["stretchX"] = areas(variant.stretchX) }
         if !variant.stretchY.isEmpty { fields["stretchY"] = areas(variant.stretchY) }
         if let box = variant.content {
-            fields["content"] = .array([box.left, box.top, box.right, box.bottom].map { .number($0 * variant.pixelRatio) })
+            fields["content"] = .array([box.left, box.top, box.right, box.bottom].map { .number($0) })
         }
         return .object(fields)
     }

@@ -24,6 +24,20 @@ struct CommandLineTests {
         #expect(try iconr("render", "-h").stdout.contains("-p, --param <NAME=COLOR>"))
     }
 
+    /// Usage lines come from the option tables: none can lack an option (sprite's lacked
+    /// --preview, --sprite-url, --timeout and --cache-dir when they were written by hand).
+    @Test func usageLinesNameEveryOption() throws {
+        let sprite = try iconr("sprite", "--help").stdout
+        let usage = sprite.components(separatedBy: "\n\n")[1]
+        #expect(usage.hasPrefix("USAGE: iconr sprite <icons-dir>... -o <PREFIX> [--ratio <R>]... [--retina]"))
+        for option in ["--preview <FILE>", "--sprite-url <URL>", "--timeout <SECONDS>", "--cache-dir <DIR>", "[--no-cache]", "[--sdf <ID>]..."] {
+            #expect(usage.contains(option), "\(option) in \(usage)")
+        }
+        #expect(usage.split(separator: "\n").allSatisfy { $0.count <= 100 })
+        let mistake = try iconr("serve", "--bogus")
+        #expect(mistake.stderr.contains("Usage: iconr serve --icons <DIR[=NAME]>... [--style <FILE[=NAME]>]..."), "\(mistake.stderr)")
+    }
+
     @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {
         let unknown = try iconr("draw")
         #expect(unknown.status == 64 && unknown.stderr.hasPrefix("error: unknown command 'draw'\n"))

@@ -80,6 +80,24 @@ struct IconServerTests {
         #expect(get("/icons/bundled:flag.png").status == 200)
     }
 
+    /// What iconr.js passes to addImage: stretch areas and content box in pixels at the
+    /// scale, equal to what the sprite index says of the same icon.
+    @Test func theImageHeaderCarriesStretchAndContentAtTheScale() throws {
+        let response = get("/icons/label@2x.png")
+        let text = try #require(header(response, "Iconr-Image"))
+        let metadata = try #require(try JSONValue.parse(Array(text.utf8)).objectValue)
+        let label = try IconSource(path: icons.appendingPathComponent("label.svg").path).render(scale: 2)
+        #expect(metadata["width"] == .number(Double(label.size.width)) && metadata["height"] == .number(Double(label.size.height)))
+        #expect(metadata["stretchX"] == .array(label.stretchX.map { .array([.number($0.start), .number($0.end)]) }))
+        #expect(metadata["stretchY"] == .array(label.stretchY.map { .array([.number($0.start), .number($0.end)]) }))
+        let content = try #require(label.content)
+        #expect(metadata["content"] == .array([content.left, content.top, content.right, content.bottom].map { .number($0) }))
+        // The label is [8, 32] x [8, 16] stretchable at 1x (README): 16 to 64 at 2x.
+        #expect(metadata["stretchX"] == .array([.array([.number(16), .number(64)])]))
+        let index = try #require(try JSONValue.parse(get("/sprites/bundled/sprite@2x.json").body).objectValue?["label"]?.objectValue)
+        #expect(index["stretchX"] == metadata["stretchX"] && index["stretchY"] == metadata["stretchY"] && index["content"] == metadata["content"])
+    }
+
     @Test func iconsCacheAsBrowsersExpect() throws {
         let first = get("/icons/flag.png?flag_color=red")
         let tag = try #require(header(first, "ETag"))
