@@ -13,6 +13,7 @@
 @_exported import struct IconrCore.TemplateError
 @_exported import struct IconrCore.ParameterError
 @_exported import struct IconrCore.ResolvedParameters
+@_exported import struct IconrCore.IconParameters
 @_exported import struct IconrCore.VariantKey
 @_exported import struct IconrCore.SpriteIndexEntry
 @_exported import enum IconrCore.JSONValue

@@ -55,29 +55,41 @@ public final class IconLibrary: Sendable {
     /// syntax; unknown names ignored) at `scale`, from the cache or rendered now.
     /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.template`, `.render`.
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
-        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
-        let file = try template(named: name)
-        let (key, resolved) = try file.key(params, scale: scale)
-        return try renderer.variant(of: file.source, resolved, scale: scale, key: key)
+        let request = try request(named: name, text: params, scale: scale)
+        return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
 
     /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it
     /// renders; a memory hit answers at once.
     public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) async throws(IconrError) -> IconVariant {
-        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
-        let file = try template(named: name)
-        let (key, resolved) = try file.key(params, scale: scale)
-        return try await renderer.variant(of: file.source, resolved, scale: scale, key: key)
+        let request = try request(named: name, text: params, scale: scale)
+        return try await renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
+    }
+
+    /// Like `icon(named:params:scale:)`, with the parameters' colors by name.
+    public func icon(named name: String, params: IconParameters, scale: Double = 1) throws(IconrError) -> IconVariant {
+        let request = try request(named: name, params: params, scale: scale)
+        return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
 
     /// What a request for a variant needs before it is made: the source, the parameters
     /// resolved against it and the variant's key (remembered for repeated requests, as
     /// `icon(named:params:scale:)` does). The server checks its failure memory and queue
     /// between this and `IconRenderer.variant`.
-    package func request(named name: String, params: [String: String], scale: Double) throws(IconrError)
+    package func request(named name: String, params: IconParameters, scale: Double) throws(IconrError)
         -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
-        let (key, resolved) = try file.key(params, scale: scale)
+        let (key, resolved) = file.key(params, scale: scale)
+        return (file.source, resolved, key)
+    }
+
+    /// `request(named:params:scale:)` with color text, parsed once per distinct request.
+    private func request(named name: String, text: [String: String], scale: Double) throws(IconrError)
+        -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
+        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
+        let file = try template(named: name)
+        let (key, resolved) = try file.key(text: text, scale: scale)
         return (file.source, resolved, key)
     }
 
@@ -134,9 +146,10 @@ private final class TemplateFile: Sendable {
     private let keys = Locked<[Request: (VariantKey, ResolvedParameters)]>([:])
     private static let maxRemembered = 4096
 
-    private struct Request: Hashable {
-        let params: [String: String]
-        let scale: Double
+    /// A request as it came: color text (from a caller that has text) or colors.
+    private enum Request: Hashable {
+        case text([String: String], scale: Double)
+        case colors(IconParameters, scale: Double)
     }
 
     init(source: IconSource, version: FileVersion) {
@@ -144,11 +157,24 @@ private final class TemplateFile: Sendable {
         self.version = version
     }
 
-    func key(_ params: [String: String], scale: Double) throws(IconrError) -> (VariantKey, ResolvedParameters) {
-        let request = Request(params: params, scale: scale)
+    func key(text: [String: String], scale: Double) throws(IconrError) -> (VariantKey, ResolvedParameters) {
+        let request = Request.text(text, scale: scale)
         if let known = keys.withLock({ $0[request] }) { return known }
-        let resolved = try source.resolve(params)
-        let made = (source.key(resolved, scale: scale), resolved)
+        return try remember(request, made(source.parameters(parsing: text), scale: scale))
+    }
+
+    func key(_ params: IconParameters, scale: Double) -> (VariantKey, ResolvedParameters) {
+        let request = Request.colors(params, scale: scale)
+        if let known = keys.withLock({ $0[request] }) { return known }
+        return remember(request, made(params, scale: scale))
+    }
+
+    private func made(_ params: IconParameters, scale: Double) -> (VariantKey, ResolvedParameters) {
+        let resolved = source.resolve(params)
+        return (source.key(resolved, scale: scale), resolved)
+    }
+
+    private func remember(_ request: Request, _ made: (VariantKey, ResolvedParameters)) -> (VariantKey, ResolvedParameters) {
         keys.withLock { known in
             if known.count >= Self.maxRemembered { known.removeAll(keepingCapacity: true) }
             known[request] = made
@@ -175,6 +201,6 @@ extension IconLibrary {
         }
         guard let image = layer.image(for: feature, zoom: tileZoom, context: imageContext) else { return nil }
         let scale = layer.rasterSize(for: feature, tileZoom: tileZoom, context: context) * pixelRatio
-        return try icon(named: image.name, params: image.params.mapValues(\.color.hexString), scale: max(scale, 0.01))
+        return try icon(named: image.name, params: IconParameters(image.params.mapValues(\.color)), scale: max(scale, 0.01))
     }
 }

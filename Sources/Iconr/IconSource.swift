@@ -84,12 +84,17 @@ public final class IconSource: Sendable {
         return [".svgz", ".svg"].first { lowered.hasSuffix($0) }.map { String(fileName.dropLast($0.count)) } ?? fileName
     }
 
-    /// Checks parameter values (color text in the style specification's syntax). Unknown
-    /// names are ignored and listed in the result.
-    /// - Throws: `IconrError.parameter` naming the parameter and the value.
-    public func resolve(_ params: [String: String]) throws(IconrError) -> ResolvedParameters {
+    /// Which of this template's default colors `params` replace. Unknown names are ignored
+    /// and listed in the result.
+    public func resolve(_ params: IconParameters) -> ResolvedParameters {
+        template.resolve(params)
+    }
+
+    /// Parses color text (the style specification's syntax) for this template's parameters.
+    /// - Throws: `IconrError.parameter` naming this file, the parameter and the value.
+    public func parameters(parsing text: [String: String]) throws(IconrError) -> IconParameters {
         do {
-            return try template.resolve(params)
+            return try IconParameters(parsing: text)
         } catch {
             throw IconrError.parameter(error, file: path)
         }
@@ -126,7 +131,7 @@ public final class IconSource: Sendable {
     /// number > 0), uncached. `IconRenderer` is the cached way.
     public func render(params: [String: String] = [:], scale: Double = 1, placement: RenderPlacement = .inProcess,
                        limits: RenderLimits = .default) throws(IconrError) -> RenderedIcon {
-        try render(resolve(params), scale: scale, placement: placement, limits: limits)
+        try render(resolve(parameters(parsing: params)), scale: scale, placement: placement, limits: limits)
     }
 
     /// Renders with parameters already resolved against this template: in a worker when
@@ -191,9 +196,14 @@ public final class IconRenderer: Sendable {
         })
     }
 
-    /// Like `variant(of:_:scale:)`, with color text for the parameters.
-    public func variant(of source: IconSource, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
+    /// Like `variant(of:_:scale:)`, with the parameters' colors by name.
+    public func variant(of source: IconSource, params: IconParameters = IconParameters(), scale: Double = 1) throws(IconrError) -> IconVariant {
         try variant(of: source, source.resolve(params), scale: scale)
+    }
+
+    /// Like `variant(of:_:scale:)`, with color text for the parameters (parsed here, once).
+    public func variant(of source: IconSource, params: [String: String], scale: Double = 1) throws(IconrError) -> IconVariant {
+        try variant(of: source, params: source.parameters(parsing: params), scale: scale)
     }
 
     /// Like `variant(of:_:scale:)` without blocking the caller's thread while it renders: a

@@ -35,13 +35,13 @@ public struct SpriteOptions: Sendable {
 public struct SpriteVariant: Hashable, Sendable {
     /// The sprite id; nil for the generated one (see `SpriteID`).
     public var id: String?
-    public var params: [String: String]
+    public var params: IconParameters
     /// Drawn at this many times each ratio, with `pixelRatio` to match, so that a style's
     /// `icon-size` of up to `scale` stays sharp. With no params and no id, it applies to the
     /// plain icon.
     public var scale: Double
 
-    public init(id: String? = nil, params: [String: String], scale: Double = 1) {
+    public init(id: String? = nil, params: IconParameters, scale: Double = 1) {
         self.id = id
         self.params = params
         self.scale = scale
@@ -290,12 +290,7 @@ public final class SpriteBuilder: Sendable {
         var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
             [(source.id, template.resolve(colors: [:]), false, 1)]
         for variant in options.variants[source.id] ?? [] {
-            let resolved: ResolvedParameters
-            do {
-                resolved = try template.resolve(variant.params)
-            } catch {
-                return failure(error.description)
-            }
+            let resolved = template.resolve(variant.params)
             let id = variant.id ?? SpriteID.variant(of: source.id, resolved)
             if let existing = wanted.firstIndex(where: { $0.id == id }) {
                 wanted[existing].scale = max(wanted[existing].scale, variant.scale)

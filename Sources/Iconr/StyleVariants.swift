@@ -59,7 +59,7 @@ package struct StyleVariants: Sendable {
     /// Adds the needed variants (the plain icon when no parameter is given) at their scales.
     package func add(to options: inout SpriteOptions) {
         for (image, scale) in needed {
-            let params = image.params.mapValues(\.hexString)
+            let params = IconParameters(image.params)
             options.variants[image.name, default: []].append(SpriteVariant(params: params, scale: scale))
         }
     }

@@ -35,7 +35,7 @@ enum RenderCommand: Command {
                 // so a cache hit never loads librsvg.
                 let source = try IconSource(path: path)
                 source.warnings.forEach { console.warning($0) }
-                let resolved = try source.resolve(params)
+                let resolved = try source.resolve(source.parameters(parsing: params))
                 if !resolved.unknownNames.isEmpty {
                     let declared = source.parameters.map(\.name)
                     console.warning("\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "

@@ -217,13 +217,25 @@ enum SpriteCommand: Command {
             var params: [String: String]
         }
         let bytes = try IconrError.reading(path)
+        let entries: [String: [Entry]]
         do {
-            let entries = try JSONDecoder().decode([String: [Entry]].self, from: Data(bytes))
-            return entries.mapValues { $0.map { SpriteVariant(id: $0.id, params: $0.params) } }
+            entries = try JSONDecoder().decode([String: [Entry]].self, from: Data(bytes))
         } catch {
             throw IconrError.io("not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}",
                                 file: path)
         }
+        // Colors are parsed here, once: a bad one names this file and the icon.
+        var variants: [String: [SpriteVariant]] = [:]
+        for (icon, list) in entries.sorted(by: { $0.key < $1.key }) {
+            variants[icon] = try list.map { entry throws(IconrError) in
+                do {
+                    return SpriteVariant(id: entry.id, params: try IconParameters(parsing: entry.params))
+                } catch {
+                    throw IconrError.io("icon \"\(icon)\": \(error)", file: path)
+                }
+            }
+        }
+        return variants
     }
 
     /// Removes `prefix-N` sheets (PNG and JSON) past `sheets` at `ratios`, left by an earlier

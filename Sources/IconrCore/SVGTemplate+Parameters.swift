@@ -17,19 +17,14 @@ public struct ResolvedParameters: Hashable, Sendable {
 }
 
 extension SVGTemplate {
-    /// Checks `values` (parameter name to color text in the style specification's syntax).
-    /// Names the template does not declare are ignored and listed in `unknownNames`; when two
-    /// parameters share a default, the one declared last wins.
-    public func resolve(_ values: [String: String]) throws(ParameterError) -> ResolvedParameters {
-        var colors: [String: Color] = [:]
-        for (name, text) in values {
-            guard let color = Color(css: text) else { throw ParameterError(name: name, value: text) }
-            colors[name] = color
-        }
-        return resolve(colors: colors)
+    /// Which default colors `params` replace. Names the template does not declare are
+    /// ignored and listed in `unknownNames`; when two parameters share a default, the one
+    /// declared last wins.
+    public func resolve(_ params: IconParameters) -> ResolvedParameters {
+        resolve(colors: params.colors)
     }
 
-    /// Like `resolve(_:)` with colors already parsed.
+    /// Like `resolve(_:)`, from the colors by name.
     public func resolve(colors: [String: Color]) -> ResolvedParameters {
         var replacements: [UInt32: Color] = [:]
         var effective: [String: Color] = [:]

@@ -152,14 +152,21 @@ public final class IconServer: Sendable {
             scale = parsed
             name = String(name[..<at])
         }
-        var params: [String: String] = [:]
+        var text: [String: String] = [:]
         for (rawName, rawValue) in request.query {
             guard let nameBytes = HTTPRequest.percentDecoded(rawName, plusIsSpace: true),
                   let valueBytes = HTTPRequest.percentDecoded(rawValue, plusIsSpace: true),
                   !nameBytes.contains(0), !valueBytes.contains(0) else {
                 return Self.error(400, "the query is not valid percent-encoded text")
             }
-            params[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
+            text[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
+        }
+        // Colors are parsed here, once; a bad one is the client's mistake.
+        let params: IconParameters
+        do {
+            params = try IconParameters(parsing: text)
+        } catch {
+            return Self.error(400, error.description)
         }
         let prepared: (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
         switch lookUp(name, params: params, scale: scale) {
@@ -223,7 +230,7 @@ public final class IconServer: Sendable {
     }
 
     /// The icon for a name with an optional `set:` prefix, its parameters resolved and its key.
-    private func lookUp(_ name: String, params: [String: String], scale: Double)
+    private func lookUp(_ name: String, params: IconParameters, scale: Double)
         -> Result<(source: IconSource, resolved: ResolvedParameters, key: VariantKey), RouteError> {
         var candidates = libraries
         var id = name
@@ -235,11 +242,8 @@ public final class IconServer: Sendable {
             do {
                 return .success(try library.request(named: id, params: params, scale: scale))
             } catch {
-                switch error {
-                case .unknownIcon: continue
-                case .parameter: return .failure(RouteError(status: 400, message: Self.withoutFile(error)))
-                default: return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
-                }
+                if case .unknownIcon = error { continue }
+                return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
             }
         }
         return .failure(RouteError(status: 404, message: "unknown icon \"\(name)\""))

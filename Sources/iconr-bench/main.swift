@@ -99,7 +99,7 @@ for scale in [1.0, 2.0] {
                 let template = try IconSource(name: files[index], bytes: bytes)
                 _ = try template.intrinsicSize()
                 let parsed = clock.now
-                let params = try template.resolve([:])
+                let params = try template.resolve(IconParameters())
                 let substituted = clock.now
                 let icon = try template.render(params, scale: scale)
                 let rendered = clock.now
@@ -131,13 +131,13 @@ for scale in [1.0, 2.0] {
                 let template = try IconSource(name: files[index], bytes: bytes)
                 _ = try template.intrinsicSize()
                 let loaded = clock.now
-                let params = try template.resolve(["color": "#800080"])
+                let params = try template.resolve(IconParameters(parsing: ["color": "#800080"]))
                 _ = try template.render(params, scale: scale).pngData()
                 let done = clock.now
                 variant += microseconds(done - loaded)
                 oneShot += microseconds(done - start)
                 start = clock.now
-                let substituted = template.template.apply(try template.resolve(["color": "#800080"]))
+                let substituted = template.template.apply(try template.resolve(IconParameters(parsing: ["color": "#800080"])))
                 substitute += microseconds(clock.now - start)
                 start = clock.now
                 guard ReferencePipeline.renderPNG(substituted, scale: scale) != nil else { fail("\(files[index]): raw pipeline failed") }

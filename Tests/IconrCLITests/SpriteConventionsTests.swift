@@ -29,6 +29,17 @@ struct SpriteConventionsTests {
         try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path))) as! [String: [String: Any]]
     }
 
+    /// A variants file's colors are parsed when it is read: a bad one names the file, the
+    /// icon and the parameter, and nothing is built.
+    @Test func aBadColorInAVariantsFileIsOneErrorNamingIt() throws {
+        try ##"{"flag": [{"params": {"flag_color": "red"}}, {"params": {"flag_color": "#12"}}]}"##
+            .write(to: directory.appendingPathComponent("variants.json"), atomically: true, encoding: .utf8)
+        let result = try iconr("sprite", "icons", "-o", "out/", "--variants", "variants.json", "--no-cache")
+        #expect(result.status == 1)
+        #expect(result.stderr == "error: variants.json: icon \"flag\": invalid color \"#12\" for parameter \"flag_color\"\n")
+        #expect(files("out").isEmpty)
+    }
+
     @Test func ratioListsRetinaAndAnOutputFolder() throws {
         let listed = try iconr("sprite", "icons", "-o", "a/", "--ratio", "1,2,3", "--no-cache")
         #expect(listed.status == 0, "\(listed.stderr)")

@@ -30,7 +30,7 @@ struct VariantKeyTests {
         """.utf8))
 
     private func key(_ params: [String: String], scale: Double = 1) throws -> VariantKey {
-        VariantKey(name: "flag", templateDigest: "d1", params: try template.resolve(params), scale: scale)
+        VariantKey(name: "flag", templateDigest: "d1", params: try template.resolve(IconParameters(parsing: params)), scale: scale)
     }
 
     @Test(arguments: [
@@ -56,7 +56,7 @@ struct VariantKeyTests {
     }
 
     @Test func theTemplateDigestIsPartOfTheIdentity() throws {
-        let resolved = try template.resolve(["flag_color": "red"])
+        let resolved = try template.resolve(IconParameters(parsing: ["flag_color": "red"]))
         let a = VariantKey(name: "flag", templateDigest: "aaa", params: resolved, scale: 1)
         let b = VariantKey(name: "flag", templateDigest: "bbb", params: resolved, scale: 1)
         #expect(a.description == b.description && a != b)

@@ -95,7 +95,7 @@ struct SVGTemplateMetadataTests {
 struct SVGTemplateSubstitutionTests {
     private func applied(_ body: String, _ values: [String: String], default value: String = "#000000") throws -> String {
         let parsed = try template(body, metadata: parameter("p", value))
-        return String(decoding: parsed.apply(try parsed.resolve(values)), as: UTF8.self)
+        return String(decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: values))), as: UTF8.self)
     }
 
     @Test func rewritesPresentationAttributesSpelledAnyWay() throws {
@@ -129,7 +129,7 @@ struct SVGTemplateSubstitutionTests {
         let svg = "<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' fill='red' width='1' height='1'>"
             + "<m:metadata>\(parameter("p", "#000"))</m:metadata></svg>"
         let parsed = try SVGTemplate(bytes: Array(svg.utf8))
-        let out = String(decoding: parsed.apply(try parsed.resolve(["p": "blue"])), as: UTF8.self)
+        let out = String(decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: ["p": "blue"]))), as: UTF8.self)
         #expect(out.contains("fill='red' width='1' height='1' color=\"#0000ff\">"))
     }
 
@@ -141,23 +141,23 @@ struct SVGTemplateSubstitutionTests {
     @Test func changesNothingWithoutValuesOrWithTheDefault() throws {
         let body = "<path fill='#000'/>"
         let parsed = try template(body, metadata: parameter("p", "#000"))
-        #expect(parsed.apply(try parsed.resolve([:])) == parsed.bytes)
-        #expect(parsed.apply(try parsed.resolve(["p": "black"])) == parsed.bytes)
+        #expect(parsed.apply(try parsed.resolve(IconParameters())) == parsed.bytes)
+        #expect(parsed.apply(try parsed.resolve(IconParameters(parsing: ["p": "black"]))) == parsed.bytes)
     }
 
     @Test func ignoresUnknownNamesAndRejectsInvalidValues() throws {
         let parsed = try template("", metadata: parameter("p", "#000"))
-        let resolved = try parsed.resolve(["nope": "red", "p": "blue"])
+        let resolved = try parsed.resolve(IconParameters(parsing: ["nope": "red", "p": "blue"]))
         #expect(resolved.unknownNames == ["nope"])
         #expect(resolved.effectiveValues == ["p": Color(red: 0, green: 0, blue: 255)])
-        #expect(throws: ParameterError(name: "p", value: "#12")) { try parsed.resolve(["p": "#12"]) }
+        #expect(throws: ParameterError(name: "p", value: "#12")) { try parsed.resolve(IconParameters(parsing: ["p": "#12"])) }
     }
 
     @Test func theParameterDeclaredLastWinsACollision() throws {
         let parsed = try template("<path fill='#000'/>", metadata: """
             <m:parameters><m:parameter m:name="a" m:type="color" m:value="#000"/><m:parameter m:name="b" m:type="color" m:value="#000"/></m:parameters>
             """)
-        let out = String(decoding: parsed.apply(try parsed.resolve(["a": "red", "b": "blue"])), as: UTF8.self)
+        let out = String(decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: ["a": "red", "b": "blue"]))), as: UTF8.self)
         #expect(out.contains("<path fill='#0000ff'/>"))
     }
 

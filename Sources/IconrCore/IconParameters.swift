@@ -1,0 +1,29 @@
+/// Colors by parameter name: what a template's parameters are set to. Parsed once where text
+/// comes in (a command line, a URL, a variants file) and colors from then on, never turned
+/// back into text on the way to the drawing.
+///
+/// ```swift
+/// let params = try IconParameters(parsing: ["flag_color": "#800080"])
+/// ```
+public struct IconParameters: Hashable, Sendable {
+    public var colors: [String: Color]
+
+    public init(_ colors: [String: Color] = [:]) {
+        self.colors = colors
+    }
+
+    /// Parses color text in the style specification's syntax (`red`, `#800080`,
+    /// `rgb(128, 0, 128)`, `hsla(...)`).
+    /// - Throws: `ParameterError` naming the parameter and the value that is not a color.
+    public init(parsing text: [String: String]) throws(ParameterError) {
+        var colors: [String: Color] = [:]
+        // In name order, so that the error names the same parameter every time.
+        for (name, value) in text.sorted(by: { $0.key < $1.key }) {
+            guard let color = Color(css: value) else { throw ParameterError(name: name, value: value) }
+            colors[name] = color
+        }
+        self.colors = colors
+    }
+
+    public var isEmpty: Bool { colors.isEmpty }
+}
