@@ -110,7 +110,7 @@ public final class IconSource: Sendable {
                               limits: RenderLimits = .default) throws(IconrError) -> (width: Double, height: Double) {
         do {
             switch placement {
-            case .isolated(let workers): return try workers.intrinsicSize(of: template.bytes, timeout: limits.timeout)
+            case .isolated(let workers): return try workers.intrinsicSize(of: template.bytes, timeout: limits.timeout, baseFile: baseFile)
             case .inProcess:
                 let document = try loadedDocument()
                 return (document.intrinsicWidth, document.intrinsicHeight)
@@ -145,7 +145,7 @@ public final class IconSource: Sendable {
             let image: RasterImage
             switch placement {
             case .isolated(let workers):
-                image = try workers.render(template.apply(params), scale: scale, limits: limits)
+                image = try workers.render(template.apply(params), scale: scale, limits: limits, baseFile: baseFile)
             case .inProcess where params.replacements.isEmpty:
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:

@@ -21,23 +21,27 @@ public final class IsolatedRenderer: Sendable {
         for worker in idleWorkers.withLock({ $0 }) { worker.terminate() }
     }
 
-    /// Like `Rasterizer.render`, in a worker process, within `limits.timeout` seconds.
-    public func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
+    /// Like `Rasterizer.render`, in a worker process, within `limits.timeout` seconds;
+    /// `baseFile` is where relative references resolve (nil: the document reads no file).
+    public func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default, baseFile: String? = nil) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
-        let reply = try perform(RenderRequest(svg: svg, scale: scale, maxSize: limits.maxSize), timeout: limits.timeout)
+        let reply = try perform(RenderRequest(svg: svg, scale: scale, maxSize: limits.maxSize, baseFile: baseFile), timeout: limits.timeout)
         guard case .image(let image) = reply else { throw RenderError.workerFailed("expected an image in the reply") }
         return image
     }
 
     /// The size in pixels at scale 1, measured in a worker process: loading alone can crash librsvg.
-    public func intrinsicSize(of svg: [UInt8], timeout: Double = RenderLimits.default.timeout) throws(RenderError) -> (width: Double, height: Double) {
-        let measurement = try measure(svg, elementIDs: [], timeout: timeout)
+    public func intrinsicSize(of svg: [UInt8], timeout: Double = RenderLimits.default.timeout,
+                              baseFile: String? = nil) throws(RenderError) -> (width: Double, height: Double) {
+        let measurement = try measure(svg, elementIDs: [], timeout: timeout, baseFile: baseFile)
         return (measurement.width, measurement.height)
     }
 
     /// Like `Rasterizer.measure`, in a worker process.
-    public func measure(_ svg: [UInt8], elementIDs: [String], timeout: Double = RenderLimits.default.timeout) throws(RenderError) -> SVGMeasurement {
-        let request = RenderRequest(svg: svg, scale: 0, maxSize: PixelSize(width: 0, height: 0), elementIDs: elementIDs)
+    public func measure(_ svg: [UInt8], elementIDs: [String], timeout: Double = RenderLimits.default.timeout,
+                        baseFile: String? = nil) throws(RenderError) -> SVGMeasurement {
+        let request = RenderRequest(svg: svg, scale: 0, maxSize: PixelSize(width: 0, height: 0), elementIDs: elementIDs,
+                                    baseFile: baseFile)
         guard case .measurement(let measurement) = try perform(request, timeout: timeout) else {
             throw RenderError.workerFailed("expected a measurement in the reply")
         }

@@ -25,7 +25,8 @@ public final class LoadedSVG: Sendable {
     /// Width and height in pixels at scale 1.
     public let intrinsicWidth: Double
     public let intrinsicHeight: Double
-    private let baseFile: String?
+    /// Where its relative references resolve; nil for a document that reads no file.
+    public let baseFile: String?
     private let document: Locked<SVGDocument>
 
     /// `baseFile`: where relative references resolve (see `SVGDocument`); nil for none.

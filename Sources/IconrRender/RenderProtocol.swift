@@ -7,6 +7,8 @@ struct RenderRequest {
     var scale: Double
     var maxSize: PixelSize
     var elementIDs: [String] = []
+    /// Where the document's relative references resolve (its file); empty for none.
+    var baseFile = ""
 
     var isMeasurement: Bool { scale == 0 }
 
@@ -21,14 +23,17 @@ struct RenderRequest {
             bytes.append(littleEndian: UInt64(id.utf8.count))
             bytes += Array(id.utf8)
         }
+        bytes.append(littleEndian: UInt64(baseFile.utf8.count))
+        bytes += Array(baseFile.utf8)
         return bytes + svg
     }
 
-    init(svg: [UInt8], scale: Double, maxSize: PixelSize, elementIDs: [String] = []) {
+    init(svg: [UInt8], scale: Double, maxSize: PixelSize, elementIDs: [String] = [], baseFile: String? = nil) {
         self.svg = svg
         self.scale = scale
         self.maxSize = maxSize
         self.elementIDs = elementIDs
+        self.baseFile = baseFile ?? ""
     }
 
     init?(decoding bytes: [UInt8]) {
@@ -41,6 +46,8 @@ struct RenderRequest {
             guard let length = reader.uint64(), let id = reader.bytes(Int(clamping: length)) else { return nil }
             elementIDs.append(String(decoding: id, as: UTF8.self))
         }
+        guard let length = reader.uint64(), length < 4096, let base = reader.bytes(Int(clamping: length)), !base.contains(0) else { return nil }
+        baseFile = String(decoding: base, as: UTF8.self)
         svg = reader.rest()
     }
 }

@@ -16,13 +16,14 @@ public enum RenderWorker {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
                 let result = Result { () throws(RenderError) -> RenderReply in
+                    let baseFile = request.baseFile.isEmpty ? nil : request.baseFile
                     if request.isMeasurement {
-                        return .measurement(try Rasterizer.measure(request.svg, elementIDs: request.elementIDs))
+                        return .measurement(try Rasterizer.measure(request.svg, elementIDs: request.elementIDs, baseFile: baseFile))
                     }
-                    let document = if let lastDocument, lastDocument.bytes == request.svg {
+                    let document = if let lastDocument, lastDocument.bytes == request.svg, lastDocument.baseFile == baseFile {
                         lastDocument
                     } else {
-                        try LoadedSVG(bytes: request.svg)
+                        try LoadedSVG(bytes: request.svg, baseFile: baseFile)
                     }
                     lastDocument = document
                     return .image(try document.render(scale: request.scale, limits: RenderLimits(maxSize: request.maxSize)))

@@ -112,6 +112,35 @@ struct ServeCommandTests {
         #expect(server.process.isRunning)
     }
 
+    /// An isolated worker resolves references as `iconr render` does: a picture in the
+    /// icon's folder is drawn, one outside is not; a document that includes itself (librsvg
+    /// may overflow its stack once it has a base URI) costs its own request only.
+    @Test func workersDrawReferencedFilesInTheIconsFolder() throws {
+        try FileManager.default.createDirectory(at: icons.appendingPathComponent("img"), withIntermediateDirectories: true)
+        let green = RasterImage(size: PixelSize(width: 8, height: 8), pixels: Array([[UInt8]](repeating: [0, 255, 0, 255], count: 64).joined()))
+        try Data(try PNGEncoder.encode(green)).write(to: icons.appendingPathComponent("img/green.png"))
+        try Data(try PNGEncoder.encode(green)).write(to: directory.appendingPathComponent("secret.png"))
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="8" height="8">
+              <image href="img/green.png" width="8" height="4"/><image href="../secret.png" y="4" width="8" height="4"/>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("pic.svg"))
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:xi="http://www.w3.org/2001/XInclude" width="8" height="8">
+              <xi:include href="self.svg"/><rect width="4" height="4"/>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("self.svg"))
+        let server = try serve(["--timeout", "10"])
+        let picture = try server.get("/icons/pic.png")
+        #expect(picture.status == 200)
+        let image = try PNGDecoder.decode(picture.body)
+        #expect(image.hex(x: 4, y: 1) == "#00ff00ff", "the folder's picture")
+        #expect(image.hex(x: 4, y: 6) == "#00000000", "nothing from outside the folder")
+        let recursive = try server.get("/icons/self.png")
+        #expect([200, 500].contains(recursive.status), "\(recursive.status) \(recursive.text)")
+        #expect(try server.get("/health").status == 200)
+    }
+
     @Test func aRenderPastTheTimeLimitFailsAndIsRemembered() throws {
         let server = try serve(["--timeout", "0.3"])
         let first = try server.get("/icons/slow@8x.png")
