@@ -27,7 +27,7 @@ public final class LoadedSVG: Sendable {
     public let intrinsicHeight: Double
     /// Where its relative references resolve; nil for a document that reads no file.
     public let baseFile: String?
-    private let document: Locked<SVGDocument>
+    private let document: Locked<GuardedHandle>
 
     /// `baseFile`: where relative references resolve (see `SVGDocument`); nil for none.
     public init(bytes: [UInt8], baseFile: String? = nil) throws(RenderError) {
@@ -35,7 +35,14 @@ public final class LoadedSVG: Sendable {
         (intrinsicWidth, intrinsicHeight) = try document.intrinsicSize()
         self.bytes = bytes
         self.baseFile = baseFile
-        self.document = Locked(document)
+        self.document = Locked(GuardedHandle(document: document))
+    }
+
+    /// The loaded librsvg handle, which is not thread-safe: it may cross threads only inside
+    /// `document`'s lock, which every use holds (`withLockIfAvailable`), and it is never
+    /// handed out. That is what makes this box, and no other, `@unchecked Sendable`.
+    private struct GuardedHandle: @unchecked Sendable {
+        let document: SVGDocument
     }
 
     /// Draws the document at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
@@ -43,8 +50,8 @@ public final class LoadedSVG: Sendable {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
         let size = PixelSize.raster(width: intrinsicWidth, height: intrinsicHeight, scale: scale)
         let intrinsic = (intrinsicWidth, intrinsicHeight)
-        let result = document.withLockIfAvailable { document -> Result<RasterImage, RenderError> in
-            Result { () throws(RenderError) in try document.render(size: size, intrinsic: intrinsic, limit: limits.maxSize) }
+        let result = document.withLockIfAvailable { handle -> Result<RasterImage, RenderError> in
+            Result { () throws(RenderError) in try handle.document.render(size: size, intrinsic: intrinsic, limit: limits.maxSize) }
         }
         if let result { return try result.get() }
         return try SVGDocument(bytes: bytes, baseFile: baseFile).render(size: size, intrinsic: intrinsic, limit: limits.maxSize)
