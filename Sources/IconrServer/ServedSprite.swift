@@ -51,42 +51,58 @@ final class ServedSprite: Sendable {
     }
 
     /// The current build: the last one while its inputs are unchanged, else a new one.
+    /// While a rebuild runs, other requests get the last build rather than wait (only the
+    /// first build is waited for), so a long rebuild holds one server thread, not all.
     func build() -> Result<Current, RouteError> {
         let now = ContinuousClock.now
-        if let known = current.withLock({ $0 }), now - known.checked < Self.recheckInterval { return .success(known) }
-        return building.withLock { _ in
-            if let known = current.withLock({ $0 }), ContinuousClock.now - known.checked < Self.recheckInterval { return .success(known) }
-            let fingerprint: [UInt8]
-            do {
-                fingerprint = try self.fingerprint()
-            } catch {
-                return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
+        if let known = current.withLock({ $0 }) {
+            if now - known.checked < Self.recheckInterval { return .success(known) }
+            if let result = building.withLockIfAvailable({ _ in rebuildIfChanged() }) { return result }
+            return .success(known)
+        }
+        return building.withLock { _ in rebuildIfChanged() }
+    }
+
+    /// Under `building`'s lock: the last build if its inputs are unchanged, else a new one.
+    private func rebuildIfChanged() -> Result<Current, RouteError> {
+        if let known = current.withLock({ $0 }), ContinuousClock.now - known.checked < Self.recheckInterval { return .success(known) }
+        let fingerprint: [UInt8]
+        do {
+            fingerprint = try self.fingerprint()
+        } catch {
+            return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
+        }
+        if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
+            known.checked = ContinuousClock.now
+            current.withLock { $0 = known }
+            return .success(known)
+        }
+        do {
+            var options = spriteOptions
+            let style = try stylePath.map { path in
+                try StyleVariants(stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true)
             }
-            if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
+            style?.add(to: &options)
+            let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
+                .build(directories: directories)
+            for warning in build.skipped.map({ "skipped \($0)" }) + build.warnings + (style?.warnings ?? []) {
+                Log.warning(warning)
+            }
+            let files = build.files(prefix: "sprite", minify: false)
+            let made = Current(build: build, style: style, hash: SpriteBuild.contentHash(files),
+                               files: Dictionary(files.map { ($0.path, $0.bytes) }, uniquingKeysWith: { first, _ in first }),
+                               fingerprint: fingerprint, checked: ContinuousClock.now)
+            current.withLock { $0 = made }
+            return .success(made)
+        } catch {
+            // A rebuild that fails (a file half written) keeps the last build in service.
+            if var known = current.withLock({ $0 }) {
+                Log.warning("rebuilding the sprite of \(directories.joined(separator: ", ")) failed, serving the last build: \(error)")
                 known.checked = ContinuousClock.now
                 current.withLock { $0 = known }
                 return .success(known)
             }
-            do {
-                var options = spriteOptions
-                let style = try stylePath.map { path in
-                    try StyleVariants(stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true)
-                }
-                style?.add(to: &options)
-                let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
-                    .build(directories: directories)
-                for warning in build.skipped.map({ "skipped \($0)" }) + build.warnings + (style?.warnings ?? []) {
-                    Log.warning(warning)
-                }
-                let files = build.files(prefix: "sprite", minify: false)
-                let made = Current(build: build, style: style, hash: SpriteBuild.contentHash(files),
-                                   files: Dictionary(files.map { ($0.path, $0.bytes) }, uniquingKeysWith: { first, _ in first }),
-                                   fingerprint: fingerprint, checked: ContinuousClock.now)
-                current.withLock { $0 = made }
-                return .success(made)
-            } catch {
-                return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
-            }
+            return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
         }
     }
 

@@ -219,6 +219,32 @@ struct IconServerTests {
         #expect(metrics.contains("iconr_cache_misses_total 3"), "\(metrics)")
     }
 
+    /// A rebuild holds one thread: while it runs, other requests get the last build.
+    @Test func requestsDuringARebuildGetTheLastBuild() throws {
+        #expect(get("/sprites/bundled/sprite.json").status == 200)
+        // An icon that takes librsvg seconds (a dilation of a large raster) makes the rebuild long.
+        try Data("""
+            <svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">
+              <filter id="b" x="-50%" y="-50%" width="200%" height="200%"><feMorphology radius="40"/><feGaussianBlur stdDeviation="30"/></filter>
+              <g filter="url(#b)"><circle cx="200" cy="200" r="120"/></g>
+            </svg>
+            """.utf8).write(to: icons.appendingPathComponent("slow.svg"))
+        Thread.sleep(forTimeInterval: 2.2)
+        let order = Mutex<[String]>([])
+        let server = server
+        let rebuilt = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let index = server.respond(to: HTTPRequest(method: "GET", path: "/sprites/bundled/sprite.json"))
+            order.withLock { $0.append(String(decoding: index.body, as: UTF8.self).contains(#""slow""#) ? "new" : "old") }
+            rebuilt.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        let during = get("/sprites/bundled/sprite.json")
+        order.withLock { $0.append(String(decoding: during.body, as: UTF8.self).contains(#""slow""#) ? "new" : "old") }
+        #expect(rebuilt.wait(timeout: .now() + 120) == .success)
+        #expect(order.withLock { $0 } == ["old", "new"], "the request during the rebuild got the last build at once")
+    }
+
     @Test func metricsCountRequestsRendersAndCacheHits() throws {
         _ = get("/icons/flag.png?flag_color=green")
         _ = get("/icons/flag.png?flag_color=green")
