@@ -35,6 +35,9 @@ public final class IconSource: Sendable {
     private let baseFile: String?
     /// The document as librsvg loaded it in this process, once it was needed.
     private let loaded = Locked<LoadedSVG?>(nil)
+    /// The last recolored document: the ratios of one variant render in a row (a sprite
+    /// build), and parsing is about half the cost of a small icon.
+    private let recolored = Locked<(params: ResolvedParameters, document: LoadedSVG)?>(nil)
 
     public var parameters: [TemplateParameter] { template.parameters }
 
@@ -149,12 +152,35 @@ public final class IconSource: Sendable {
             case .inProcess where params.replacements.isEmpty:
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:
-                image = try Rasterizer.render(template.apply(params), scale: scale, limits: limits, baseFile: baseFile)
+                image = try recoloredDocument(params).render(scale: scale, limits: limits)
             }
             return RenderedIcon(image: image, scale: scale, template: template)
         } catch {
             throw IconrError.render(error, file: path)
         }
+    }
+
+    /// Measures the document and the boxes of the elements with `elementIDs` (spritezero's
+    /// `mapbox-stretch` rectangles), with librsvg where `placement` says.
+    /// - Throws: `IconrError.render` naming this file.
+    package func measure(elementIDs: [String], placement: RenderPlacement, limits: RenderLimits) throws(IconrError) -> SVGMeasurement {
+        do {
+            switch placement {
+            case .isolated(let workers):
+                return try workers.measure(template.bytes, elementIDs: elementIDs, timeout: limits.timeout, baseFile: baseFile)
+            case .inProcess:
+                return try Rasterizer.measure(template.bytes, elementIDs: elementIDs, baseFile: baseFile)
+            }
+        } catch {
+            throw IconrError.render(error, file: path)
+        }
+    }
+
+    private func recoloredDocument(_ params: ResolvedParameters) throws(RenderError) -> LoadedSVG {
+        if let last = recolored.withLock({ $0 }), last.params == params { return last.document }
+        let document = try LoadedSVG(bytes: template.apply(params), baseFile: baseFile)
+        recolored.withLock { $0 = (params, document) }
+        return document
     }
 
     private func loadedDocument() throws(RenderError) -> LoadedSVG {

@@ -156,11 +156,14 @@ public final class SpriteBuilder: Sendable {
     public let options: SpriteOptions
     public let cache: IconCache
     public let placement: RenderPlacement
+    /// The one path to a variant: its key, the caches, a render.
+    private let renderer: IconRenderer
 
     public init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement) {
         self.options = options
         self.cache = cache
         self.placement = placement
+        renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
     }
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
@@ -279,14 +282,17 @@ public final class SpriteBuilder: Sendable {
                 SpriteFailure(id: source.id, path: file.path, message: $0.description)
             }
         }
-        let template: SVGTemplate
+        // The one way to a variant (`IconRenderer`), as for `iconr render` and `IconLibrary`.
+        let icon: IconSource
         do {
             recovery.willRender?(file.path)
             defer { recovery.didRender?(file.path) }
-            template = try SVGTemplate(bytes: bytes)
+            icon = try IconSource(name: source.id, bytes: bytes, path: file.path)
         } catch {
-            return failure(error.description)
+            // The failure names the file already.
+            return failure(Self.withoutFile(error))
         }
+        let template = icon.template
         var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
             [(source.id, template.resolve(colors: [:]), false, 1)]
         for variant in options.variants[source.id] ?? [] {
@@ -298,22 +304,17 @@ public final class SpriteBuilder: Sendable {
                 wanted.append((id, resolved, true, variant.scale))
             }
         }
-        var (digest, warnings) = IconReferences.digest(of: bytes, template: template, path: file.path)
-        // Only a document that refers to other files gets a base to resolve them against.
-        let baseFile = template.externalReferences.isEmpty ? nil : file.path
+        var warnings = icon.warnings
         var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content,
                      placeholder: ContentBox?.none)
         if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
             let measurement: SVGMeasurement
             do {
-                measurement = try announced { () throws(RenderError) in
-                    switch placement {
-                    case .isolated(let workers): try workers.measure(bytes, elementIDs: template.legacyAreaIDs, timeout: options.limits.timeout)
-                    case .inProcess: try Rasterizer.measure(bytes, elementIDs: template.legacyAreaIDs, baseFile: baseFile)
-                    }
-                }
+                recovery.willRender?(file.path)
+                defer { recovery.didRender?(file.path) }
+                measurement = try icon.measure(elementIDs: template.legacyAreaIDs, placement: placement, limits: options.limits)
             } catch {
-                return failure(error.description)
+                return failure(Self.withoutFile(error))
             }
             let legacy = LegacyAreas.areas(ids: template.legacyAreaIDs,
                                            boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
@@ -334,30 +335,6 @@ public final class SpriteBuilder: Sendable {
         var images: [SpriteImage] = []
         var reportedProblems = Set<String>()
         for (id, params, isVariant, variantScale) in wanted {
-            // In process, the variant's document loads once for all ratios (parsing is about
-            // half the cost of a small icon); a worker keeps its last document for the same reason.
-            // The recolored document is made only when a ratio misses the cache, and once.
-            var svg: [UInt8]?
-            var document: LoadedSVG?
-            func draw(scale: Double) throws(RenderError) -> RasterImage {
-                let bytes = svg ?? template.apply(params)
-                svg = bytes
-                return try announced { () throws(RenderError) in
-                    switch placement {
-                    case .isolated(let workers):
-                        return try workers.render(bytes, scale: scale, limits: options.limits)
-                    case .inProcess:
-                        let loaded: LoadedSVG
-                        if let document {
-                            loaded = document
-                        } else {
-                            loaded = try LoadedSVG(bytes: bytes, baseFile: baseFile)
-                        }
-                        document = loaded
-                        return try loaded.render(scale: scale, limits: options.limits)
-                    }
-                }
-            }
             let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(id, pattern: $0) }
             for sheetRatio in ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
@@ -366,23 +343,16 @@ public final class SpriteBuilder: Sendable {
                 let drawn = ratio / file.unit
                 // A signed distance field is computed from a render at 4 times the ratio.
                 let scale = sdf ? drawn * SignedDistanceField.supersampling : drawn
-                let key = VariantKey(name: source.id, templateDigest: digest, params: params, scale: scale)
-                let outcome = Result { () throws(IconrError) -> IconVariant in
-                    try cache.variant(for: key, decode: { RenderedIcon(image: $0, scale: scale, template: template) },
-                                      render: { () throws(IconrError) -> RenderedIcon in
-                        let rendered = Result { () throws(RenderError) -> RasterImage in try draw(scale: scale) }
-                        switch rendered {
-                        case .success(let image): return RenderedIcon(image: image, scale: scale, template: template)
-                        case .failure(let error): throw IconrError.render(error, file: source.path)
-                        }
-                    })
-                }
+                // Announced to the recovery's listeners: a supervisor pins a crash on this file.
+                recovery.willRender?(file.path)
+                let outcome = Result { () throws(IconrError) -> IconVariant in try renderer.variant(of: icon, params, scale: scale) }
+                recovery.didRender?(file.path)
                 let variant: IconVariant
                 switch outcome {
                 case .success(let value): variant = value
-                case .failure(.render(let error, _)): return failure(error.description)
-                case .failure(let error): return failure(error.description)
+                case .failure(let error): return failure(Self.withoutFile(error))
                 }
+                let key = variant.key
                 let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                     return failure("is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
@@ -415,6 +385,16 @@ public final class SpriteBuilder: Sendable {
             }
         }
         return .success((images, warnings))
+    }
+
+    /// A failure's message without the file: a `SpriteFailure` names it.
+    private static func withoutFile(_ error: IconrError) -> String {
+        switch error {
+        case .render(let error, _): error.description
+        case .parameter(let error, _): error.description
+        case .template(let error): TemplateError(file: nil, location: error.location, message: error.message).description
+        default: error.description
+        }
     }
 
     /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).

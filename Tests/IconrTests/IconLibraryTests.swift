@@ -305,4 +305,26 @@ struct OnePathTests {
         #expect(LibrsvgCounters.documentsLoadedOnThisThread == afterRender, "a cache hit loaded librsvg")
         #expect(try again.png == first.png && fromLibrary.pixels == first.pixels)
     }
+
+    /// The sprite builder draws through the same renderer: built once, a second build over
+    /// the same disk cache renders nothing, which a renderer that cannot render at all
+    /// proves (its worker executable does not exist), and gives the same sheets.
+    @Test func aWarmSpriteBuildRendersNothing() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-onepath-\(UUID().uuidString)")
+        let icons = folder.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try TestSupport.copyBundledIcons(to: icons)
+        var options = SpriteOptions()
+        options.variants = ["flag": [SpriteVariant(params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]))]]
+        let cache = folder.appendingPathComponent("cache").path
+        let cold = try SpriteBuilder(options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess)
+            .build(directories: [icons.path])
+        #expect(cold.renders == 10)
+        let unable = IsolatedRenderer(executable: "/nonexistent/iconr")
+        let warm = try SpriteBuilder(options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .isolated(unable))
+            .build(directories: [icons.path])
+        #expect(warm.renders == 0 && warm.skipped.isEmpty)
+        #expect(warm.sheets.map(\.png) == cold.sheets.map(\.png))
+    }
 }
