@@ -97,6 +97,8 @@ private struct TemplateParser {
                 case .text(let range, let isCDATA):
                     if let element = scopes.last?.name, isStyleElement(element) {
                         try collectStylesheet(range: range, isCDATA: isCDATA)
+                    } else if !isCDATA {
+                        warnAboutMarkupInEntities(range)
                     }
                 }
             }
@@ -109,6 +111,25 @@ private struct TemplateParser {
         }
         guard sawRoot else { throw TemplateError(location: nil, message: "no root element: not an SVG document") }
         warnAboutSharedDefaults()
+    }
+
+    /// Entities whose text holds elements were warned about (once each).
+    private var entitiesWarnedAbout: Set<String> = []
+
+    /// An entity reference in content whose replacement holds elements (`<!ENTITY r
+    /// "<rect fill='#000'/>">`): librsvg draws them, but they are not in this document's
+    /// bytes, so parameters do not reach their paints. A warning, once per entity.
+    private mutating func warnAboutMarkupInEntities(_ range: Range<Int>) {
+        guard !scanner.entities.isEmpty, bytes[range].contains(UInt8(ascii: "&")) else { return }
+        var index = range.lowerBound
+        while index < range.upperBound {
+            defer { index += 1 }
+            guard bytes[index] == UInt8(ascii: "&"), let end = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: ";")) else { continue }
+            let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
+            guard let replacement = scanner.entities[name], replacement.contains("<"), entitiesWarnedAbout.insert(name).inserted else { continue }
+            warnings.append(TemplateWarning(location: lines.location(of: index),
+                                            message: "the entity &\(name); holds elements: they are drawn, but parameters do not reach their paints"))
+        }
     }
 
     private mutating func startElement(_ tag: XMLStartTag) throws {
