@@ -39,7 +39,8 @@ public enum CLI {
         return console.checkingStdout(run(arguments, console: console))
     }
 
-    private static func run(_ arguments: [String], console: Console) -> Int32 {
+    /// Runs a command line with `console` (one that records, in tests): the exit code.
+    static func run(_ arguments: [String], console: Console) -> Int32 {
         guard let first = arguments.first else {
             console.error("missing command")
             console.note("Usage: iconr <command> [options]\n  See 'iconr --help'.")

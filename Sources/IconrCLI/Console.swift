@@ -8,6 +8,13 @@ struct Console {
     /// Where messages go: stderr, or a copy of it in a process that sends librsvg's own
     /// stderr elsewhere.
     var messages: Int32 = 2
+    /// Where everything goes instead of descriptors 1 and 2, when set: the command line run
+    /// in process, by its tests.
+    var recording: ConsoleRecording?
+
+    init(recording: ConsoleRecording? = nil) {
+        self.recording = recording
+    }
 
     /// Whether stdout was closed when the process started (its descriptor now holds
     /// /dev/null, so that no file the process opens takes its place).
@@ -38,7 +45,7 @@ struct Console {
     /// `status`, or 1 after an `error:` line when the command succeeded but its results did
     /// not all reach stdout.
     func checkingStdout(_ status: Int32) -> Int32 {
-        guard status == 0, let failure = Self.stdoutFailure else { return status }
+        guard status == 0, recording == nil, let failure = Self.stdoutFailure else { return status }
         error("cannot write to standard output: \(failure)")
         return 1
     }
@@ -52,6 +59,7 @@ struct Console {
     }
 
     private func writeStdout(_ bytes: [UInt8]) {
+        if let recording { return recording.output.withLock { $0 += bytes } }
         guard !Self.stdoutWasClosed else {
             Self.stdoutError.withLock { $0 = $0 ?? EBADF }
             return
@@ -104,6 +112,10 @@ struct Console {
     /// Writes all of `bytes`; the `errno` of a failure, or nil.
     @discardableResult
     private func write(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+        if let recording {
+            recording.messages.withLock { $0 += bytes }
+            return nil
+        }
         var written = 0
         while written < bytes.count {
             let result = bytes.withUnsafeBytes { buffer in
@@ -115,4 +127,14 @@ struct Console {
         }
         return nil
     }
+}
+
+/// What a console wrote, kept instead of written: stdout's bytes and stderr's lines, for
+/// running the command line in process (its tests).
+final class ConsoleRecording: Sendable {
+    let output = Locked<[UInt8]>([])
+    let messages = Locked<[UInt8]>([])
+
+    var stdout: String { String(decoding: output.withLock { $0 }, as: UTF8.self) }
+    var stderr: String { String(decoding: messages.withLock { $0 }, as: UTF8.self) }
 }

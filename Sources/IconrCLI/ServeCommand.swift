@@ -65,6 +65,11 @@ enum ServeCommand: Command {
                                                     expected: "a whole number from 1 to 256") ?? 8
         let address = arguments.value("--listen") ?? "127.0.0.1:8080"
 
+        // librsvg runs in worker processes: an icon that crashes it or hangs fails its own
+        // requests, and the server lives on.
+        let workers = IsolatedRenderer(executable: executablePath(), arguments: [CLI.workerCommand])
+        let iconServer = try IconServer(options: options, placement: .isolated(workers))
+
         // SIGINT and SIGTERM are waited for on this thread: blocked before any server thread
         // starts, so that every thread inherits the mask and none is interrupted.
         var stopSignals = sigset_t()
@@ -73,11 +78,6 @@ enum ServeCommand: Command {
         sigaddset(&stopSignals, SIGTERM)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         signal(SIGPIPE, SIG_IGN)
-
-        // librsvg runs in worker processes: an icon that crashes it or hangs fails its own
-        // requests, and the server lives on.
-        let workers = IsolatedRenderer(executable: executablePath(), arguments: [CLI.workerCommand])
-        let iconServer = try IconServer(options: options, placement: .isolated(workers))
         let http = try HTTPServer(listening: address, configuration: configuration) { request in
             iconServer.respond(to: request)
         }

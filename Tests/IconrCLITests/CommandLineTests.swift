@@ -10,38 +10,45 @@ struct CommandLineTests {
         return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
     }
 
+    /// Parsing, help and usage mistakes: in process.
+    private func inProcess(_ arguments: String...) -> (status: Int32, stdout: String, stderr: String) {
+        InProcess.iconr(arguments)
+    }
+
     @Test func versionAndHelp() throws {
+        #expect(inProcess("--version") == (0, "\(IconrVersion.string)\n", ""))
+        // One end to end: the binary prints the same.
         #expect(try iconr("--version") == (0, "\(IconrVersion.string)\n", ""))
-        let help = try iconr("--help")
+        let help = inProcess("--help")
         #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: ") && help.stdout.contains("COMMANDS:"))
         for command in ["render", "inspect"] {
-            let commandHelp = try iconr(command, "--help")
+            let commandHelp = inProcess(command, "--help")
             #expect(commandHelp.status == 0)
             for section in ["OVERVIEW:", "USAGE: iconr \(command) ", "ARGUMENTS:", "OPTIONS:"] {
                 #expect(commandHelp.stdout.contains(section), "\(command) help lacks \(section)")
             }
         }
-        #expect(try iconr("render", "-h").stdout.contains("-p, --param <NAME=COLOR>"))
+        #expect(inProcess("render", "-h").stdout.contains("-p, --param <NAME=COLOR>"))
     }
 
     /// Usage lines come from the option tables: none can lack an option (sprite's lacked
     /// --preview, --sprite-url, --timeout and --cache-dir when they were written by hand).
     @Test func usageLinesNameEveryOption() throws {
-        let sprite = try iconr("sprite", "--help").stdout
+        let sprite = inProcess("sprite", "--help").stdout
         let usage = sprite.components(separatedBy: "\n\n")[1]
         #expect(usage.hasPrefix("USAGE: iconr sprite <icons-dir>... -o <PREFIX> [--ratio <R>]... [--retina]"))
         for option in ["--preview <FILE>", "--sprite-url <URL>", "--timeout <SECONDS>", "--cache-dir <DIR>", "[--no-cache]", "[--sdf <ID>]..."] {
             #expect(usage.contains(option), "\(option) in \(usage)")
         }
         #expect(usage.split(separator: "\n").allSatisfy { $0.count <= 100 })
-        let mistake = try iconr("serve", "--bogus")
+        let mistake = inProcess("serve", "--bogus")
         #expect(mistake.stderr.contains("Usage: iconr serve --icons <DIR[=NAME]>... [--style <FILE[=NAME]>]..."), "\(mistake.stderr)")
     }
 
     @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {
-        let unknown = try iconr("draw")
+        let unknown = inProcess("draw")
         #expect(unknown.status == 64 && unknown.stderr.hasPrefix("error: unknown command 'draw'\n"))
-        let none = try iconr()
+        let none = inProcess()
         #expect(none.status == 64 && none.stderr.hasPrefix("error: missing command\n"))
     }
 

@@ -3,11 +3,11 @@ import IconrTestSupport
 import Testing
 
 /// `iconr expression`: the suite's record on stdout, exit 1 when it does not compile, 64 for
-/// arguments that are not JSON, every error one line.
+/// arguments that are not JSON, every error one line. Run in process.
 struct ExpressionCommandTests {
+    /// In process: the command is pure computation.
     private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments)
-        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+        InProcess.iconr(arguments)
     }
 
     @Test func printsTheCompiledResultAndEachOutput() throws {

@@ -76,12 +76,12 @@ struct RenderCommandTests {
         (["render", "a.svg", "-s", "1", "-s", "2"], "error: -s given more than once"),
     ])
     func usageMistakesExit64WithTheUsageLine(_ arguments: [String], _ message: String) throws {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        let stderr = String(decoding: result.stderr, as: UTF8.self)
+        // In process: the command stops before any file is read.
+        let result = InProcess.iconr(arguments)
         #expect(result.status == 64)
-        #expect(stderr.hasPrefix(message + "\n"), "\(stderr)")
-        #expect(stderr.contains("Usage: iconr render <template.svg>"))
-        #expect(stderr.contains("See 'iconr render --help'."))
+        #expect(result.stderr.hasPrefix(message + "\n"), "\(result.stderr)")
+        #expect(result.stderr.contains("Usage: iconr render <template.svg>"))
+        #expect(result.stderr.contains("See 'iconr render --help'."))
         #expect(result.stdout.isEmpty)
     }
 

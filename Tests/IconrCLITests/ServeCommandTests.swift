@@ -221,15 +221,19 @@ struct ServeCommandTests {
     }
 
     @Test func usageMistakesAndBusyPortsAreOneLine() throws {
-        let missing = try TestSupport.run(TestSupport.iconrExecutable, ["serve"], directory: directory)
+        // In process: all of these stop before a socket is opened or a signal blocked.
+        let missing = InProcess.iconr(["serve"])
         #expect(missing.status == 64)
-        #expect(String(decoding: missing.stderr, as: UTF8.self).hasPrefix("error: missing --icons DIR"))
-        let twice = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--icons", "./icons"], directory: directory)
-        #expect(twice.status == 64)
-        let notFolder = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "nothing", "--listen", "127.0.0.1:0"],
-                                            directory: directory)
+        #expect(missing.stderr.hasPrefix("error: missing --icons DIR"))
+        let twice = InProcess.iconr(["serve", "--icons", icons.path, "--icons", icons.path + "/"])
+        #expect(twice.status == 64 && twice.stderr.hasPrefix("error: --icons: the name 'icons' is given twice"), "\(twice.stderr)")
+        #expect(InProcess.iconr(["serve", "--icons", icons.path, "--max-scale", "0"]).status == 64)
+        #expect(InProcess.iconr(["serve", "--icons", icons.path + "=a:b"]).status == 64)
+        let nowhere = directory.appendingPathComponent("nothing").path
+        let notFolder = InProcess.iconr(["serve", "--icons", nowhere, "--listen", "127.0.0.1:0", "--no-cache"])
         #expect(notFolder.status == 1)
-        #expect(String(decoding: notFolder.stderr, as: UTF8.self) == "error: nothing: not a folder of icons\n")
+        #expect(notFolder.stderr == "error: \(nowhere): not a folder of icons\n")
+        // These two need the binary: the port is opened after the signals are blocked.
         let server = try serve()
         let busy = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:\(server.port)"],
                                        directory: directory)
