@@ -43,7 +43,7 @@ public final class DiskCache: Sendable {
         self.batch = batch.map { Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4) }
         for path in [directory, entries, entries + "/packs"] {
             guard FileReader.makeFolder(path) else {
-                throw IconrError.io("cannot create the cache directory: \(String(cString: strerror(errno)))", file: path)
+                throw IconrError.folder(path: path, problem: .cannotCreate(purpose: "the cache directory", errno: errno))
             }
         }
     }

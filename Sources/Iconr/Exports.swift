@@ -12,6 +12,7 @@
 @_exported import struct IconrCore.TemplateWarning
 @_exported import struct IconrCore.TemplateError
 @_exported import struct IconrCore.ParameterError
+@_exported import struct IconrCore.FileReadError
 @_exported import struct IconrCore.ResolvedParameters
 @_exported import struct IconrCore.IconParameters
 @_exported import struct IconrCore.VariantKey

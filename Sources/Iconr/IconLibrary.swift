@@ -46,7 +46,7 @@ public final class IconLibrary: Sendable {
     /// The template named `name`: `flag` for `flag.svg` (or `.svgz`), `roads/shield` for one
     /// in a subfolder; loaded on first use and reloaded when its file changed.
     /// - Throws: `IconrError.unknownIcon` (also for names that would leave the folder:
-    ///   `..`, hidden files, absolute paths), `.template`, `.io`.
+    ///   `..`, hidden files, absolute paths), `.template`, `.read`.
     public func source(named name: String) throws(IconrError) -> IconSource {
         try template(named: name).source
     }

@@ -1,3 +1,4 @@
+import Glibc
 import IconrCore
 import IconrRender
 
@@ -9,8 +10,14 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     case parameter(ParameterError, file: String?)
     /// librsvg, cairo or libpng failed, or the isolated renderer crashed or timed out.
     case render(RenderError, file: String?)
-    /// The file could not be read or written.
-    case io(String, file: String)
+    /// A file could not be read (what went wrong is in the `FileReadError`).
+    case read(FileReadError)
+    /// The file is a PNG image where an SVG template was expected.
+    case notATemplate(path: String)
+    /// A folder could not be made, or is not a folder of icons.
+    case folder(path: String, problem: FolderProblem)
+    /// A variants file is not one, or gives a color that is not one.
+    case variants(path: String, problem: VariantsProblem)
     /// An icon library has no template of that name.
     case unknownIcon(String, directory: String)
     /// The task that asked was cancelled before its render started.
@@ -21,11 +28,33 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .template(let error): error.description
         case .parameter(let error, let file): prefixed(file, error.description)
         case .render(let error, let file): prefixed(file, error.description)
-        case .io(let message, let file): prefixed(file, message)
+        case .read(let error): error.description
+        case .notATemplate(let path): "\(path): is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
+        case .folder(let path, .cannotCreate(let purpose, let code)): "\(path): cannot create \(purpose): \(String(cString: strerror(code)))"
+        case .folder(let path, .notAFolderOfIcons): "\(path): not a folder of icons"
+        case .variants(let path, .malformed):
+            "\(path): not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}"
+        case .variants(let path, .parameter(let icon, let error)): "\(path): icon \"\(icon)\": \(error)"
         case .unknownIcon(let name, let directory): "unknown icon \"\(name)\": no \(name).svg in \(directory)"
         case .cancelled: "cancelled"
         }
     }
+}
+
+/// Why a folder did not do.
+public enum FolderProblem: Hashable, Sendable {
+    /// Making it (`purpose`: "the cache directory", "the folder") failed with this errno.
+    case cannotCreate(purpose: String, errno: Int32)
+    /// It does not exist or is not a folder.
+    case notAFolderOfIcons
+}
+
+/// Why a variants file did not do.
+public enum VariantsProblem: Hashable, Sendable {
+    /// It is not `{"icon": [{"params": {...}, "id": ...}]}`.
+    case malformed
+    /// A color of one of `icon`'s variants is not a color.
+    case parameter(icon: String, ParameterError)
 }
 
 private func prefixed(_ file: String?, _ message: String) -> String {
@@ -34,11 +63,11 @@ private func prefixed(_ file: String?, _ message: String) -> String {
 
 extension IconrError {
     /// The SVG bytes of the template file at `path`, decompressed when it is an `.svgz`; an
-    /// `.io` error names the file when it cannot be read, and a PNG is refused by name.
+    /// `.read` error names the file when it cannot be read, and a PNG is `.notATemplate`.
     public static func readingTemplate(_ path: String) throws(IconrError) -> [UInt8] {
         let bytes = try reading(path)
         if PNGDecoder.isPNG(bytes) {
-            throw IconrError.io("is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)", file: path)
+            throw IconrError.notATemplate(path: path)
         }
         guard Gzip.isCompressed(bytes) else { return bytes }
         do {
@@ -48,12 +77,12 @@ extension IconrError {
         }
     }
 
-    /// The bytes of the file at `path`, or an `.io` error naming it (`no such file`, ...).
+    /// The bytes of the file at `path`, or a `.read` error naming it (`no such file`, ...).
     public static func reading(_ path: String) throws(IconrError) -> [UInt8] {
         do {
             return try FileReader.read(path)
         } catch {
-            throw IconrError.io(error.reason, file: path)
+            throw IconrError.read(error)
         }
     }
 }

@@ -152,7 +152,7 @@ enum SpriteCommand: Command {
         if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
             let folder = String(prefix[..<slash])
             guard FileReader.makeFolder(folder) else {
-                throw IconrError.io("cannot create the folder: \(String(cString: strerror(errno)))", file: folder)
+                throw IconrError.folder(path: folder, problem: .cannotCreate(purpose: "the folder", errno: errno))
             }
         }
         // A build whose command was killed must not write: its user has moved on.
@@ -221,17 +221,17 @@ enum SpriteCommand: Command {
         do {
             entries = try JSONDecoder().decode([String: [Entry]].self, from: Data(bytes))
         } catch {
-            throw IconrError.io("not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}",
-                                file: path)
+            throw IconrError.variants(path: path, problem: .malformed)
         }
         // Colors are parsed here, once: a bad one names this file and the icon.
         var variants: [String: [SpriteVariant]] = [:]
         for (icon, list) in entries.sorted(by: { $0.key < $1.key }) {
-            variants[icon] = try list.map { entry throws(IconrError) in
-                do {
-                    return SpriteVariant(id: entry.id, params: try IconParameters(parsing: entry.params))
-                } catch {
-                    throw IconrError.io("icon \"\(icon)\": \(error)", file: path)
+            variants[icon] = variants[icon] ?? []
+            for entry in list {
+                let params = Result { () throws(ParameterError) -> IconParameters in try IconParameters(parsing: entry.params) }
+                switch params {
+                case .success(let params): variants[icon, default: []].append(SpriteVariant(id: entry.id, params: params))
+                case .failure(let error): throw IconrError.variants(path: path, problem: .parameter(icon: icon, error))
                 }
             }
         }

@@ -1,9 +1,28 @@
 import Glibc
 
 /// Why a file could not be written.
+/// Why a file could not be written: the file, and what went wrong as data.
 public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Problem: Hashable, Sendable {
+        /// A system call (`open`, `write`, `close`, `rename`) failed with this errno.
+        case system(call: String, errno: Int32)
+        /// The folder it would go in does not exist.
+        case noSuchFolder(String)
+        /// `write` wrote nothing and reported no error.
+        case nothingWritten
+    }
+
     public let path: String
-    public let reason: String
+    public let problem: Problem
+
+    /// What went wrong, without the path.
+    public var reason: String {
+        switch problem {
+        case .system(_, let code): String(cString: strerror(code))
+        case .noSuchFolder(let folder): "no such directory \(folder)"
+        case .nothingWritten: "nothing was written"
+        }
+    }
 
     public var description: String { "\(path): cannot write it: \(reason)" }
 }
@@ -73,7 +92,7 @@ public enum AtomicFile {
                 }
             }
             for (index, file) in replaced.enumerated() where rename(temporaries[index], file.target) != 0 {
-                let reason = String(cString: strerror(errno))
+                let code = errno
                 temporaries[index...].forEach { unlink($0) }
                 // Put back what the renames before this one replaced.
                 for earlier in 0..<index {
@@ -83,7 +102,7 @@ public enum AtomicFile {
                         unlink(replaced[earlier].target)
                     }
                 }
-                return FileWriteError(path: file.path, reason: reason)
+                return FileWriteError(path: file.path, problem: .system(call: "rename", errno: code))
             }
             return nil
         }
@@ -114,21 +133,21 @@ public enum AtomicFile {
     /// Opens the existing special file `path` and writes `bytes` to it.
     private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
         let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { throw FileWriteError(path: path, reason: String(cString: strerror(errno))) }
+        guard descriptor >= 0 else { throw FileWriteError(path: path, problem: .system(call: "open", errno: errno)) }
         var failure = writeAll(bytes, to: descriptor)
-        if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
-        if let failure { throw FileWriteError(path: path, reason: failure) }
+        if close(descriptor) != 0, failure == nil { failure = .system(call: "close", errno: errno) }
+        if let failure { throw FileWriteError(path: path, problem: failure) }
     }
 
-    /// Writes every byte; the reason of a failure, or nil.
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> String? {
-        bytes.withUnsafeBytes { buffer -> String? in
+    /// Writes every byte; what failed, or nil.
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> FileWriteError.Problem? {
+        bytes.withUnsafeBytes { buffer -> FileWriteError.Problem? in
             guard let base = buffer.baseAddress else { return nil }
             var written = 0
             while written < buffer.count {
                 let result = Glibc.write(descriptor, base + written, buffer.count - written)
                 if result < 0, errno == EINTR { continue }
-                if result <= 0 { return result < 0 ? String(cString: strerror(errno)) : "nothing was written" }
+                if result <= 0 { return result < 0 ? .system(call: "write", errno: errno) : .nothingWritten }
                 written += result
             }
             return nil
@@ -145,16 +164,16 @@ public enum AtomicFile {
         pending.withLock { _ = $0.insert(temporary) }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            let reason = errno == ENOENT || errno == ENOTDIR ? "no such directory \(directory)" : String(cString: strerror(errno))
+            let problem: FileWriteError.Problem = errno == ENOENT || errno == ENOTDIR ? .noSuchFolder(directory) : .system(call: "open", errno: errno)
             pending.withLock { _ = $0.remove(temporary) }
-            throw FileWriteError(path: shownPath, reason: reason)
+            throw FileWriteError(path: shownPath, problem: problem)
         }
         var failure = writeAll(bytes, to: descriptor)
-        if close(descriptor) != 0, failure == nil { failure = String(cString: strerror(errno)) }
+        if close(descriptor) != 0, failure == nil { failure = .system(call: "close", errno: errno) }
         if let failure {
             unlink(temporary)
             pending.withLock { _ = $0.remove(temporary) }
-            throw FileWriteError(path: shownPath, reason: failure)
+            throw FileWriteError(path: shownPath, problem: failure)
         }
         return temporary
     }

@@ -1,9 +1,33 @@
 import Glibc
 
-/// Why a file could not be read, in the words people expect (`no such file`, ...).
+/// Why a file could not be read: the file, and what went wrong as data (the system call
+/// and its errno, or what the file is), told in the words people expect (`no such file`).
 public struct FileReadError: Error, Hashable, Sendable, CustomStringConvertible {
+    public enum Problem: Hashable, Sendable {
+        /// A system call (`open`, `fstat`, `read`) failed with this errno.
+        case system(call: String, errno: Int32)
+        /// It is a folder, FIFO, device, socket or link (`kind`: "a FIFO"), not a regular file.
+        case notRegularFile(kind: String)
+        /// It is larger than `limit` bytes (`bytes`: its size, when known before reading).
+        case tooLarge(bytes: Int?, limit: Int)
+    }
+
     public let path: String
-    public let reason: String
+    public let problem: Problem
+
+    /// What went wrong, without the path: `no such file`, `is a FIFO, not a regular file`.
+    public var reason: String {
+        switch problem {
+        case .system(_, ENOENT): "no such file"
+        case .system(_, EACCES): "permission denied"
+        case .system(_, EISDIR): "is a directory, not a regular file"
+        case .system(_, ELOOP): "is a symbolic link, which is not followed here"
+        case .system(_, let code): "cannot read it: \(String(cString: strerror(code)))"
+        case .notRegularFile(let kind): "is \(kind), not a regular file"
+        case .tooLarge(let bytes?, let limit): "is \(bytes) bytes, more than the \(limit >> 20) MiB an icon may have"
+        case .tooLarge(nil, let limit): "is more than the \(limit >> 20) MiB an icon may have"
+        }
+    }
 
     public var description: String { "\(path): \(reason)" }
 }
@@ -24,27 +48,27 @@ public enum FileReader {
     public static func readWithTime(_ path: String, followingLinks: Bool = true) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
         // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW))
-        guard descriptor >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
+        guard descriptor >= 0 else { throw FileReadError(path: path, problem: .system(call: "open", errno: errno)) }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
+        guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, problem: .system(call: "fstat", errno: errno)) }
         // Only regular files: a FIFO or a device could block forever or never end.
         if let kind = nonRegularKind(info.st_mode) {
-            throw FileReadError(path: path, reason: "is \(kind), not a regular file")
+            throw FileReadError(path: path, problem: .notRegularFile(kind: kind))
         }
         guard Int(info.st_size) <= maxSize else {
-            throw FileReadError(path: path, reason: "is \(info.st_size) bytes, more than the \(maxSize >> 20) MiB an icon may have")
+            throw FileReadError(path: path, problem: .tooLarge(bytes: Int(info.st_size), limit: maxSize))
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: max(4096, Int(info.st_size) + 1))
         while true {
             let count = chunk.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
-            guard count >= 0 else { throw FileReadError(path: path, reason: reasonText(errno)) }
+            guard count >= 0 else { throw FileReadError(path: path, problem: .system(call: "read", errno: errno)) }
             if count == 0 { return (bytes, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec) }
             bytes += chunk[0..<count]
             guard bytes.count <= maxSize else {
-                throw FileReadError(path: path, reason: "is more than the \(maxSize >> 20) MiB an icon may have")
+                throw FileReadError(path: path, problem: .tooLarge(bytes: nil, limit: maxSize))
             }
         }
     }
@@ -84,16 +108,6 @@ public enum FileReader {
         case S_IFSOCK: "a socket"
         case S_IFLNK: "a symbolic link"
         default: "not a file"
-        }
-    }
-
-    private static func reasonText(_ code: Int32) -> String {
-        switch code {
-        case ENOENT: "no such file"
-        case EACCES: "permission denied"
-        case EISDIR: "is a directory, not a regular file"
-        case ELOOP: "is a symbolic link, which is not followed here"
-        default: "cannot read it: \(String(cString: strerror(code)))"
         }
     }
 }

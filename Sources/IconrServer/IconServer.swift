@@ -63,7 +63,7 @@ public final class IconServer: Sendable {
         for set in options.iconSets {
             var info = stat()
             guard stat(set.directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
-                throw IconrError.io("not a folder of icons", file: set.directory)
+                throw IconrError.folder(path: set.directory, problem: .notAFolderOfIcons)
             }
             libraries.append((set.name, IconLibrary(directory: set.directory, renderer: renderer)))
             sprites[set.name] = ServedSprite(directories: [set.directory], style: nil, options: options, placement: placement,

@@ -25,6 +25,53 @@ struct BadInputTests {
         })
     }
 
+    /// Errors are cases with data, and one line each: a caller can tell a missing file from
+    /// a FIFO from a PNG, and a person reads the same words as before.
+    @Test func fileErrorsAreCasesWithTheirData() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-errors-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let missing = folder.appendingPathComponent("missing.svg").path
+        #expect(throws: IconrError.self) { try IconSource(path: missing) }
+        do {
+            _ = try IconSource(path: missing)
+        } catch {
+            guard case .read(let failure) = error else { Issue.record("not a read error: \(error)"); return }
+            #expect(failure.problem == .system(call: "open", errno: ENOENT))
+            #expect(error.description == "\(missing): no such file")
+        }
+        let fifo = folder.appendingPathComponent("pipe.svg").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        do {
+            _ = try IconSource(path: fifo)
+            Issue.record("a FIFO was read")
+        } catch {
+            guard case .read(let failure) = error else { Issue.record("not a read error: \(error)"); return }
+            #expect(failure.problem == .notRegularFile(kind: "a FIFO"))
+            #expect(error.description == "\(fifo): is a FIFO, not a regular file")
+        }
+        let png = folder.appendingPathComponent("picture.svg").path
+        try Data(try PNGEncoder.encode(RasterImage(size: PixelSize(width: 1, height: 1), pixels: [0, 0, 0, 255]))).write(to: URL(fileURLWithPath: png))
+        do {
+            _ = try IconSource(path: png)
+            Issue.record("a PNG was taken for a template")
+        } catch {
+            guard case .notATemplate(let path) = error else { Issue.record("not notATemplate: \(error)"); return }
+            #expect(path == png)
+            #expect(error.description.hasPrefix("\(png): is a PNG image, not an SVG template"))
+        }
+        let blocked = folder.appendingPathComponent("file").path
+        try Data().write(to: URL(fileURLWithPath: blocked))
+        do {
+            _ = try DiskCache(directory: blocked + "/cache")
+            Issue.record("a cache folder was made under a file")
+        } catch {
+            guard case .folder(_, .cannotCreate(let purpose, let code)) = error else { Issue.record("not a folder error: \(error)"); return }
+            #expect(purpose == "the cache directory" && code == ENOTDIR)
+            #expect(error.description == "\(blocked)/cache: cannot create the cache directory: Not a directory")
+        }
+    }
+
     @Test func positionsOfXMLErrorsAreReported() {
         let text = "<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'>\n<g>\n</svg>"
         #expect(performing: { try IconSource(name: "bad", bytes: Array(text.utf8), path: "bad.svg").render() },
