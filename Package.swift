@@ -34,16 +34,26 @@ let package = Package(
         // `iconr serve`'s routes: icons, sprites, styles, iconr.js, metrics, over IconrHTTP.
         .target(name: "IconrServer", dependencies: ["Iconr", "IconrCore", "IconrHTTP"]),
         // Commands, argument scanning and help text.
-        .target(name: "IconrCLI", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrServer", "IconrHTTP", "CSystem"]),
+        .target(
+            name: "IconrCLI",
+            dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrServer", "IconrHTTP", "CSystem"]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
-        .executableTarget(name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+        .executableTarget(
+            name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
         // Paths, process running and image comparison shared by the test targets.
-        .target(name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrRender"], path: "Tests/IconrTestSupport"),
+        .target(
+            name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrRender"],
+            path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
         .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore"]),
         .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
-        .testTarget(name: "IconrServerTests", dependencies: ["IconrServer", "IconrHTTP", "Iconr", "IconrCore", "IconrRender",
-                                                            "IconrTestSupport"]),
-        .testTarget(name: "IconrCLITests", dependencies: ["IconrCLI", "Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+        .testTarget(
+            name: "IconrServerTests",
+            dependencies: [
+                "IconrServer", "IconrHTTP", "Iconr", "IconrCore", "IconrRender",
+                "IconrTestSupport",
+            ]),
+        .testTarget(
+            name: "IconrCLITests", dependencies: ["IconrCLI", "Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
     ]
 )

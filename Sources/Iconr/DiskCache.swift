@@ -1,6 +1,6 @@
-import IconrCore
 import Dispatch
 import Glibc
+import IconrCore
 import IconrRender
 
 /// Rendered PNGs on disk, content-addressed: an entry's name is the SHA-256 of its variant
@@ -40,10 +40,13 @@ public final class DiskCache: Sendable {
         let entries = directory + "/entries-v1"
         self.entries = entries
         // A pack may take a quarter of the cache (64 MiB by default).
-        self.batch = batch.map { Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4) }
+        self.batch = batch.map {
+            Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4)
+        }
         for path in [directory, entries, entries + "/packs"] {
             guard FileReader.makeFolder(path) else {
-                throw IconrError.folder(path: path, problem: .cannotCreate(purpose: "the cache directory", errno: errno))
+                throw IconrError.folder(
+                    path: path, problem: .cannotCreate(purpose: "the cache directory", errno: errno))
             }
         }
     }
@@ -57,17 +60,21 @@ public final class DiskCache: Sendable {
 
     /// The PNG and its pixels for `key`, or nil when there is no sound entry of that key
     /// (whose image is at most `maxSize`, checked before its pixels are allocated).
-    public func read(_ key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize) -> (png: [UInt8], image: RasterImage)? {
+    public func read(
+        _ key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize
+    ) -> (png: [UInt8], image: RasterImage)? {
         let name = entryName(key)
         if let batch, let entry = batch.stored(name) {
-            if let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize) {
+            if let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize)
+            {
                 batch.keep(entry, as: name)
                 return (png, image)
             }
         }
         let path = entryPath(name)
         guard let (entry, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
-        guard let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize) else {
+        guard let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize)
+        else {
             unlink(path)
             return nil
         }
@@ -89,7 +96,9 @@ public final class DiskCache: Sendable {
     private func refreshTime(of path: String, modified: Int) {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 { utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW) }
+        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 {
+            utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
+        }
     }
 
     /// Stores `bytes` under `name` (composed sprite sheets); a failure only costs a later build.
@@ -182,21 +191,30 @@ public final class DiskCache: Sendable {
         var files: [EntryFile] = []
         for folder in FileReader.names(in: entries) {
             let suffix: String
-            if folder == "packs" { suffix = ".pack" }
-            else if folder == "sheets" { suffix = ".sheets" }
-            else if folder.utf8.count == 2, folder.utf8.allSatisfy(Self.isHexDigit) { suffix = ".png" }
-            else { continue }
+            if folder == "packs" {
+                suffix = ".pack"
+            } else if folder == "sheets" {
+                suffix = ".sheets"
+            } else if folder.utf8.count == 2, folder.utf8.allSatisfy(Self.isHexDigit) {
+                suffix = ".png"
+            } else {
+                continue
+            }
             let path = entries + "/" + folder
             let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
             guard descriptor >= 0 else { continue }
             defer { close(descriptor) }
             for name in FileReader.names(in: path) {
                 guard name.hasSuffix(suffix), case let stem = name.utf8.dropLast(suffix.utf8.count),
-                      stem.count == 64, stem.allSatisfy(Self.isHexDigit) else { continue }
+                    stem.count == 64, stem.allSatisfy(Self.isHexDigit)
+                else { continue }
                 var info = stat()
-                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-                files.append(EntryFile(folder: path, name: name, size: Int(info.st_size),
-                                       modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+                guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG
+                else { continue }
+                files.append(
+                    EntryFile(
+                        folder: path, name: name, size: Int(info.st_size),
+                        modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
             }
         }
         return files
@@ -220,7 +238,9 @@ private struct EntryFile {
         guard descriptor >= 0 else { return }
         defer { close(descriptor) }
         var info = stat()
-        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return
+        }
         unlinkat(descriptor, name, 0)
     }
 }
@@ -257,7 +277,8 @@ enum CacheEntry {
         guard start >= 8 else { return nil }
         let header = entry[start..<(start + 8)]
         guard header.prefix(4).reduce(0, { $0 << 8 | Int($1) }) == length, header.suffix(4).elementsEqual(chunkType),
-              entry[(start + 8)..<(start + 8 + identity.count)].elementsEqual(identity), entry[start + 8 + identity.count] == 0
+            entry[(start + 8)..<(start + 8 + identity.count)].elementsEqual(identity),
+            entry[start + 8 + identity.count] == 0
         else { return nil }
         let digest = entry[(start + 8 + identity.count + 1)..<(start + 8 + length)]
         let png = Array(entry[..<start]) + Array(entry[end...])

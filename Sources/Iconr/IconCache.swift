@@ -1,5 +1,5 @@
-import IconrCore
 import Dispatch
+import IconrCore
 import IconrRender
 
 /// Rendered variants in memory (an LRU bounded by bytes) and optionally on disk, with
@@ -23,8 +23,10 @@ public final class IconCache: Sendable {
 
     /// `memoryLimit` bounds pixels + PNG bytes kept in memory (default 64 MiB); `writingDisk`
     /// runs each disk write (the CLI holds interrupts back around it).
-    public init(memoryLimit: Int = 64 << 20, disk: DiskCache? = nil,
-                writingDisk: @escaping @Sendable (() -> Void) -> Void = { $0() }) {
+    public init(
+        memoryLimit: Int = 64 << 20, disk: DiskCache? = nil,
+        writingDisk: @escaping @Sendable (() -> Void) -> Void = { $0() }
+    ) {
         memory = LRUCache(costLimit: memoryLimit)
         self.disk = disk
         self.writingDisk = writingDisk
@@ -43,8 +45,10 @@ public final class IconCache: Sendable {
     /// The variant for `key`: from memory, else from disk (`decode` turns the stored pixels
     /// into an icon; an entry larger than `maxSize` is not read), else from `render`, whose
     /// result is stored in both.
-    public func variant(for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize, decode: (RasterImage) -> RenderedIcon,
-                        render: () throws(IconrError) -> RenderedIcon) throws(IconrError) -> IconVariant {
+    public func variant(
+        for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize, decode: (RasterImage) -> RenderedIcon,
+        render: () throws(IconrError) -> RenderedIcon
+    ) throws(IconrError) -> IconVariant {
         if let hit = memory.value(for: key) { return hit }
         let (flight, isLeader) = inFlight.withLock { flights -> (Flight, Bool) in
             if let flight = flights[key] { return (flight, false) }
@@ -62,8 +66,10 @@ public final class IconCache: Sendable {
         return try result.get()
     }
 
-    private func produce(_ key: VariantKey, maxSize: PixelSize, decode: (RasterImage) -> RenderedIcon,
-                         render: () throws(IconrError) -> RenderedIcon) throws(IconrError) -> IconVariant {
+    private func produce(
+        _ key: VariantKey, maxSize: PixelSize, decode: (RasterImage) -> RenderedIcon,
+        render: () throws(IconrError) -> RenderedIcon
+    ) throws(IconrError) -> IconVariant {
         if let stored = disk?.read(key, maxSize: maxSize) {
             counters.withLock { $0.diskHits += 1 }
             return IconVariant(key: key, icon: decode(stored.image), png: stored.png)

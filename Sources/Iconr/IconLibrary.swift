@@ -1,6 +1,6 @@
-import IconrCore
 import Dispatch
 import Glibc
+import IconrCore
 import IconrRender
 
 /// A folder of icon templates that a renderer asks for variants by name:
@@ -25,8 +25,10 @@ public final class IconLibrary: Sendable {
 
     /// Renders in process by default, the fastest; `placement: .isolated(...)` runs librsvg in
     /// worker processes, for icons from untrusted sources.
-    public convenience init(directory: String, cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess,
-                            limits: RenderLimits = .default) {
+    public convenience init(
+        directory: String, cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess,
+        limits: RenderLimits = .default
+    ) {
         self.init(directory: directory, renderer: IconRenderer(cache: cache, placement: placement, limits: limits))
     }
 
@@ -54,14 +56,18 @@ public final class IconLibrary: Sendable {
     /// The variant of icon `name` with `params` (color text in the style specification's
     /// syntax; unknown names ignored) at `scale`, from the cache or rendered now.
     /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.template`, `.render`.
-    public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) throws(IconrError) -> IconVariant {
+    public func icon(
+        named name: String, params: [String: String] = [:], scale: Double = 1
+    ) throws(IconrError) -> IconVariant {
         let request = try request(named: name, text: params, scale: scale)
         return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
 
     /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it
     /// renders; a memory hit answers at once.
-    public func icon(named name: String, params: [String: String] = [:], scale: Double = 1) async throws(IconrError) -> IconVariant {
+    public func icon(
+        named name: String, params: [String: String] = [:], scale: Double = 1
+    ) async throws(IconrError) -> IconVariant {
         let request = try request(named: name, text: params, scale: scale)
         return try await renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
@@ -76,8 +82,11 @@ public final class IconLibrary: Sendable {
     /// resolved against it and the variant's key (remembered for repeated requests, as
     /// `icon(named:params:scale:)` does). The server checks its failure memory and queue
     /// between this and `IconRenderer.variant`.
-    package func request(named name: String, params: IconParameters, scale: Double) throws(IconrError)
-        -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
+    package func request(
+        named name: String, params: IconParameters, scale: Double
+    ) throws(IconrError)
+        -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
+    {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
         let (key, resolved) = file.key(params, scale: scale)
@@ -85,8 +94,11 @@ public final class IconLibrary: Sendable {
     }
 
     /// `request(named:params:scale:)` with color text, parsed once per distinct request.
-    private func request(named name: String, text: [String: String], scale: Double) throws(IconrError)
-        -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
+    private func request(
+        named name: String, text: [String: String], scale: Double
+    ) throws(IconrError)
+        -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
+    {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: path(of: name)) }
         let file = try template(named: name)
         let (key, resolved) = try file.key(text: text, scale: scale)
@@ -174,7 +186,9 @@ private final class TemplateFile: Sendable {
         return (source.key(resolved, scale: scale), resolved)
     }
 
-    private func remember(_ request: Request, _ made: (VariantKey, ResolvedParameters)) -> (VariantKey, ResolvedParameters) {
+    private func remember(
+        _ request: Request, _ made: (VariantKey, ResolvedParameters)
+    ) -> (VariantKey, ResolvedParameters) {
         keys.withLock { known in
             if known.count >= Self.maxRemembered { known.removeAll(keepingCapacity: true) }
             known[request] = made
@@ -189,10 +203,14 @@ extension IconLibrary {
     /// parameter colors, and the raster is `icon-size` by Mapbox's rules for the tile's zoom
     /// (`StyleLayer.rasterSize`) times the pixel ratio. Nil when the layer shows no icon for
     /// this feature (its filter, its zoom range, or its `icon-image`).
-    public func icon(for feature: ExpressionFeature, layer: StyleLayer, zoom: Double, pixelRatio: Double,
-                     context: EvaluationContext = EvaluationContext()) throws(IconrError) -> IconVariant? {
+    public func icon(
+        for feature: ExpressionFeature, layer: StyleLayer, zoom: Double, pixelRatio: Double,
+        context: EvaluationContext = EvaluationContext()
+    ) throws(IconrError) -> IconVariant? {
         let tileZoom = max(0, zoom.rounded(.down))
-        guard layer.tileZooms.contains(tileZoom), layer.shows(feature, zoom: tileZoom, context: context) else { return nil }
+        guard layer.tileZooms.contains(tileZoom), layer.shows(feature, zoom: tileZoom, context: context) else {
+            return nil
+        }
         // Asked only by coalesce, so most features never touch the disk here.
         let directory = directory
         var imageContext = context
@@ -201,6 +219,7 @@ extension IconLibrary {
         }
         guard let image = layer.image(for: feature, zoom: tileZoom, context: imageContext) else { return nil }
         let scale = layer.rasterSize(for: feature, tileZoom: tileZoom, context: context) * pixelRatio
-        return try icon(named: image.name, params: IconParameters(image.params.mapValues(\.color)), scale: max(scale, 0.01))
+        return try icon(
+            named: image.name, params: IconParameters(image.params.mapValues(\.color)), scale: max(scale, 0.01))
     }
 }

@@ -1,5 +1,5 @@
-import IconrCore
 import Glibc
+import IconrCore
 
 /// An icon's references to other files (`<image href="x.png">`, `<use>` of another file,
 /// CSS `url()`), which librsvg draws once the document has its file as base: the files
@@ -7,7 +7,9 @@ import Glibc
 package enum IconReferences {
     /// The digest that keys `bytes` (the template at `path`) in caches, covering the files it
     /// draws, and a warning for each reference that is not drawn.
-    package static func digest(of bytes: [UInt8], template: SVGTemplate, path: String) -> (digest: String, warnings: [String]) {
+    package static func digest(
+        of bytes: [UInt8], template: SVGTemplate, path: String
+    ) -> (digest: String, warnings: [String]) {
         var warnings: [String] = []
         var input = bytes
         for reference in template.externalReferences {
@@ -67,7 +69,8 @@ private extension String {
         var utf8 = Array(self.utf8)[...]
         while let byte = utf8.popFirst() {
             if byte == UInt8(ascii: "%"), utf8.count >= 2,
-               let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) {
+                let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16)
+            {
                 bytes.append(value)
                 utf8 = utf8.dropFirst(2)
             } else {
@@ -77,4 +80,3 @@ private extension String {
         return String(decoding: bytes, as: UTF8.self)
     }
 }
-

@@ -1,6 +1,6 @@
-import IconrCore
 import Dispatch
 import FoundationEssentials
+import IconrCore
 import IconrRender
 
 /// Where librsvg runs: in this process (fastest), or in reusable `iconr render-worker`
@@ -109,11 +109,14 @@ public final class IconSource: Sendable {
     }
 
     /// Width and height at scale 1 in pixels, as librsvg measures them (it loads here).
-    public func intrinsicSize(placement: RenderPlacement = .inProcess,
-                              limits: RenderLimits = .default) throws(IconrError) -> (width: Double, height: Double) {
+    public func intrinsicSize(
+        placement: RenderPlacement = .inProcess,
+        limits: RenderLimits = .default
+    ) throws(IconrError) -> (width: Double, height: Double) {
         do {
             switch placement {
-            case .isolated(let workers): return try workers.intrinsicSize(of: template.bytes, timeout: limits.timeout, baseFile: baseFile)
+            case .isolated(let workers):
+                return try workers.intrinsicSize(of: template.bytes, timeout: limits.timeout, baseFile: baseFile)
             case .inProcess:
                 let document = try loadedDocument()
                 return (document.intrinsicWidth, document.intrinsicHeight)
@@ -124,16 +127,20 @@ public final class IconSource: Sendable {
     }
 
     /// The raster size at `scale`: `max(1, round(W*s)) x max(1, round(H*s))`.
-    public func pixelSize(scale: Double, placement: RenderPlacement = .inProcess,
-                          limits: RenderLimits = .default) throws(IconrError) -> PixelSize {
+    public func pixelSize(
+        scale: Double, placement: RenderPlacement = .inProcess,
+        limits: RenderLimits = .default
+    ) throws(IconrError) -> PixelSize {
         let size = try intrinsicSize(placement: placement, limits: limits)
         return PixelSize.raster(width: size.width, height: size.height, scale: scale)
     }
 
     /// Renders the icon with `params` applied at `scale` (1 for 1x, 2 for 2x, any finite
     /// number > 0), uncached. `IconRenderer` is the cached way.
-    public func render(params: [String: String] = [:], scale: Double = 1, placement: RenderPlacement = .inProcess,
-                       limits: RenderLimits = .default) throws(IconrError) -> RenderedIcon {
+    public func render(
+        params: [String: String] = [:], scale: Double = 1, placement: RenderPlacement = .inProcess,
+        limits: RenderLimits = .default
+    ) throws(IconrError) -> RenderedIcon {
         try render(resolve(parameters(parsing: params)), scale: scale, placement: placement, limits: limits)
     }
 
@@ -142,8 +149,10 @@ public final class IconSource: Sendable {
     /// document with the new colors.
     /// - Throws: `IconrError.render` (a document librsvg refuses, a raster too large, a crash
     ///   or timeout in a worker).
-    public func render(_ params: ResolvedParameters, scale: Double, placement: RenderPlacement = .inProcess,
-                       limits: RenderLimits = .default) throws(IconrError) -> RenderedIcon {
+    public func render(
+        _ params: ResolvedParameters, scale: Double, placement: RenderPlacement = .inProcess,
+        limits: RenderLimits = .default
+    ) throws(IconrError) -> RenderedIcon {
         do {
             let image: RasterImage
             switch placement {
@@ -163,11 +172,14 @@ public final class IconSource: Sendable {
     /// Measures the document and the boxes of the elements with `elementIDs` (spritezero's
     /// `mapbox-stretch` rectangles), with librsvg where `placement` says.
     /// - Throws: `IconrError.render` naming this file.
-    package func measure(elementIDs: [String], placement: RenderPlacement, limits: RenderLimits) throws(IconrError) -> SVGMeasurement {
+    package func measure(
+        elementIDs: [String], placement: RenderPlacement, limits: RenderLimits
+    ) throws(IconrError) -> SVGMeasurement {
         do {
             switch placement {
             case .isolated(let workers):
-                return try workers.measure(template.bytes, elementIDs: elementIDs, timeout: limits.timeout, baseFile: baseFile)
+                return try workers.measure(
+                    template.bytes, elementIDs: elementIDs, timeout: limits.timeout, baseFile: baseFile)
             case .inProcess:
                 return try Rasterizer.measure(template.bytes, elementIDs: elementIDs, baseFile: baseFile)
             }
@@ -199,7 +211,9 @@ public final class IconRenderer: Sendable {
     public let placement: RenderPlacement
     public let limits: RenderLimits
 
-    public init(cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess, limits: RenderLimits = .default) {
+    public init(
+        cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess, limits: RenderLimits = .default
+    ) {
         self.cache = cache
         self.placement = placement
         self.limits = limits
@@ -207,47 +221,63 @@ public final class IconRenderer: Sendable {
 
     /// The variant of `source` with `params` at `scale`: cached, or rendered now (once, for
     /// concurrent requests of one variant).
-    public func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double) throws(IconrError) -> IconVariant {
+    public func variant(
+        of source: IconSource, _ params: ResolvedParameters, scale: Double
+    ) throws(IconrError) -> IconVariant {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
         return try variant(of: source, params, scale: scale, key: source.key(params, scale: scale))
     }
 
     /// `variant(of:_:scale:)` with the key already made (`IconLibrary` remembers the keys of
     /// repeated requests: building one costs more than a memory hit).
-    package func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey) throws(IconrError) -> IconVariant {
-        try cache.variant(for: key, maxSize: limits.maxSize, decode: { image in
-            RenderedIcon(image: image, scale: scale, template: source.template)
-        }, render: { () throws(IconrError) -> RenderedIcon in
-            try source.render(params, scale: scale, placement: placement, limits: limits)
-        })
+    package func variant(
+        of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey
+    ) throws(IconrError) -> IconVariant {
+        try cache.variant(
+            for: key, maxSize: limits.maxSize,
+            decode: { image in
+                RenderedIcon(image: image, scale: scale, template: source.template)
+            },
+            render: { () throws(IconrError) -> RenderedIcon in
+                try source.render(params, scale: scale, placement: placement, limits: limits)
+            })
     }
 
     /// Like `variant(of:_:scale:)`, with the parameters' colors by name.
-    public func variant(of source: IconSource, params: IconParameters = IconParameters(), scale: Double = 1) throws(IconrError) -> IconVariant {
+    public func variant(
+        of source: IconSource, params: IconParameters = IconParameters(), scale: Double = 1
+    ) throws(IconrError) -> IconVariant {
         try variant(of: source, source.resolve(params), scale: scale)
     }
 
     /// Like `variant(of:_:scale:)`, with color text for the parameters (parsed here, once).
-    public func variant(of source: IconSource, params: [String: String], scale: Double = 1) throws(IconrError) -> IconVariant {
+    public func variant(
+        of source: IconSource, params: [String: String], scale: Double = 1
+    ) throws(IconrError) -> IconVariant {
         try variant(of: source, params: source.parameters(parsing: params), scale: scale)
     }
 
     /// Like `variant(of:_:scale:)` without blocking the caller's thread while it renders: a
     /// memory hit answers at once, a miss runs on a Dispatch worker; a cancelled task that
     /// has not started its render gets `CancellationError`'s `IconrError.cancelled`.
-    public func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double) async throws(IconrError) -> IconVariant {
+    public func variant(
+        of source: IconSource, _ params: ResolvedParameters, scale: Double
+    ) async throws(IconrError) -> IconVariant {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
         return try await variant(of: source, params, scale: scale, key: source.key(params, scale: scale))
     }
 
-    func variant(of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey) async throws(IconrError) -> IconVariant {
+    func variant(
+        of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey
+    ) async throws(IconrError) -> IconVariant {
         if let hit = cache.memoryHit(for: key) { return hit }
         if Task.isCancelled { throw IconrError.cancelled }
         let result = await withCheckedContinuation { continuation in
             DispatchQueue.global().async {
-                continuation.resume(returning: Result { () throws(IconrError) -> IconVariant in
-                    try self.variant(of: source, params, scale: scale, key: key)
-                })
+                continuation.resume(
+                    returning: Result { () throws(IconrError) -> IconVariant in
+                        try self.variant(of: source, params, scale: scale, key: key)
+                    })
             }
         }
         return try result.get()

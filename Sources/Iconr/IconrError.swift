@@ -29,8 +29,10 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .parameter(let error, let file): prefixed(file, error.description)
         case .render(let error, let file): prefixed(file, error.description)
         case .read(let error): error.description
-        case .notATemplate(let path): "\(path): is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
-        case .folder(let path, .cannotCreate(let purpose, let code)): "\(path): cannot create \(purpose): \(String(cString: strerror(code)))"
+        case .notATemplate(let path):
+            "\(path): is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
+        case .folder(let path, .cannotCreate(let purpose, let code)):
+            "\(path): cannot create \(purpose): \(String(cString: strerror(code)))"
         case .folder(let path, .notAFolderOfIcons): "\(path): not a folder of icons"
         case .variants(let path, .malformed):
             "\(path): not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}"

@@ -87,7 +87,12 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
                 state.remove(oldest)
                 state.statistics.evictions += 1
             }
-            let slot = state.free.popLast() ?? { state.slots.append(nil); return state.slots.count - 1 }()
+            let slot =
+                state.free.popLast()
+                ?? {
+                    state.slots.append(nil)
+                    return state.slots.count - 1
+                }()
             state.slots[slot] = Slot(key: key, value: value, cost: cost)
             state.index[key] = slot
             state.pushNewest(slot)

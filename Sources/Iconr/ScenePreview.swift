@@ -1,5 +1,5 @@
-import IconrCore
 import Glibc
+import IconrCore
 import IconrRender
 
 /// A picture of a style's icons where its features are: each point feature's icon, taken
@@ -13,20 +13,27 @@ package enum ScenePreview {
 
     /// Draws `size` logical pixels around the style's `center` at its `zoom`, at the pixel
     /// ratio of `sheets` (which must hold every id `spriteID` gives), as PNG bytes.
-    package static func png(style: StyleDocument, sheets: [SpriteSheetFile], size: PixelSize,
-                           spriteID: (ImageReference) -> String) throws -> [UInt8] {
+    package static func png(
+        style: StyleDocument, sheets: [SpriteSheetFile], size: PixelSize,
+        spriteID: (ImageReference) -> String
+    ) throws -> [UInt8] {
         guard let sheet = sheets.first else { throw StyleError(message: "no sprite sheet to draw from") }
         let ratio = sheet.ratio
         let width = Int(Double(size.width) * ratio), height = Int(Double(size.height) * ratio)
         guard width <= maxSide, height <= maxSide else {
-            throw StyleError(message: "a preview of \(size.width)x\(size.height) at \(ratio.shortText)x is \(width)x\(height) pixels, "
-                                 + "larger than the \(maxSide) px limit")
+            throw StyleError(
+                message:
+                    "a preview of \(size.width)x\(size.height) at \(ratio.shortText)x is \(width)x\(height) pixels, "
+                    + "larger than the \(maxSide) px limit")
         }
-        let sheetImages = try Dictionary(uniqueKeysWithValues: sheets.map { ($0.sheet, try PNGDecoder.decode($0.png, maxSize: $0.size)) })
-        let center = style.json["center"]?.arrayValue.flatMap { values -> (Double, Double)? in
-            guard values.count >= 2, case .number(let longitude) = values[0], case .number(let latitude) = values[1] else { return nil }
-            return (longitude, latitude)
-        } ?? (0, 0)
+        let sheetImages = try Dictionary(
+            uniqueKeysWithValues: sheets.map { ($0.sheet, try PNGDecoder.decode($0.png, maxSize: $0.size)) })
+        let center =
+            style.json["center"]?.arrayValue.flatMap { values -> (Double, Double)? in
+                guard values.count >= 2, case .number(let longitude) = values[0], case .number(let latitude) = values[1]
+                else { return nil }
+                return (longitude, latitude)
+            } ?? (0, 0)
         let zoom: Double = if case .number(let value)? = style.json["zoom"] { value } else { 0 }
         let background = backgroundColor(style)
         var canvas = [Double](repeating: 0, count: width * height * 3)
@@ -45,10 +52,12 @@ package enum ScenePreview {
         for layer in style.layers where layer.tileZooms.contains(tileZoom) {
             for feature in layer.source.flatMap({ style.features[$0] }) ?? [] {
                 guard let point = feature.point, layer.shows(feature.feature, zoom: zoom, context: style.context),
-                      let image = layer.image(for: feature.feature, zoom: zoom, context: style.context) else { continue }
+                    let image = layer.image(for: feature.feature, zoom: zoom, context: style.context)
+                else { continue }
                 let id = spriteID(ImageReference(image))
                 guard let file = sheets.first(where: { $0.entries[id] != nil }), let entry = file.entries[id],
-                      let source = sheetImages[file.sheet] else { continue }
+                    let source = sheetImages[file.sheet]
+                else { continue }
                 var iconSize = 1.0
                 var context = style.context
                 context.zoom = zoom
@@ -59,22 +68,30 @@ package enum ScenePreview {
                 let scale = iconSize * ratio / entry.pixelRatio
                 let (x, y) = project(point.longitude, point.latitude)
                 let centreX = x - origin.0 + Double(width) / 2, centreY = y - origin.1 + Double(height) / 2
-                draw(source, entry.rect, scale: scale, centreX: centreX, centreY: centreY, into: &canvas, width: width, height: height)
+                draw(
+                    source, entry.rect, scale: scale, centreX: centreX, centreY: centreY, into: &canvas, width: width,
+                    height: height)
             }
         }
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         for index in 0..<(width * height) {
-            for channel in 0..<3 { pixels[index * 4 + channel] = UInt8(max(0, min(255, canvas[index * 3 + channel].rounded()))) }
+            for channel in 0..<3 {
+                pixels[index * 4 + channel] = UInt8(max(0, min(255, canvas[index * 3 + channel].rounded())))
+            }
         }
         return try PNGEncoder.encode(RasterImage(size: PixelSize(width: width, height: height), pixels: pixels))
     }
 
     /// Draws the `rect` of `sheet` scaled by `scale` (each output pixel averages the source
     /// pixels it covers) and centred on the point, over the canvas.
-    private static func draw(_ sheet: RasterImage, _ rect: PixelRect, scale: Double, centreX: Double, centreY: Double,
-                             into canvas: inout [Double], width: Int, height: Int) {
-        let outWidth = max(1, Int((Double(rect.width) * scale).rounded())), outHeight = max(1, Int((Double(rect.height) * scale).rounded()))
-        let left = Int((centreX - Double(outWidth) / 2).rounded()), top = Int((centreY - Double(outHeight) / 2).rounded())
+    private static func draw(
+        _ sheet: RasterImage, _ rect: PixelRect, scale: Double, centreX: Double, centreY: Double,
+        into canvas: inout [Double], width: Int, height: Int
+    ) {
+        let outWidth = max(1, Int((Double(rect.width) * scale).rounded())),
+            outHeight = max(1, Int((Double(rect.height) * scale).rounded()))
+        let left = Int((centreX - Double(outWidth) / 2).rounded()),
+            top = Int((centreY - Double(outHeight) / 2).rounded())
         // Only the part on the canvas: most features of a large source are off it.
         let columns = max(0, -left)..<max(max(0, -left), min(outWidth, width - left))
         let rows = max(0, -top)..<max(max(0, -top), min(outHeight, height - top))
@@ -107,7 +124,9 @@ package enum ScenePreview {
 
     private static func backgroundColor(_ style: StyleDocument) -> Color {
         for layer in style.json["layers"]?.arrayValue ?? [] where layer["type"]?.stringValue == "background" {
-            if let text = layer["paint"]?["background-color"]?.stringValue, let color = Color(css: text) { return color }
+            if let text = layer["paint"]?["background-color"]?.stringValue, let color = Color(css: text) {
+                return color
+            }
         }
         return Color(red: 255, green: 255, blue: 255)
     }

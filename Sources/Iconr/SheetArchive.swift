@@ -1,4 +1,5 @@
 import IconrCore
+
 /// Composed sprite sheets as bytes, for the disk cache: a warm rebuild of unchanged icons
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
 /// header (ratio, sheet, size, counts, fill), its index JSON and its PNG, length-prefixed;
@@ -17,8 +18,10 @@ enum SheetArchive {
         field(Array("\(sheets.count)".utf8))
         for file in sheets.files {
             let header = JSONValue.object([
-                "ratio": .number(file.ratio), "sheet": .number(Double(file.sheet)), "width": .number(Double(file.size.width)),
-                "height": .number(Double(file.size.height)), "ids": .number(Double(file.ids)), "images": .number(Double(file.images)),
+                "ratio": .number(file.ratio), "sheet": .number(Double(file.sheet)),
+                "width": .number(Double(file.size.width)),
+                "height": .number(Double(file.size.height)), "ids": .number(Double(file.ids)),
+                "images": .number(Double(file.images)),
                 "fill": .number(file.fill), "packing": .number(file.packing),
             ])
             field(Array(header.serialized.utf8))
@@ -42,22 +45,27 @@ enum SheetArchive {
             return Array(payload[(offset + 4)..<(offset + 4 + length)])
         }
         guard field()?.elementsEqual(key.utf8) == true, let countField = field(),
-              let count = Int(String(decoding: countField, as: UTF8.self)) else { return nil }
+            let count = Int(String(decoding: countField, as: UTF8.self))
+        else { return nil }
         var files: [SpriteSheetFile] = []
         while offset < payload.count {
             guard let headerBytes = field(), let indexBytes = field(), let png = field(),
-                  let header = try? JSONValue.parse(headerBytes), let entries = SpriteIndex.entries(fromJSON: indexBytes)
+                let header = try? JSONValue.parse(headerBytes), let entries = SpriteIndex.entries(fromJSON: indexBytes)
             else { return nil }
             func number(_ key: String) -> Double? {
                 if case .number(let value)? = header[key] { return value }
                 return nil
             }
-            guard let ratio = number("ratio"), let sheet = number("sheet"), let width = number("width"), let height = number("height"),
-                  let ids = number("ids"), let images = number("images"), let fill = number("fill"), let packing = number("packing")
+            guard let ratio = number("ratio"), let sheet = number("sheet"), let width = number("width"),
+                let height = number("height"),
+                let ids = number("ids"), let images = number("images"), let fill = number("fill"),
+                let packing = number("packing")
             else { return nil }
-            files.append(SpriteSheetFile(ratio: ratio, sheet: Int(sheet), png: png, entries: entries,
-                                         size: PixelSize(width: Int(width), height: Int(height)), ids: Int(ids), images: Int(images),
-                                         fill: fill, packing: packing))
+            files.append(
+                SpriteSheetFile(
+                    ratio: ratio, sheet: Int(sheet), png: png, entries: entries,
+                    size: PixelSize(width: Int(width), height: Int(height)), ids: Int(ids), images: Int(images),
+                    fill: fill, packing: packing))
         }
         return (files, count)
     }

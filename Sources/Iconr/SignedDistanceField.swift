@@ -1,4 +1,5 @@
 import IconrCore
+
 /// Signed distance fields for `sdf: true` sprite images, which a map renderer tints with
 /// `icon-color` and scales without blur. Computed from a render at `supersampling` times the
 /// ratio: an exact Euclidean distance transform (Felzenszwalb and Huttenlocher) of the
@@ -20,7 +21,8 @@ enum SignedDistanceField {
         let width = supersampled.size.width + 2 * border, height = supersampled.size.height + 2 * border
         var inside = [Bool](repeating: false, count: width * height)
         for y in 0..<supersampled.size.height {
-            for x in 0..<supersampled.size.width where supersampled.pixels[(y * supersampled.size.width + x) * 4 + 3] >= 128 {
+            for x in 0..<supersampled.size.width
+            where supersampled.pixels[(y * supersampled.size.width + x) * 4 + 3] >= 128 {
                 inside[(y + border) * width + (x + border)] = true
             }
         }

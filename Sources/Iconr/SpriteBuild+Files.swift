@@ -26,9 +26,13 @@ extension SpriteBuild {
     package func spriteValue(prefix: String) -> JSONValue {
         guard sheetCount > 1 else { return .string(prefix) }
         let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
-        return .array((0..<sheetCount).map { sheet in
-            .object(["id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"), "url": .string(Self.sheetPrefix(prefix, sheet: sheet))])
-        })
+        return .array(
+            (0..<sheetCount).map { sheet in
+                .object([
+                    "id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"),
+                    "url": .string(Self.sheetPrefix(prefix, sheet: sheet)),
+                ])
+            })
     }
 
     /// The sheet name (`sprite-2`) of each id outside the first sheet, as `spriteValue` names them.

@@ -1,6 +1,6 @@
-import IconrCore
 import Dispatch
 import Glibc
+import IconrCore
 import IconrRender
 import Synchronization
 
@@ -167,15 +167,22 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
-    public static func iconFiles(in directories: [String], recursive: Bool) throws(SpriteBuildError) -> [(id: String, path: String)] {
-        try SpriteSources.find(in: directories, recursive: recursive, sanitizeIDs: true).sources.map { ($0.id, $0.path) }
+    public static func iconFiles(
+        in directories: [String], recursive: Bool
+    ) throws(SpriteBuildError) -> [(id: String, path: String)] {
+        try SpriteSources.find(in: directories, recursive: recursive, sanitizeIDs: true).sources.map {
+            ($0.id, $0.path)
+        }
     }
 
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
-    public func build(directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
-                      progress: (@Sendable (Int, Int) -> Void)? = nil) throws(SpriteBuildError) -> SpriteBuild {
-        let (sources, sourceWarnings) = try SpriteSources.find(in: directories, recursive: options.recursive,
-                                                               sanitizeIDs: options.sanitizeIDs)
+    public func build(
+        directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
+        progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) throws(SpriteBuildError) -> SpriteBuild {
+        let (sources, sourceWarnings) = try SpriteSources.find(
+            in: directories, recursive: options.recursive,
+            sanitizeIDs: options.sanitizeIDs)
         let known = Set(sources.map(\.id))
         if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
@@ -200,7 +207,9 @@ public final class SpriteBuilder: Sendable {
                 images += rendered.images
                 warnings += rendered.warnings
             case .failure(let failure)?: failures.append(failure)
-            case nil: failures.append(SpriteFailure(id: sources[index].id, path: sources[index].path, message: "was not rendered"))
+            case nil:
+                failures.append(
+                    SpriteFailure(id: sources[index].id, path: sources[index].path, message: "was not rendered"))
             }
         }
         let ids = Dictionary(grouping: images, by: \.id)
@@ -208,7 +217,9 @@ public final class SpriteBuilder: Sendable {
             throw SpriteBuildError.duplicateID(duplicate.key, Array(Set(duplicate.value.map(\.source))).sorted())
         }
         guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
-        if let unmatched = options.sdf.sorted().first(where: { pattern in !ids.keys.contains { SpriteID.matches($0, pattern: pattern) } }) {
+        if let unmatched = options.sdf.sorted().first(where: { pattern in
+            !ids.keys.contains { SpriteID.matches($0, pattern: pattern) }
+        }) {
             throw SpriteBuildError.unmatchedSDF(unmatched)
         }
         let statsAfter = cache.statistics
@@ -218,7 +229,9 @@ public final class SpriteBuilder: Sendable {
         let compositionKey = compositionKey(images)
         let sheets: (files: [SpriteSheetFile], count: Int)
         var sheetsFromCache = false
-        if let cached = cache.disk?.readBlob(compositionKey).flatMap({ SheetArchive.sheets(from: $0, key: compositionKey) }) {
+        if let cached = cache.disk?.readBlob(compositionKey).flatMap({
+            SheetArchive.sheets(from: $0, key: compositionKey)
+        }) {
             sheets = cached
             sheetsFromCache = true
         } else {
@@ -228,17 +241,21 @@ public final class SpriteBuilder: Sendable {
         // The entries written behind must be on disk before the next run looks for them.
         cache.disk?.flush()
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
-        return SpriteBuild(sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
-                           variants: variantCount, skipped: failures, warnings: warnings,
-                           renders: statsAfter.renders - statsBefore.renders,
-                           cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits) + (statsAfter.diskHits - statsBefore.diskHits),
-                           renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
-                           sheetsFromCache: sheetsFromCache)
+        return SpriteBuild(
+            sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
+            variants: variantCount, skipped: failures, warnings: warnings,
+            renders: statsAfter.renders - statsBefore.renders,
+            cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits)
+                + (statsAfter.diskHits - statsBefore.diskHits),
+            renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
+            sheetsFromCache: sheetsFromCache)
     }
 
     /// Every image of one icon: plain and variants, at every ratio, each ratio from the
     /// icon's file for that ratio (`name@2x.svg`) or else from its base file.
-    private func render(_ source: SpriteSource, recovery: SpriteBuildRecovery) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
+    private func render(
+        _ source: SpriteSource, recovery: SpriteBuildRecovery
+    ) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
         var images: [SpriteImage] = [], warnings: [String] = []
         for (file, ratios) in source.files(for: options.ratios) {
             switch render(source, file: file, ratios: ratios, recovery: recovery) {
@@ -252,8 +269,10 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// The images of one file of an icon, at the sheet `ratios` it serves.
-    private func render(_ source: SpriteSource, file: SpriteSource.File, ratios: [Double],
-                        recovery: SpriteBuildRecovery) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
+    private func render(
+        _ source: SpriteSource, file: SpriteSource.File, ratios: [Double],
+        recovery: SpriteBuildRecovery
+    ) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
         func failure(_ message: String) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
             .failure(SpriteFailure(id: source.id, path: file.path, message: message))
         }
@@ -305,19 +324,23 @@ public final class SpriteBuilder: Sendable {
             }
         }
         var warnings = icon.warnings
-        var areas = (stretchX: template.stretchX, stretchY: template.stretchY, content: template.content,
-                     placeholder: ContentBox?.none)
+        var areas = (
+            stretchX: template.stretchX, stretchY: template.stretchY, content: template.content,
+            placeholder: ContentBox?.none
+        )
         if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
             let measurement: SVGMeasurement
             do {
                 recovery.willRender?(file.path)
                 defer { recovery.didRender?(file.path) }
-                measurement = try icon.measure(elementIDs: template.legacyAreaIDs, placement: placement, limits: options.limits)
+                measurement = try icon.measure(
+                    elementIDs: template.legacyAreaIDs, placement: placement, limits: options.limits)
             } catch {
                 return failure(Self.withoutFile(error))
             }
-            let legacy = LegacyAreas.areas(ids: template.legacyAreaIDs,
-                                           boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+            let legacy = LegacyAreas.areas(
+                ids: template.legacyAreaIDs,
+                boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
             areas = (legacy.stretchX, legacy.stretchY, legacy.content, legacy.placeholder)
             warnings += legacy.problems.map { "\(file.path): \($0)" }
         }
@@ -326,9 +349,13 @@ public final class SpriteBuilder: Sendable {
         switch Self.sidecar(of: file.path) {
         case .success(let found?):
             sidecar = found
-            warnings += found.unknownKeys.map { "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\"" }
-            areas = (found.stretchX ?? areas.stretchX, found.stretchY ?? areas.stretchY, found.content ?? areas.content,
-                     found.placeholder ?? areas.placeholder)
+            warnings += found.unknownKeys.map {
+                "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\""
+            }
+            areas = (
+                found.stretchX ?? areas.stretchX, found.stretchY ?? areas.stretchY, found.content ?? areas.content,
+                found.placeholder ?? areas.placeholder
+            )
         case .success(nil): break
         case .failure(let error): return failure("\(Self.sidecarPath(of: file.path)): \(error)")
         }
@@ -345,7 +372,9 @@ public final class SpriteBuilder: Sendable {
                 let scale = sdf ? drawn * SignedDistanceField.supersampling : drawn
                 // Announced to the recovery's listeners: a supervisor pins a crash on this file.
                 recovery.willRender?(file.path)
-                let outcome = Result { () throws(IconrError) -> IconVariant in try renderer.variant(of: icon, params, scale: scale) }
+                let outcome = Result { () throws(IconrError) -> IconVariant in
+                    try renderer.variant(of: icon, params, scale: scale)
+                }
                 recovery.didRender?(file.path)
                 let variant: IconVariant
                 switch outcome {
@@ -355,21 +384,31 @@ public final class SpriteBuilder: Sendable {
                 let key = variant.key
                 let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
-                    return failure("is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
+                    return failure(
+                        "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
                 }
                 let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
                 let entry = SpriteIndexEntry(
-                    rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio, sdf: sdf,
+                    rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio,
+                    sdf: sdf,
                     content: areas.content.map {
                         let box = $0.scaled(by: drawn)
-                        return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
+                        return ContentBox(
+                            left: box.left + offset, top: box.top + offset, right: box.right + offset,
+                            bottom: box.bottom + offset)
                     },
-                    stretchX: areas.stretchX.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) },
-                    stretchY: areas.stretchY.map { StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset) },
+                    stretchX: areas.stretchX.map {
+                        StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset)
+                    },
+                    stretchY: areas.stretchY.map {
+                        StretchArea(start: $0.start * drawn + offset, end: $0.end * drawn + offset)
+                    },
                     textFitWidth: sidecar?.textFitWidth, textFitHeight: sidecar?.textFitHeight,
                     placeholder: areas.placeholder.map {
                         let box = $0.scaled(by: drawn)
-                        return ContentBox(left: box.left + offset, top: box.top + offset, right: box.right + offset, bottom: box.bottom + offset)
+                        return ContentBox(
+                            left: box.left + offset, top: box.top + offset, right: box.right + offset,
+                            bottom: box.bottom + offset)
                     },
                     visible: sidecar?.visible)
                 // Metadata that does not fit the image is left out with a warning (once an icon).
@@ -378,10 +417,15 @@ public final class SpriteBuilder: Sendable {
                     // One warning per id and field (`stretchX`, `content`, ...), not per ratio.
                     let field = "\(id) " + (problem.split(separator: " ").first.map(String.init) ?? problem)
                     guard reportedProblems.insert(field).inserted else { continue }
-                    warnings.append("\(file.path): \(id == source.id ? "" : "\(id): ")\(problem) at \(ratio.shortText)x: it is left out")
+                    warnings.append(
+                        "\(file.path): \(id == source.id ? "" : "\(id): ")\(problem) at \(ratio.shortText)x: it is left out"
+                    )
                 }
-                images.append(SpriteImage(id: id, source: source.path, ratio: sheetRatio, image: image, entry: valid, isVariant: isVariant,
-                                          contentKey: key.identity + (sdf ? " sdf" : "")))
+                images.append(
+                    SpriteImage(
+                        id: id, source: source.path, ratio: sheetRatio, image: image, entry: valid,
+                        isVariant: isVariant,
+                        contentKey: key.identity + (sdf ? " sdf" : "")))
             }
         }
         return .success((images, warnings))
@@ -392,7 +436,8 @@ public final class SpriteBuilder: Sendable {
         switch error {
         case .render(let error, _): error.description
         case .parameter(let error, _): error.description
-        case .template(let error): TemplateError(file: nil, location: error.location, message: error.message).description
+        case .template(let error):
+            TemplateError(file: nil, location: error.location, message: error.message).description
         default: error.description
         }
     }
@@ -419,8 +464,10 @@ public final class SpriteBuilder: Sendable {
 
     /// A PNG icon's images: its pixels as they are at the ratio its file is for, scaled
     /// (cairo's best filter) for the others, with a warning where it is enlarged.
-    private func bitmapImages(_ source: SpriteSource, file: SpriteSource.File, png: [UInt8],
-                              ratios: [Double]) -> Result<(images: [SpriteImage], warnings: [String]), RenderError> {
+    private func bitmapImages(
+        _ source: SpriteSource, file: SpriteSource.File, png: [UInt8],
+        ratios: [Double]
+    ) -> Result<(images: [SpriteImage], warnings: [String]), RenderError> {
         if options.variants[source.id]?.isEmpty == false {
             return .failure(.invalidDocument("a PNG icon has no parameters, so it can have no variants"))
         }
@@ -437,21 +484,26 @@ public final class SpriteBuilder: Sendable {
         case .success(let found): sidecar = found
         case .failure(let error): return .failure(.invalidDocument("\(Self.sidecarPath(of: file.path)): \(error)"))
         }
-        warnings += (sidecar?.unknownKeys ?? []).map { "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\"" }
+        warnings += (sidecar?.unknownKeys ?? []).map {
+            "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\""
+        }
         for ratio in ratios {
             let scale = ratio / file.unit
             let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(source.id, pattern: $0) }
-            let size = PixelSize.raster(width: Double(pixels.size.width), height: Double(pixels.size.height), scale: scale)
+            let size = PixelSize.raster(
+                width: Double(pixels.size.width), height: Double(pixels.size.height), scale: scale)
             if size != pixels.size, scale > 1 {
-                warnings.append("\(file.path): a PNG icon enlarged \(scale.shortText) times for \(ratio.shortText)x blurs; "
-                                + "give \(source.id)@\(ratio.shortText)x.png or an SVG")
+                warnings.append(
+                    "\(file.path): a PNG icon enlarged \(scale.shortText) times for \(ratio.shortText)x blurs; "
+                        + "give \(source.id)@\(ratio.shortText)x.png or an SVG")
             }
             let image: RasterImage
             do {
                 if sdf {
                     // A signed distance field is computed from 4 times the pixels, as for SVG icons.
-                    let large = PixelSize.raster(width: Double(pixels.size.width), height: Double(pixels.size.height),
-                                                 scale: scale * SignedDistanceField.supersampling)
+                    let large = PixelSize.raster(
+                        width: Double(pixels.size.width), height: Double(pixels.size.height),
+                        scale: scale * SignedDistanceField.supersampling)
                     image = SignedDistanceField.make(from: try Rasterizer.resample(pixels, to: large), ratio: ratio)
                 } else {
                     image = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
@@ -460,24 +512,36 @@ public final class SpriteBuilder: Sendable {
                 return .failure(error)
             }
             guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
-                return .failure(.tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
+                return .failure(
+                    .tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
             }
             let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
             func placed(_ box: ContentBox) -> ContentBox {
                 let scaled = box.scaled(by: scale)
-                return ContentBox(left: scaled.left + offset, top: scaled.top + offset, right: scaled.right + offset, bottom: scaled.bottom + offset)
+                return ContentBox(
+                    left: scaled.left + offset, top: scaled.top + offset, right: scaled.right + offset,
+                    bottom: scaled.bottom + offset)
             }
             let entry = SpriteIndexEntry(
-                rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio, sdf: sdf,
+                rect: PixelRect(x: 0, y: 0, width: image.size.width, height: image.size.height), pixelRatio: ratio,
+                sdf: sdf,
                 content: sidecar?.content.map(placed),
-                stretchX: (sidecar?.stretchX ?? []).map { StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset) },
-                stretchY: (sidecar?.stretchY ?? []).map { StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset) },
+                stretchX: (sidecar?.stretchX ?? []).map {
+                    StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset)
+                },
+                stretchY: (sidecar?.stretchY ?? []).map {
+                    StretchArea(start: $0.start * scale + offset, end: $0.end * scale + offset)
+                },
                 textFitWidth: sidecar?.textFitWidth, textFitHeight: sidecar?.textFitHeight,
                 placeholder: sidecar?.placeholder.map(placed), visible: sidecar?.visible)
             let (valid, problems) = entry.validated()
-            if ratio == ratios.first { warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" } }
-            images.append(SpriteImage(id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false,
-                                      contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
+            if ratio == ratios.first {
+                warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" }
+            }
+            images.append(
+                SpriteImage(
+                    id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false,
+                    contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
         }
         return .success((images, warnings))
     }
@@ -495,13 +559,16 @@ public final class SpriteBuilder: Sendable {
         // Every id has an image at every ratio (an icon that failed one has none).
         let drawn = try ratios.map { ratio throws(SpriteBuildError) -> [SpriteImage] in
             try ids.map { id throws(SpriteBuildError) -> SpriteImage in
-                guard let image = byRatio[ratio]?[id] else { throw SpriteBuildError.sheet("no image of \"\(id)\" at \(ratio.shortText)x") }
+                guard let image = byRatio[ratio]?[id] else {
+                    throw SpriteBuildError.sheet("no image of \"\(id)\" at \(ratio.shortText)x")
+                }
                 return image
             }
         }
         let layouts = ratios.indices.map { index in
-            SpritePacker.Layout(sizes: drawn[index].map(\.image.size), padding: padding(at: ratios[index]),
-                                sharing: options.unique ? sharing(drawn[index]) : nil)
+            SpritePacker.Layout(
+                sizes: drawn[index].map(\.image.size), padding: padding(at: ratios[index]),
+                sharing: options.unique ? sharing(drawn[index]) : nil)
         }
         let packed = SpritePacker.groups(layouts, maxSide: options.maxSize)
         if let item = packed.tooLarge.first {
@@ -514,9 +581,11 @@ public final class SpriteBuilder: Sendable {
             let (ratio, sheet) = jobs[index]
             let group = packed.groups[sheet]
             let file = Result { () throws(SpriteBuildError) in
-                try composeSheet(group.members.map { drawn[ratio][$0] }, placements: group.members.map { group.sheets[ratio].placements[$0] },
-                                 size: PixelSize(width: group.sheets[ratio].width, height: group.sheets[ratio].height),
-                                 ratio: ratios[ratio], sheet: sheet)
+                try composeSheet(
+                    group.members.map { drawn[ratio][$0] },
+                    placements: group.members.map { group.sheets[ratio].placements[$0] },
+                    size: PixelSize(width: group.sheets[ratio].width, height: group.sheets[ratio].height),
+                    ratio: ratios[ratio], sheet: sheet)
             }
             files.withLock { $0[index] = file }
         }
@@ -531,7 +600,8 @@ public final class SpriteBuilder: Sendable {
     /// The digest of everything that decides the sheets: the layout options, and each
     /// image's id, ratio, content key and index metadata.
     private func compositionKey(_ images: [SpriteImage]) -> String {
-        var text = "sheets \(IconrVersion.string) ratios \(options.ratios.sorted().map(\.shortText)) padding \(options.padding) "
+        var text =
+            "sheets \(IconrVersion.string) ratios \(options.ratios.sorted().map(\.shortText)) padding \(options.padding) "
             + "max \(options.maxSize) unique \(options.unique)\n"
         for image in images.sorted(by: { ($0.ratio, $0.id) < ($1.ratio, $1.id) }) {
             text += image.id + "\u{0}" + image.ratio.shortText + "\u{0}" + image.contentKey + "\u{0}"
@@ -555,8 +625,10 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// Draws one sheet's images at their placements and encodes it.
-    private func composeSheet(_ images: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
-                              sheet: Int) throws(SpriteBuildError) -> SpriteSheetFile {
+    private func composeSheet(
+        _ images: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
+        sheet: Int
+    ) throws(SpriteBuildError) -> SpriteSheetFile {
         let size = PixelSize(width: max(1, size.width), height: max(1, size.height))
         let padding = padding(at: ratio)
         var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
@@ -565,8 +637,10 @@ public final class SpriteBuilder: Sendable {
         var imageArea = 0, paddedArea = 0
         for (image, placement) in zip(images, placements) {
             guard let rect = placement, rect.width == image.image.size.width, rect.height == image.image.size.height,
-                  rect.x >= 0, rect.y >= 0, rect.maxX <= size.width, rect.maxY <= size.height else {
-                throw SpriteBuildError.sheet("\"\(image.id)\" has no place in sheet \(sheet + 1) at \(ratio.shortText)x")
+                rect.x >= 0, rect.y >= 0, rect.maxX <= size.width, rect.maxY <= size.height
+            else {
+                throw SpriteBuildError.sheet(
+                    "\"\(image.id)\" has no place in sheet \(sheet + 1) at \(ratio.shortText)x")
             }
             var entry = image.entry
             entry.rect = rect
@@ -576,8 +650,9 @@ public final class SpriteBuilder: Sendable {
             image.image.pixels.withUnsafeBufferPointer { from in
                 for row in 0..<rect.height {
                     let target = ((rect.y + row) * size.width + rect.x) * 4
-                    pixels.replaceSubrange(target..<(target + rect.width * 4),
-                                           with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
+                    pixels.replaceSubrange(
+                        target..<(target + rect.width * 4),
+                        with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
                 }
             }
             imageArea += rect.width * rect.height
@@ -591,8 +666,9 @@ public final class SpriteBuilder: Sendable {
         }
         let sheetArea = Double(size.width * size.height)
         let paddedSheet = Double((size.width + padding) * (size.height + padding))
-        return SpriteSheetFile(ratio: ratio, sheet: sheet, png: png, entries: entries, size: size, ids: images.count,
-                               images: drawn.count, fill: Double(imageArea) / sheetArea, packing: Double(paddedArea) / paddedSheet)
+        return SpriteSheetFile(
+            ratio: ratio, sheet: sheet, png: png, entries: entries, size: size, ids: images.count,
+            images: drawn.count, fill: Double(imageArea) / sheetArea, packing: Double(paddedArea) / paddedSheet)
     }
 }
 
@@ -633,8 +709,11 @@ struct SpriteSource: Sendable {
         var groups: [(file: File, ratios: [Double])] = []
         for ratio in ratios.sorted() {
             guard let file = perRatio[ratio] ?? fallback else { continue }
-            if let index = groups.firstIndex(where: { $0.file.path == file.path }) { groups[index].ratios.append(ratio) }
-            else { groups.append((file, [ratio])) }
+            if let index = groups.firstIndex(where: { $0.file.path == file.path }) {
+                groups[index].ratios.append(ratio)
+            } else {
+                groups.append((file, [ratio]))
+            }
         }
         return groups
     }
@@ -644,8 +723,10 @@ enum SpriteSources {
     /// The icon files of `directories` (and their subfolders when `recursive`), by id:
     /// `.svg`, `.svgz` and `.png` in any letter case, hidden files left out.
     /// An SVG and a PNG of one id: the SVG draws it, with a warning.
-    static func find(in directories: [String], recursive: Bool,
-                     sanitizeIDs: Bool) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String]) {
+    static func find(
+        in directories: [String], recursive: Bool,
+        sanitizeIDs: Bool
+    ) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String]) {
         var files: [(id: String, ratio: Double?, path: String)] = []
         for directory in directories {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
@@ -659,7 +740,8 @@ enum SpriteSources {
             guard sanitizeIDs else {
                 throw SpriteBuildError.badID(path: files[index].path, character: "\"\(String(bad).escapedForMessage)\"")
             }
-            files[index].id = String(String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
+            files[index].id = String(
+                String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
         }
         var sources: [SpriteSource] = [], warnings: [String] = []
         for (id, group) in Dictionary(grouping: files, by: \.id).sorted(by: { $0.key < $1.key }) {
@@ -675,7 +757,9 @@ enum SpriteSources {
             var perRatio: [Double: SpriteSource.File] = [:]
             for file in group {
                 guard let ratio = file.ratio else { continue }
-                if let other = perRatio[ratio] { throw SpriteBuildError.duplicateID("\(id)@\(ratio.shortText)x", [other.path, file.path].sorted()) }
+                if let other = perRatio[ratio] {
+                    throw SpriteBuildError.duplicateID("\(id)@\(ratio.shortText)x", [other.path, file.path].sorted())
+                }
                 perRatio[ratio] = SpriteSource.File(path: file.path, unit: ratio)
             }
             let base = bases.first.map { SpriteSource.File(path: $0.path, unit: 1) }
@@ -697,7 +781,9 @@ enum SpriteSources {
         let stem = String(fileName.dropLast(suffix.count))
         guard !stem.isEmpty else { return nil }
         if let at = stem.lastIndex(of: "@"), stem[stem.index(after: at)...].hasSuffix("x"),
-           let ratio = Double(stem[stem.index(after: at)...].dropLast()), ratio.isFinite, ratio > 0, at != stem.startIndex {
+            let ratio = Double(stem[stem.index(after: at)...].dropLast()), ratio.isFinite, ratio > 0,
+            at != stem.startIndex
+        {
             return (String(stem[..<at]), ratio)
         }
         return (stem, nil)
@@ -705,8 +791,10 @@ enum SpriteSources {
 
     /// `ancestors` are the folders (device, inode) being read above this one: a link back to
     /// one of them (`loop -> .`) is not followed again.
-    private static func collect(_ directory: String, prefix: String, recursive: Bool,
-                                into files: inout [(id: String, ratio: Double?, path: String)], ancestors: Set<[UInt64]> = []) {
+    private static func collect(
+        _ directory: String, prefix: String, recursive: Bool,
+        into files: inout [(id: String, ratio: Double?, path: String)], ancestors: Set<[UInt64]> = []
+    ) {
         var own = stat()
         guard stat(directory, &own) == 0 else { return }
         let identity = [UInt64(own.st_dev), UInt64(own.st_ino)]
@@ -717,7 +805,9 @@ enum SpriteSources {
             guard stat(path, &info) == 0 else { continue }
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 if recursive {
-                    collect(path, prefix: prefix + name + "/", recursive: true, into: &files, ancestors: ancestors.union([identity]))
+                    collect(
+                        path, prefix: prefix + name + "/", recursive: true, into: &files,
+                        ancestors: ancestors.union([identity]))
                 }
             } else if let icon = icon(fileName: name) {
                 files.append((prefix + icon.id, icon.ratio, path))

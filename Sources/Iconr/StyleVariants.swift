@@ -14,16 +14,19 @@ package struct StyleVariants: Sendable {
 
     /// Reads the style at `stylePath` (with `--data` files and `--config` values) and finds
     /// what it shows of the icons in `directories`.
-    package init(stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
-                 recursive: Bool) throws {
+    package init(
+        stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
+        recursive: Bool
+    ) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
             data[path.split(separator: "/").last.map(String.init) ?? path] = try IconrError.reading(path)
         }
         let bytes = try IconrError.reading(stylePath)
         style = try StyleDocument(bytes: bytes, file: stylePath, data: data, config: overrides)
-        let files = Dictionary(try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) },
-                               uniquingKeysWith: { first, _ in first })
+        let files = Dictionary(
+            try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) },
+            uniquingKeysWith: { first, _ in first })
         let names = Set(files.keys)
         icons = names
         let all = style.neededIcons(imageExists: { names.contains($0) })
@@ -36,8 +39,11 @@ package struct StyleVariants: Sendable {
         var templates: [String: SVGTemplate] = [:]
         // The icons of every variant needed, and every icon an `image` names with params
         // (a variant from data at run time needs its parameters' defaults).
-        for name in Set(needed.map(\.image.name)).union(Self.parameterizedImageNames(in: style.json)) where files[name] != nil {
-            templates[name] = files[name].flatMap { try? IconrError.readingTemplate($0) }.flatMap { try? SVGTemplate(bytes: $0) }
+        for name in Set(needed.map(\.image.name)).union(Self.parameterizedImageNames(in: style.json))
+        where files[name] != nil {
+            templates[name] = files[name].flatMap { try? IconrError.readingTemplate($0) }.flatMap {
+                try? SVGTemplate(bytes: $0)
+            }
         }
         self.templates = templates
     }
@@ -47,7 +53,9 @@ package struct StyleVariants: Sendable {
         switch json {
         case .array(let items):
             var names = Set(items.flatMap { parameterizedImageNames(in: $0) })
-            if items.count >= 3, items[0] == .string("image"), case .string(let name) = items[1], items[2].objectValue?["params"] != nil {
+            if items.count >= 3, items[0] == .string("image"), case .string(let name) = items[1],
+                items[2].objectValue?["params"] != nil
+            {
                 names.insert(name)
             }
             return names
@@ -73,10 +81,13 @@ package struct StyleVariants: Sendable {
     /// The style for MapLibre: `sprite` as given, parameterized images prebaked, ids in later
     /// sheets prefixed with their sheet's name, and its warnings. With `runtimeImages`,
     /// colors nobody prebaked name an image a client fetches (see `StyleDocument.emitted`).
-    package func emitted(sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false) -> (json: [UInt8], warnings: [String]) {
+    package func emitted(
+        sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false
+    ) -> (json: [UInt8], warnings: [String]) {
         let icons = icons
-        let emitted = style.emitted(sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
-                                    runtimeImages: runtimeImages, imageExists: { icons.contains($0) })
+        let emitted = style.emitted(
+            sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
+            runtimeImages: runtimeImages, imageExists: { icons.contains($0) })
         return (Array((emitted.json.serialized + "\n").utf8), emitted.warnings)
     }
 }

@@ -13,7 +13,8 @@ struct OptionSpec: Sendable {
     /// How the usage line shows it: `[--scale <S>]`, `[--param <NAME=COLOR>]...`, `-o <PREFIX>`.
     var usage: String {
         let name = names.first { $0.hasPrefix("--") } ?? primaryName
-        let shown = (isRequired ? (names.first { !$0.hasPrefix("--") } ?? name) : name) + (valueName.map { " <\($0)>" } ?? "")
+        let shown =
+            (isRequired ? (names.first { !$0.hasPrefix("--") } ?? name) : name) + (valueName.map { " <\($0)>" } ?? "")
         return (isRequired ? shown : "[\(shown)]") + (isRepeatable ? "..." : "")
     }
 }

@@ -7,8 +7,10 @@ import IconrRender
 /// The `iconr` command line. `main` returns the process's exit code: 0 on success, 1 when
 /// the work failed, 64 for a usage mistake.
 public enum CLI {
-    static let commands: [any Command.Type] = [RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self,
-                                                ExpressionCommand.self, ServeCommand.self]
+    static let commands: [any Command.Type] = [
+        RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self,
+        ExpressionCommand.self, ServeCommand.self,
+    ]
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
     static let workerCommand = "render-worker"
 

@@ -14,9 +14,12 @@ enum CacheCommand: Command {
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard arguments.positionals.count == 1, let action = arguments.positionals.first,
-              action == "stats" || action == "clear" else {
-            throw UsageError(message: arguments.positionals.isEmpty ? "missing action: stats or clear"
-                                 : "unknown action '\(arguments.positionals.joined(separator: " "))': expected stats or clear")
+            action == "stats" || action == "clear"
+        else {
+            throw UsageError(
+                message: arguments.positionals.isEmpty
+                    ? "missing action: stats or clear"
+                    : "unknown action '\(arguments.positionals.joined(separator: " "))': expected stats or clear")
         }
         let settings = CacheSettings(arguments)
         guard !settings.isDisabled else { return 0 }

@@ -50,7 +50,9 @@ extension Command {
     }
 
     private static func helpLine(_ label: String, _ help: String) -> String {
-        let padded = label.count < 24 ? label + String(repeating: " ", count: 24 - label.count) : label + "\n" + String(repeating: " ", count: 26)
+        let padded =
+            label.count < 24
+            ? label + String(repeating: " ", count: 24 - label.count) : label + "\n" + String(repeating: " ", count: 26)
         return "  \(padded)\(help)\n"
     }
 }

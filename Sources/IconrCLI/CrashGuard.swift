@@ -16,7 +16,8 @@ enum CrashGuard {
     private static let interruptSignals = [SIGINT, SIGTERM, SIGHUP]
 
     /// The line to print for each signal number, in C memory the handler reads as is.
-    nonisolated(unsafe) private static var lines = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(capacity: 65)
+    nonisolated(unsafe) private static var lines = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(
+        capacity: 65)
     /// Where the lines go: the original stderr.
     nonisolated(unsafe) private static var output: Int32 = 2
 
@@ -24,9 +25,12 @@ enum CrashGuard {
     static func run(file: String, timeout: Double, console: Console, work: (Console) -> Int32) -> Int32 {
         lines.initialize(repeating: nil, count: 65)
         for signal in CrashSignals.fatal {
-            lines[Int(signal)] = strdup("error: " + IconrError.render(.crashed(signal: signal), file: file).description.escapedForMessage + "\n")
+            lines[Int(signal)] = strdup(
+                "error: " + IconrError.render(.crashed(signal: signal), file: file).description.escapedForMessage + "\n"
+            )
         }
-        lines[Int(SIGALRM)] = strdup("error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description.escapedForMessage + "\n")
+        lines[Int(SIGALRM)] = strdup(
+            "error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description.escapedForMessage + "\n")
         let guarded = console.sendingStderrToNull()
         output = guarded.messages
 
@@ -53,8 +57,9 @@ enum CrashGuard {
         // as Dispatch's workers do): then an interrupt or the time limit would never arrive.
         pthread_sigmask(SIG_UNBLOCK, &handled, nil)
         let seconds = min(timeout, 1e8)
-        var limit = itimerval(it_interval: timeval(),
-                              it_value: timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6)))
+        var limit = itimerval(
+            it_interval: timeval(),
+            it_value: timeval(tv_sec: Int(seconds), tv_usec: Int((seconds - seconds.rounded(.down)) * 1e6)))
         if limit.it_value.tv_sec == 0, limit.it_value.tv_usec == 0 { limit.it_value.tv_usec = 1 }
         setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &limit, nil)
         // Checked here, where messages still reach the original stderr.

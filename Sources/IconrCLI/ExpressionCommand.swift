@@ -9,25 +9,32 @@ enum ExpressionCommand: Command {
     static let abstract = "Compile a style expression and evaluate it for inputs (for style authors)."
     static let positionalUsage = "'<expression JSON>'"
     static let arguments: [(name: String, help: String)] = [
-        ("<expression JSON>", "The expression, e.g. '[\"interpolate\", [\"linear\"], [\"zoom\"], 0, 1, 10, 2]'."),
+        ("<expression JSON>", "The expression, e.g. '[\"interpolate\", [\"linear\"], [\"zoom\"], 0, 1, 10, 2]'.")
     ]
     static let options: [OptionSpec] = [
-        OptionSpec(names: ["--type"], valueName: "T",
-                   help: "The property's type: number, string, boolean, color, resolvedImage, formatted, array, ..."),
-        OptionSpec(names: ["--spec"], valueName: "JSON",
-                   help: "The property specification, as the suite's propertySpec (default: data-driven, interpolatable)."),
-        OptionSpec(names: ["--input"], valueName: "JSON", help: "A [globals, feature] pair, e.g. '[{\"zoom\": 5}, {\"properties\": {\"x\": 1}}]'. Repeatable.",
-                   isRepeatable: true),
+        OptionSpec(
+            names: ["--type"], valueName: "T",
+            help: "The property's type: number, string, boolean, color, resolvedImage, formatted, array, ..."),
+        OptionSpec(
+            names: ["--spec"], valueName: "JSON",
+            help: "The property specification, as the suite's propertySpec (default: data-driven, interpolatable)."),
+        OptionSpec(
+            names: ["--input"], valueName: "JSON",
+            help: "A [globals, feature] pair, e.g. '[{\"zoom\": 5}, {\"properties\": {\"x\": 1}}]'. Repeatable.",
+            isRepeatable: true),
         OptionSpec(names: ["--global-state"], valueName: "JSON", help: "Values for global-state, as an object."),
     ]
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard arguments.positionals.count == 1 else {
-            throw UsageError(message: arguments.positionals.isEmpty ? "missing <expression JSON>"
-                                 : "unexpected argument '\(arguments.positionals[1])'")
+            throw UsageError(
+                message: arguments.positionals.isEmpty
+                    ? "missing <expression JSON>"
+                    : "unexpected argument '\(arguments.positionals[1])'")
         }
         let expression = try json(arguments.positionals[0], what: "the expression")
-        var specification = PropertySpecification(json: try arguments.value("--spec").map { try json($0, what: "--spec") })
+        var specification = PropertySpecification(
+            json: try arguments.value("--spec").map { try json($0, what: "--spec") })
         if let type = arguments.value("--type") { specification.type = type }
         let inputs = try (arguments.values["--input"] ?? []).map { try json($0, what: "--input") }
         for input in inputs where input.arrayValue?.count != 2 {
@@ -40,8 +47,9 @@ enum ExpressionCommand: Command {
             }
             globalState = object.mapValues(StyleValue.init)
         }
-        let report = ExpressionReport.make(expression: expression, specification: specification, inputs: inputs,
-                                           globalState: globalState)
+        let report = ExpressionReport.make(
+            expression: expression, specification: specification, inputs: inputs,
+            globalState: globalState)
         console.out(report.serialized)
         return report["compiled"]?["result"] == .string("success") ? 0 : 1
     }

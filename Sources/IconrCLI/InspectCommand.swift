@@ -9,13 +9,16 @@ enum InspectCommand: Command {
     static let abstract = "Show a template's size, parameters, stretch areas, content box and warnings."
     static let positionalUsage = "<template.svg>"
     static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to inspect.")]
-    static let options: [OptionSpec] = [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
+    static let options: [OptionSpec] =
+        [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
         + RenderSettings.options
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard arguments.positionals.count == 1 else {
-            throw UsageError(message: arguments.positionals.isEmpty ? "missing <template.svg>"
-                                 : "unexpected argument '\(arguments.positionals[1])'")
+            throw UsageError(
+                message: arguments.positionals.isEmpty
+                    ? "missing <template.svg>"
+                    : "unexpected argument '\(arguments.positionals[1])'")
         }
         let path = arguments.positionals[0]
         let settings = try RenderSettings(arguments)
@@ -80,7 +83,8 @@ enum InspectCommand: Command {
         mutating func addLegacyAreas(of template: IconSource, path: String) throws {
             guard stretchX.isEmpty, stretchY.isEmpty, content == nil, !elementIDs.isEmpty else { return }
             let measurement = try Rasterizer.measure(template.template.bytes, elementIDs: elementIDs)
-            let areas = LegacyAreas.areas(ids: elementIDs, boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+            let areas = LegacyAreas.areas(
+                ids: elementIDs, boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
             stretchX = areas.stretchX.map { [Self.rounded($0.start), Self.rounded($0.end)] }
             stretchY = areas.stretchY.map { [Self.rounded($0.start), Self.rounded($0.end)] }
             content = areas.content.map { [$0.left, $0.top, $0.right, $0.bottom].map(Self.rounded) }

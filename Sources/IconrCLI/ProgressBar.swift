@@ -21,10 +21,12 @@ final class ProgressBar: Sendable {
         let width = 30
         let filled = done * width / total
         // Redraw only when the bar moves, so a fast run does not flood the terminal.
-        guard lastDrawn.withLock({ drawn in
-            defer { drawn = max(drawn, filled * 1000 + done * 1000 / total) }
-            return filled * 1000 + done * 1000 / total > drawn
-        }) else { return }
+        guard
+            lastDrawn.withLock({ drawn in
+                defer { drawn = max(drawn, filled * 1000 + done * 1000 / total) }
+                return filled * 1000 + done * 1000 / total > drawn
+            })
+        else { return }
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let line = "\r\(label) [\(bar)] \(done)/\(total)"
         _ = line.withCString { write(descriptor, $0, strlen($0)) }

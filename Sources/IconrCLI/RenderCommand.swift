@@ -7,18 +7,24 @@ enum RenderCommand: Command {
     static let abstract = "Render a parameterized SVG template to a PNG file."
     static let positionalUsage = "<template.svg>"
     static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to render.")]
-    static let options: [OptionSpec] = [
-        OptionSpec(names: ["--param", "-p"], valueName: "NAME=COLOR",
-                   help: "Set a parameter, e.g. flag_color=#800080 (repeatable).", isRepeatable: true),
-        OptionSpec(names: ["--scale", "-s"], valueName: "S", help: "Pixels per icon unit: 1, 2, 1.5, ... (default: 1)."),
-        OptionSpec(names: ["--output", "-o"], valueName: "PATH",
-                   help: "Where to write the PNG; '-' for stdout (default: <name>.png, or <name>@<S>x.png)."),
-    ] + RenderSettings.options + CacheSettings.options
+    static let options: [OptionSpec] =
+        [
+            OptionSpec(
+                names: ["--param", "-p"], valueName: "NAME=COLOR",
+                help: "Set a parameter, e.g. flag_color=#800080 (repeatable).", isRepeatable: true),
+            OptionSpec(
+                names: ["--scale", "-s"], valueName: "S", help: "Pixels per icon unit: 1, 2, 1.5, ... (default: 1)."),
+            OptionSpec(
+                names: ["--output", "-o"], valueName: "PATH",
+                help: "Where to write the PNG; '-' for stdout (default: <name>.png, or <name>@<S>x.png)."),
+        ] + RenderSettings.options + CacheSettings.options
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard arguments.positionals.count == 1 else {
-            throw UsageError(message: arguments.positionals.isEmpty ? "missing <template.svg>"
-                                 : "unexpected argument '\(arguments.positionals[1])'")
+            throw UsageError(
+                message: arguments.positionals.isEmpty
+                    ? "missing <template.svg>"
+                    : "unexpected argument '\(arguments.positionals[1])'")
         }
         let path = arguments.positionals[0]
         let scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
@@ -38,13 +44,15 @@ enum RenderCommand: Command {
                 let resolved = try source.resolve(source.parameters(parsing: params))
                 if !resolved.unknownNames.isEmpty {
                     let declared = source.parameters.map(\.name)
-                    console.warning("\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
-                        + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
-                        + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
+                    console.warning(
+                        "\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
+                            + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
+                            + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
                 }
                 // One job: no memory cache; a disk write holds interrupts back until it is whole.
-                let cache = IconCache(memoryLimit: 0, disk: cacheSettings.diskCache(console: console),
-                                      writingDisk: { write in CrashGuard.writingOutput(write) })
+                let cache = IconCache(
+                    memoryLimit: 0, disk: cacheSettings.diskCache(console: console),
+                    writingDisk: { write in CrashGuard.writingOutput(write) })
                 let renderer = IconRenderer(cache: cache, placement: .inProcess, limits: settings.limits)
                 let variant = try renderer.variant(of: source, resolved, scale: scale)
                 let png = try variant.png
@@ -72,10 +80,14 @@ enum RenderCommand: Command {
     /// finite, from 1e-6 to 1e6 (a raster past the size limit is refused later anyway).
     static func parseScale(_ text: String) -> Double? {
         let number = text.hasSuffix("x") ? String(text.dropLast()) : text
-        guard number.utf8.allSatisfy({ ("0"..."9").contains(Character(Unicode.Scalar($0))) || $0 == UInt8(ascii: ".")
-                                       || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+")
-                                       || $0 == UInt8(ascii: "-") }),
-              let scale = Double(number), scale.isFinite, scale >= 1e-6, scale <= 1e6 else { return nil }
+        guard
+            number.utf8.allSatisfy({
+                ("0"..."9").contains(Character(Unicode.Scalar($0))) || $0 == UInt8(ascii: ".")
+                    || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") || $0 == UInt8(ascii: "+")
+                    || $0 == UInt8(ascii: "-")
+            }),
+            let scale = Double(number), scale.isFinite, scale >= 1e-6, scale <= 1e6
+        else { return nil }
         return scale
     }
 
@@ -94,19 +106,24 @@ enum RenderCommand: Command {
 /// Options shared by commands that load templates: limits.
 struct RenderSettings {
     static let options: [OptionSpec] = [
-        OptionSpec(names: ["--max-size"], valueName: "PX",
-                   help: "Refuse rasters wider or taller than this, or WxH (default: 4096)."),
+        OptionSpec(
+            names: ["--max-size"], valueName: "PX",
+            help: "Refuse rasters wider or taller than this, or WxH (default: 4096)."),
         OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
     ]
 
     var limits = RenderLimits.default
 
     init(_ arguments: ScannedArguments) throws(UsageError) {
-        if let size = try arguments.value("--max-size", as: Self.parseSize, expected: "PX or WxH, whole numbers from 1 to 32767") {
+        if let size = try arguments.value(
+            "--max-size", as: Self.parseSize, expected: "PX or WxH, whole numbers from 1 to 32767")
+        {
             limits.maxSize = size
         }
-        if let timeout = try arguments.value("--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
-                                             expected: "a number of seconds > 0") {
+        if let timeout = try arguments.value(
+            "--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
+            expected: "a number of seconds > 0")
+        {
             limits.timeout = timeout
         }
     }
@@ -114,8 +131,10 @@ struct RenderSettings {
     /// `PX` or `WxH`, whole numbers from 1 to 32767 (the largest surface cairo makes).
     static func parseSize(_ text: String) -> PixelSize? {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false).compactMap { Int($0) }
-        guard (1...2).contains(parts.count), parts.count == text.lowercased().split(separator: "x", omittingEmptySubsequences: false).count,
-              let width = parts.first, let height = parts.last, (1...32767).contains(width), (1...32767).contains(height) else { return nil }
+        guard (1...2).contains(parts.count),
+            parts.count == text.lowercased().split(separator: "x", omittingEmptySubsequences: false).count,
+            let width = parts.first, let height = parts.last, (1...32767).contains(width), (1...32767).contains(height)
+        else { return nil }
         return PixelSize(width: width, height: height)
     }
 }
@@ -123,8 +142,9 @@ struct RenderSettings {
 /// Options of commands that use the disk cache.
 struct CacheSettings {
     static let options: [OptionSpec] = [
-        OptionSpec(names: ["--cache-dir"], valueName: "DIR",
-                   help: "The disk cache (default: $XDG_CACHE_HOME/iconr, else ~/.cache/iconr)."),
+        OptionSpec(
+            names: ["--cache-dir"], valueName: "DIR",
+            help: "The disk cache (default: $XDG_CACHE_HOME/iconr, else ~/.cache/iconr)."),
         OptionSpec(names: ["--no-cache"], help: "Neither read nor write the disk cache."),
     ]
 

@@ -10,26 +10,38 @@ enum ServeCommand: Command {
     static let abstract = "Serve icons (any params, any scale), sprites and styles over HTTP until SIGINT or SIGTERM."
     static let positionalUsage = ""
     static let arguments: [(name: String, help: String)] = []
-    static let options: [OptionSpec] = [
-        OptionSpec(names: ["--icons"], valueName: "DIR[=NAME]",
-                   help: "A folder of icons, served as set NAME (default: the folder's name) (repeatable).", isRepeatable: true,
-                   isRequired: true),
-        OptionSpec(names: ["--style"], valueName: "FILE[=NAME]",
-                   help: "A style served at /styles/NAME.json (default: the file's name) for MapLibre (repeatable).",
-                   isRepeatable: true),
-        OptionSpec(names: ["--listen"], valueName: "HOST:PORT", help: "Where to listen; port 0 picks one (default: 127.0.0.1:8080)."),
-        OptionSpec(names: ["--public-url"], valueName: "URL",
-                   help: "The URL clients reach this server at, for URLs in styles (default: from the request's Host)."),
-        OptionSpec(names: ["--cors"], valueName: "ORIGIN", help: "Send Access-Control-Allow-Origin: ORIGIN ('*' for any)."),
-        OptionSpec(names: ["--max-scale"], valueName: "S", help: "The largest scale /icons/ renders (default: 4)."),
-        OptionSpec(names: ["--ratio", "-r"], valueName: "R",
-                   help: "Pixel ratios of the sprites served: repeatable or comma-separated (default: 1 and 2).", isRepeatable: true),
-        OptionSpec(names: ["--threads"], valueName: "N", help: "Threads answering requests (default: 8)."),
-        OptionSpec(names: ["--render-queue"], valueName: "N",
-                   help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
-        OptionSpec(names: ["--max-age"], valueName: "SECONDS",
-                   help: "Cache-Control max-age of URLs without a digest (default: 300)."),
-    ] + RenderSettings.options + CacheSettings.options
+    static let options: [OptionSpec] =
+        [
+            OptionSpec(
+                names: ["--icons"], valueName: "DIR[=NAME]",
+                help: "A folder of icons, served as set NAME (default: the folder's name) (repeatable).",
+                isRepeatable: true,
+                isRequired: true),
+            OptionSpec(
+                names: ["--style"], valueName: "FILE[=NAME]",
+                help: "A style served at /styles/NAME.json (default: the file's name) for MapLibre (repeatable).",
+                isRepeatable: true),
+            OptionSpec(
+                names: ["--listen"], valueName: "HOST:PORT",
+                help: "Where to listen; port 0 picks one (default: 127.0.0.1:8080)."),
+            OptionSpec(
+                names: ["--public-url"], valueName: "URL",
+                help: "The URL clients reach this server at, for URLs in styles (default: from the request's Host)."),
+            OptionSpec(
+                names: ["--cors"], valueName: "ORIGIN", help: "Send Access-Control-Allow-Origin: ORIGIN ('*' for any)."),
+            OptionSpec(names: ["--max-scale"], valueName: "S", help: "The largest scale /icons/ renders (default: 4)."),
+            OptionSpec(
+                names: ["--ratio", "-r"], valueName: "R",
+                help: "Pixel ratios of the sprites served: repeatable or comma-separated (default: 1 and 2).",
+                isRepeatable: true),
+            OptionSpec(names: ["--threads"], valueName: "N", help: "Threads answering requests (default: 8)."),
+            OptionSpec(
+                names: ["--render-queue"], valueName: "N",
+                help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
+            OptionSpec(
+                names: ["--max-age"], valueName: "SECONDS",
+                help: "Cache-Control max-age of URLs without a digest (default: 300)."),
+        ] + RenderSettings.options + CacheSettings.options
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         if let extra = arguments.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
@@ -42,27 +54,35 @@ enum ServeCommand: Command {
             let file = path.split(separator: "/").last.map(String.init) ?? path
             return file.hasSuffix(".json") ? String(file.dropLast(5)) : file
         }.map { (name: $0.name, path: $0.directory) }
-        options.maxScale = try arguments.value("--max-scale", as: RenderCommand.parseScale, expected: "a number > 0") ?? 4
+        options.maxScale =
+            try arguments.value("--max-scale", as: RenderCommand.parseScale, expected: "a number > 0") ?? 4
         let ratios = try arguments.all("--ratio").flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
             .map { text throws(UsageError) -> Double in
                 guard let ratio = RenderCommand.parseScale(String(text)), ratio <= 16 else {
-                    throw UsageError(message: "invalid value '\(text)' for --ratio: expected a number > 0 and at most 16")
+                    throw UsageError(
+                        message: "invalid value '\(text)' for --ratio: expected a number > 0 and at most 16")
                 }
                 return ratio
             }
         if !ratios.isEmpty { options.spriteRatios = Array(Set(ratios)).sorted() }
         options.corsOrigin = arguments.value("--cors")
         options.publicURL = arguments.value("--public-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        options.renderQueueLimit = try arguments.value("--render-queue", as: { Int($0).flatMap { $0 >= 1 ? $0 : nil } },
-                                                       expected: "a whole number >= 1") ?? 32
-        options.maxAge = try arguments.value("--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
-                                             expected: "a whole number of seconds >= 0") ?? 300
+        options.renderQueueLimit =
+            try arguments.value(
+                "--render-queue", as: { Int($0).flatMap { $0 >= 1 ? $0 : nil } },
+                expected: "a whole number >= 1") ?? 32
+        options.maxAge =
+            try arguments.value(
+                "--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
+                expected: "a whole number of seconds >= 0") ?? 300
         options.limits = try RenderSettings(arguments).limits
         // A cache folder that cannot be made costs only speed, as for the other commands.
         options.cacheDirectory = CacheSettings(arguments).diskCache(console: console)?.directory
         var configuration = HTTPServer.Configuration()
-        configuration.threads = try arguments.value("--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
-                                                    expected: "a whole number from 1 to 256") ?? 8
+        configuration.threads =
+            try arguments.value(
+                "--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
+                expected: "a whole number from 1 to 256") ?? 8
         let address = arguments.value("--listen") ?? "127.0.0.1:8080"
 
         // librsvg runs in worker processes: an icon that crashes it or hangs fails its own
@@ -82,19 +102,25 @@ enum ServeCommand: Command {
             iconServer.respond(to: request)
         }
         console.out(http.url)
-        console.note("iconr serve: \(options.iconSets.map { "\($0.name) (\($0.directory))" }.joined(separator: ", "))"
-            + (options.styles.isEmpty ? "" : "; styles \(options.styles.map { "/styles/\($0.name).json" }.joined(separator: ", "))")
-            + "; stop with Ctrl-C")
+        console.note(
+            "iconr serve: \(options.iconSets.map { "\($0.name) (\($0.directory))" }.joined(separator: ", "))"
+                + (options.styles.isEmpty
+                    ? "" : "; styles \(options.styles.map { "/styles/\($0.name).json" }.joined(separator: ", "))")
+                + "; stop with Ctrl-C")
         var received: Int32 = 0
         while sigwait(&stopSignals, &received) != 0 {}
-        console.note("iconr serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(http.requestsInFlight) request(s) in flight")
+        console.note(
+            "iconr serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(http.requestsInFlight) request(s) in flight"
+        )
         http.stop(drainingFor: .seconds(10))
         return 0
     }
 
     /// `DIR=NAME` or `DIR` (named by `defaultName`) values, names unique.
-    private static func named(_ values: [String], option: String,
-                              defaultName: (String) -> String) throws(UsageError) -> [(name: String, directory: String)] {
+    private static func named(
+        _ values: [String], option: String,
+        defaultName: (String) -> String
+    ) throws(UsageError) -> [(name: String, directory: String)] {
         var result: [(name: String, directory: String)] = []
         for value in values {
             var path = value
@@ -106,11 +132,14 @@ enum ServeCommand: Command {
                 while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
                 name = defaultName(path)
             }
-            guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ":") && $0 < 0x7F }) else {
+            guard !name.isEmpty,
+                name.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ":") && $0 < 0x7F })
+            else {
                 throw UsageError(message: "invalid name '\(name)' for \(option): use letters, digits, '-', '_' or '.'")
             }
             guard !result.contains(where: { $0.name == name }) else {
-                throw UsageError(message: "\(option): the name '\(name)' is given twice (name them: \(option) DIR=NAME)")
+                throw UsageError(
+                    message: "\(option): the name '\(name)' is given twice (name them: \(option) DIR=NAME)")
             }
             result.append((name, path))
         }
@@ -121,6 +150,8 @@ enum ServeCommand: Command {
     private static func executablePath() -> String {
         var buffer = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-        return length > 0 ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+        return length > 0
+            ? String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            : CommandLine.arguments[0]
     }
 }

@@ -8,46 +8,76 @@ enum SpriteCommand: Command {
     static let name = "sprite"
     static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
     static let positionalUsage = "<icons-dir>..."
-    static let arguments: [(name: String, help: String)] = [("<icons-dir>", "Folders of .svg, .svgz and .png icons (ids are file names; name@2x.svg is name at 2x).")]
-    static let options: [OptionSpec] = [
-        OptionSpec(names: ["--output", "-o"], valueName: "PREFIX",
-                   help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required; a folder: FOLDER/sprite).", isRequired: true),
-        OptionSpec(names: ["--ratio", "-r"], valueName: "R",
-                   help: "Pixel ratios to build: repeatable or comma-separated, 1,2,3 (default: 1 and 2).", isRepeatable: true),
-        OptionSpec(names: ["--retina"], help: "Build ratio 2 only (as spreet does)."),
-        OptionSpec(names: ["--json"], help: "Print a JSON summary (files, sheets, fill, bytes, timings, warnings) on stdout."),
-        OptionSpec(names: ["--variants"], valueName: "FILE",
-                   help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
-        OptionSpec(names: ["--style"], valueName: "FILE",
-                   help: "Add the icon variants a style's symbol layers show (its features, filters, zooms and literal values)."),
-        OptionSpec(names: ["--data"], valueName: "FILE",
-                   help: "GeoJSON for a --style source whose URL ends in this file name; other files (GeoJSON, or one JSON "
-                       + "object of properties per line) are samples for sources without data (repeatable).", isRepeatable: true),
-        OptionSpec(names: ["--config"], valueName: "NAME=VALUE",
-                   help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
-                   isRepeatable: true),
-        OptionSpec(names: ["--emit-style"], valueName: "FILE",
-                   help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
-        OptionSpec(names: ["--preview"], valueName: "FILE",
-                   help: "Draw --style's point features with their icons into a PNG (its center and zoom)."),
-        OptionSpec(names: ["--preview-size"], valueName: "WxH", help: "The preview's size in logical pixels (default: 300x200)."),
-        OptionSpec(names: ["--sprite-url"], valueName: "URL",
-                   help: "The sprite URL in --emit-style's copy (default: file:// and the absolute -o prefix)."),
-        OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
-        OptionSpec(names: ["--padding"], valueName: "N", help: "Empty pixels between images at 1x (default: 1)."),
-        OptionSpec(names: ["--max-size"], valueName: "PX", help: "The largest sheet side; more sheets past it (default: 4096)."),
-        OptionSpec(names: ["--unique"], help: "Store pixel-identical images once."),
-        OptionSpec(names: ["--minify"], help: "Write the JSON index without white space."),
-        OptionSpec(names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
-        OptionSpec(names: ["--sdf"], valueName: "ID",
-                   help: "Draw this sprite id as a signed distance field; * and ? match (repeatable).", isRepeatable: true),
-        OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
-        OptionSpec(names: ["--hash-names"],
-                   help: "Name the files PREFIX.<hash>[@2x].png/json after their content, and print that prefix."),
-        OptionSpec(names: ["--check"], help: "Write nothing; exit 1 naming each output that a build would change (for CI)."),
-        OptionSpec(names: ["--sanitize-ids"], help: "Replace ':', '{', '}' and control characters in ids with '_'."),
-        OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
-    ] + CacheSettings.options
+    static let arguments: [(name: String, help: String)] = [
+        ("<icons-dir>", "Folders of .svg, .svgz and .png icons (ids are file names; name@2x.svg is name at 2x).")
+    ]
+    static let options: [OptionSpec] =
+        [
+            OptionSpec(
+                names: ["--output", "-o"], valueName: "PREFIX",
+                help: "Write PREFIX.png/.json, PREFIX@2x.png/.json, ... (required; a folder: FOLDER/sprite).",
+                isRequired: true),
+            OptionSpec(
+                names: ["--ratio", "-r"], valueName: "R",
+                help: "Pixel ratios to build: repeatable or comma-separated, 1,2,3 (default: 1 and 2).",
+                isRepeatable: true),
+            OptionSpec(names: ["--retina"], help: "Build ratio 2 only (as spreet does)."),
+            OptionSpec(
+                names: ["--json"],
+                help: "Print a JSON summary (files, sheets, fill, bytes, timings, warnings) on stdout."),
+            OptionSpec(
+                names: ["--variants"], valueName: "FILE",
+                help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
+            OptionSpec(
+                names: ["--style"], valueName: "FILE",
+                help:
+                    "Add the icon variants a style's symbol layers show (its features, filters, zooms and literal values)."
+            ),
+            OptionSpec(
+                names: ["--data"], valueName: "FILE",
+                help:
+                    "GeoJSON for a --style source whose URL ends in this file name; other files (GeoJSON, or one JSON "
+                    + "object of properties per line) are samples for sources without data (repeatable).",
+                isRepeatable: true),
+            OptionSpec(
+                names: ["--config"], valueName: "NAME=VALUE",
+                help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
+                isRepeatable: true),
+            OptionSpec(
+                names: ["--emit-style"], valueName: "FILE",
+                help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
+            OptionSpec(
+                names: ["--preview"], valueName: "FILE",
+                help: "Draw --style's point features with their icons into a PNG (its center and zoom)."),
+            OptionSpec(
+                names: ["--preview-size"], valueName: "WxH",
+                help: "The preview's size in logical pixels (default: 300x200)."),
+            OptionSpec(
+                names: ["--sprite-url"], valueName: "URL",
+                help: "The sprite URL in --emit-style's copy (default: file:// and the absolute -o prefix)."),
+            OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
+            OptionSpec(names: ["--padding"], valueName: "N", help: "Empty pixels between images at 1x (default: 1)."),
+            OptionSpec(
+                names: ["--max-size"], valueName: "PX",
+                help: "The largest sheet side; more sheets past it (default: 4096)."),
+            OptionSpec(names: ["--unique"], help: "Store pixel-identical images once."),
+            OptionSpec(names: ["--minify"], help: "Write the JSON index without white space."),
+            OptionSpec(
+                names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
+            OptionSpec(
+                names: ["--sdf"], valueName: "ID",
+                help: "Draw this sprite id as a signed distance field; * and ? match (repeatable).", isRepeatable: true),
+            OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
+            OptionSpec(
+                names: ["--hash-names"],
+                help: "Name the files PREFIX.<hash>[@2x].png/json after their content, and print that prefix."),
+            OptionSpec(
+                names: ["--check"], help: "Write nothing; exit 1 naming each output that a build would change (for CI)."
+            ),
+            OptionSpec(
+                names: ["--sanitize-ids"], help: "Replace ':', '{', '}' and control characters in ids with '_'."),
+            OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
+        ] + CacheSettings.options
 
     static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
         guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
@@ -70,43 +100,60 @@ enum SpriteCommand: Command {
         options.skipInvalid = arguments.has("--skip-invalid")
         options.sanitizeIDs = arguments.has("--sanitize-ids")
         options.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
-        options.padding = try arguments.value("--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
-        options.maxSize = try arguments.value("--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
-                                              expected: "a whole number from 1 to 32767") ?? 4096
-        if let timeout = try arguments.value("--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
-                                             expected: "a number of seconds > 0") {
+        options.padding =
+            try arguments.value(
+                "--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
+        options.maxSize =
+            try arguments.value(
+                "--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
+                expected: "a whole number from 1 to 32767") ?? 4096
+        if let timeout = try arguments.value(
+            "--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
+            expected: "a number of seconds > 0")
+        {
             options.limits.timeout = timeout
         }
         if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
-        for option in ["--emit-style", "--preview", "--data", "--config"] where arguments.has(option) && !arguments.has("--style") {
+        for option in ["--emit-style", "--preview", "--data", "--config"]
+        where arguments.has(option) && !arguments.has("--style") {
             throw UsageError(message: "\(option) needs --style")
         }
-        let previewSize = try arguments.value("--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
+        let previewSize =
+            try arguments.value(
+                "--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
             ?? PixelSize(width: 300, height: 200)
         let style = try arguments.value("--style").map { path in
-            try StyleVariants(stylePath: path, dataPaths: arguments.all("--data"), config: parseConfig(arguments.all("--config")),
-                              directories: arguments.positionals, recursive: options.recursive)
+            try StyleVariants(
+                stylePath: path, dataPaths: arguments.all("--data"), config: parseConfig(arguments.all("--config")),
+                directories: arguments.positionals, recursive: options.recursive)
         }
         style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
 
         // Everything above is pure Swift; librsvg runs in a supervised child from here on.
         return Supervisor.runBuild(timeout: options.limits.timeout, console: console) { recovery, console in
-            console.checkingStdout(console.reportingErrors {
-                try build(options, style: style, previewSize: previewSize, arguments, recovery: recovery, console: console)
-            })
+            console.checkingStdout(
+                console.reportingErrors {
+                    try build(
+                        options, style: style, previewSize: previewSize, arguments, recovery: recovery, console: console
+                    )
+                })
         }
     }
 
     /// Builds and writes the sheets (and the style's copy and preview) in process.
-    private static func build(_ options: SpriteOptions, style: StyleVariants?, previewSize: PixelSize, _ arguments: ScannedArguments,
-                              recovery: SpriteBuildRecovery, console: Console) throws {
+    private static func build(
+        _ options: SpriteOptions, style: StyleVariants?, previewSize: PixelSize, _ arguments: ScannedArguments,
+        recovery: SpriteBuildRecovery, console: Console
+    ) throws {
         let started = ContinuousClock.now
         let outputs = outputPrefix(arguments.value("--output") ?? "sprite")
         // One cache pack shared by every sprite build: entries are keyed by variant and scale
         // alone, so another folder, a moved one or an added ratio finds what was rendered.
-        let builder = SpriteBuilder(options: options, cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: "sprites", console: console)),
-                                    placement: .inProcess)
+        let builder = SpriteBuilder(
+            options: options,
+            cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: "sprites", console: console)),
+            placement: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build: SpriteBuild
         do {
@@ -127,7 +174,8 @@ enum SpriteCommand: Command {
         // gets new names, so no cache pairs a stale PNG with a fresh JSON.
         let minify = arguments.has("--minify")
         let hashNames = arguments.has("--hash-names")
-        let prefix = hashNames ? outputs + "." + SpriteBuild.contentHash(build.files(prefix: outputs, minify: minify)) : outputs
+        let prefix =
+            hashNames ? outputs + "." + SpriteBuild.contentHash(build.files(prefix: outputs, minify: minify)) : outputs
         // Everything is made before anything is written, and then written together: the
         // sheets of every ratio, the emitted style and the preview change all, or none.
         var files = build.files(prefix: prefix, minify: minify)
@@ -139,11 +187,18 @@ enum SpriteCommand: Command {
         }
         if let style, let output = arguments.value("--preview") {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
-            files.append((try ScenePreview.png(style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID), output))
+            files.append(
+                (
+                    try ScenePreview.png(
+                        style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID), output
+                ))
         }
         if arguments.has("--check") {
-            let changed = files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
-                + (hashNames ? [] : staleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount))
+            let changed =
+                files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
+                + (hashNames
+                    ? []
+                    : staleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount))
             for path in changed { console.error("\(path) would change") }
             guard changed.isEmpty else { throw CheckFailure(count: changed.count) }
             console.note("sprite: \(files.count) files up to date")
@@ -159,10 +214,13 @@ enum SpriteCommand: Command {
         guard Supervisor.parentIsAlive else { return }
         try AtomicFile.writeTogether(files)
         // Hashed names are immutable: older builds stay for the caches and styles that name them.
-        if !hashNames { removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount) }
+        if !hashNames {
+            removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
+        }
         let elapsed = seconds(ContinuousClock.now - started)
         if arguments.has("--json") {
-            console.out(try jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
+            console.out(
+                try jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
             return
         }
         // Results (the files) on stdout; what a person reads on stderr.
@@ -170,7 +228,8 @@ enum SpriteCommand: Command {
         // The prefix a style's "sprite" names, last, for scripts.
         if hashNames { console.out(prefix) }
         if build.sheetCount > 1 {
-            console.note("The icons need \(build.sheetCount) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):")
+            console.note(
+                "The icons need \(build.sheetCount) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):")
             console.note("\"sprite\": " + build.spriteValue(prefix: prefix).serialized)
         }
         console.note(summary(build, ratios: options.ratios.count, seconds: elapsed))
@@ -228,9 +287,12 @@ enum SpriteCommand: Command {
         for (icon, list) in entries.sorted(by: { $0.key < $1.key }) {
             variants[icon] = variants[icon] ?? []
             for entry in list {
-                let params = Result { () throws(ParameterError) -> IconParameters in try IconParameters(parsing: entry.params) }
+                let params = Result { () throws(ParameterError) -> IconParameters in
+                    try IconParameters(parsing: entry.params)
+                }
                 switch params {
-                case .success(let params): variants[icon, default: []].append(SpriteVariant(id: entry.id, params: params))
+                case .success(let params):
+                    variants[icon, default: []].append(SpriteVariant(id: entry.id, params: params))
                 case .failure(let error): throw IconrError.variants(path: path, problem: .parameter(icon: icon, error))
                 }
             }
@@ -267,28 +329,35 @@ enum SpriteCommand: Command {
     }
 
     /// `--json`: what the build wrote and measured, for scripts.
-    private static func jsonSummary(_ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
-                                    warnings: [String]) throws -> String {
+    private static func jsonSummary(
+        _ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
+        warnings: [String]
+    ) throws -> String {
         struct Sheet: Encodable {
             var png: String, json: String, ratio: Double, sheet: Int, width: Int, height: Int
             var ids: Int, images: Int, fill: Double, packing: Double, bytes: Int
         }
         struct Summary: Encodable {
             var files: [String], sheets: [Sheet], sheetCount: Int, icons: Int, variants: Int, skipped: [String]
-            var rendered: Int, fromCache: Int, sheetsFromCache: Bool, seconds: Double, renderSeconds: Double, composeSeconds: Double
+            var rendered: Int, fromCache: Int, sheetsFromCache: Bool, seconds: Double, renderSeconds: Double,
+                composeSeconds: Double
             var warnings: [String], sprite: JSONValue
         }
         let sheets = build.sheets.map { sheet in
             let base = SpriteBuild.sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
-            return Sheet(png: base + ".png", json: base + ".json", ratio: sheet.ratio, sheet: sheet.sheet + 1, width: sheet.size.width,
-                         height: sheet.size.height, ids: sheet.ids, images: sheet.images, fill: sheet.fill, packing: sheet.packing,
-                         bytes: sheet.png.count)
+            return Sheet(
+                png: base + ".png", json: base + ".json", ratio: sheet.ratio, sheet: sheet.sheet + 1,
+                width: sheet.size.width,
+                height: sheet.size.height, ids: sheet.ids, images: sheet.images, fill: sheet.fill,
+                packing: sheet.packing,
+                bytes: sheet.png.count)
         }
-        let summary = Summary(files: files, sheets: sheets, sheetCount: build.sheetCount, icons: build.icons, variants: build.variants,
-                              skipped: build.skipped.map(\.path), rendered: build.renders, fromCache: build.cacheHits,
-                              sheetsFromCache: build.sheetsFromCache,
-                              seconds: seconds, renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
-                              warnings: warnings, sprite: build.spriteValue(prefix: prefix))
+        let summary = Summary(
+            files: files, sheets: sheets, sheetCount: build.sheetCount, icons: build.icons, variants: build.variants,
+            skipped: build.skipped.map(\.path), rendered: build.renders, fromCache: build.cacheHits,
+            sheetsFromCache: build.sheetsFromCache,
+            seconds: seconds, renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
+            warnings: warnings, sprite: build.spriteValue(prefix: prefix))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return String(decoding: try encoder.encode(summary), as: UTF8.self)

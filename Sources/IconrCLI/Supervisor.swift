@@ -38,13 +38,21 @@ enum Supervisor {
         let childErrors = anonymousFile()
         defer { if childErrors >= 0 { close(childErrors) } }
         while true {
-            if childErrors >= 0 { ftruncate(childErrors, 0); lseek(childErrors, 0, SEEK_SET) }
-            guard let (child, events) = fork(console, interrupts: interrupts, child: { channel in
-                let childConsole = childErrors >= 0 ? console.sendingStderr(to: childErrors) : console.sendingStderrToNull()
-                recovery.willRender = { path in send(channel, "S", path) }
-                recovery.didRender = { path in send(channel, "F", path) }
-                return inChild { work(recovery, childConsole) }
-            }) else { return 1 }
+            if childErrors >= 0 {
+                ftruncate(childErrors, 0)
+                lseek(childErrors, 0, SEEK_SET)
+            }
+            guard
+                let (child, events) = fork(
+                    console, interrupts: interrupts,
+                    child: { channel in
+                        let childConsole =
+                            childErrors >= 0 ? console.sendingStderr(to: childErrors) : console.sendingStderrToNull()
+                        recovery.willRender = { path in send(channel, "S", path) }
+                        recovery.didRender = { path in send(channel, "F", path) }
+                        return inChild { work(recovery, childConsole) }
+                    })
+            else { return 1 }
             defer { close(events) }
 
             // Paths being rendered now, and since when.
@@ -79,8 +87,9 @@ enum Supervisor {
             guard !rendering.isEmpty, ![SIGINT, SIGTERM, SIGHUP, SIGKILL].contains(signal) else {
                 // Not a render that crashed: stopped from outside, or a fault of iconr's own.
                 let said = lastLines(of: childErrors)
-                console.error("the build process ended by signal \(signal) (\(String(cString: strsignal(signal))))"
-                    + (said.isEmpty ? "" : "; it said: " + said))
+                console.error(
+                    "the build process ended by signal \(signal) (\(String(cString: strsignal(signal))))"
+                        + (said.isEmpty ? "" : "; it said: " + said))
                 return 128 + signal
             }
             if rendering.count == 1, let path = rendering.keys.first {
@@ -105,8 +114,10 @@ enum Supervisor {
 
     /// Forks a child that runs `child` with the write end of a new pipe and exits with its
     /// result; returns the child's pid and the pipe's read end, or nil after saying why not.
-    private static func fork(_ console: Console, interrupts: Interrupts,
-                             child: (Int32) -> Int32) -> (pid: pid_t, output: Int32)? {
+    private static func fork(
+        _ console: Console, interrupts: Interrupts,
+        child: (Int32) -> Int32
+    ) -> (pid: pid_t, output: Int32)? {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else {
             console.error("cannot create a pipe: \(String(cString: strerror(errno)))")
@@ -145,18 +156,21 @@ enum Supervisor {
                 var status: Int32 = 1
                 init(_ work: @escaping () -> Int32) { self.work = work }
             }
-            let job = Unmanaged.passRetained(Job {
-                CLI.removeTemporaryFilesOnInterrupt()
-                CrashSignals.endProcessAtOnce()
-                return work()
-            })
+            let job = Unmanaged.passRetained(
+                Job {
+                    CLI.removeTemporaryFilesOnInterrupt()
+                    CrashSignals.endProcessAtOnce()
+                    return work()
+                })
             defer { job.release() }
             var thread = pthread_t()
-            let started = pthread_create(&thread, nil, { job in
-                let job = Unmanaged<Job>.fromOpaque(job!).takeUnretainedValue()
-                job.status = job.work()
-                return nil
-            }, job.toOpaque())
+            let started = pthread_create(
+                &thread, nil,
+                { job in
+                    let job = Unmanaged<Job>.fromOpaque(job!).takeUnretainedValue()
+                    job.status = job.work()
+                    return nil
+                }, job.toOpaque())
             guard started == 0 else { return job.takeUnretainedValue().work() }
             pthread_join(thread, nil)
             return job.takeUnretainedValue().status
@@ -181,7 +195,9 @@ enum Supervisor {
         var buffer = [UInt8](repeating: 0, count: Int(size - start))
         let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, start) }
         guard count > 0 else { return "" }
-        let lines = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n").map { String($0.drop { $0 == " " || $0 == "\t" }) }
+        let lines = String(decoding: buffer[..<count], as: UTF8.self).split(separator: "\n").map {
+            String($0.drop { $0 == " " || $0 == "\t" })
+        }
         return lines.filter { !$0.isEmpty }.suffix(3).joined(separator: " | ")
     }
 
@@ -194,13 +210,18 @@ enum Supervisor {
 
     /// The next bytes from `descriptor`, waiting until `deadline` and passing interrupts on
     /// to `child` meanwhile; nil at the end of the input or at the deadline.
-    private static func read(_ descriptor: Int32, until deadline: ContinuousClock.Instant,
-                             forwarding interrupts: Interrupts, to child: pid_t) -> [UInt8]? {
+    private static func read(
+        _ descriptor: Int32, until deadline: ContinuousClock.Instant,
+        forwarding interrupts: Interrupts, to child: pid_t
+    ) -> [UInt8]? {
         while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { return nil }
             interrupts.forward(to: child)
-            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 50))
+            let milliseconds = Int32(
+                min(
+                    remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1,
+                    50))
             var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&request, 1, milliseconds) > 0 else { continue }
             var buffer = [UInt8](repeating: 0, count: 4096)

@@ -67,10 +67,15 @@ public enum AtomicFile {
         }
         var temporaries: [String] = []
         do {
-            for file in replaced { temporaries.append(try writeTemporary(file.bytes, for: file.target, naming: file.path)) }
+            for file in replaced {
+                temporaries.append(try writeTemporary(file.bytes, for: file.target, naming: file.path))
+            }
         } catch {
             pending.withLock { paths in
-                for path in temporaries { unlink(path); paths.remove(path) }
+                for path in temporaries {
+                    unlink(path)
+                    paths.remove(path)
+                }
             }
             throw error
         }
@@ -156,7 +161,9 @@ public enum AtomicFile {
 
     /// Writes `bytes` into a new temporary file beside `path` and returns its path; errors
     /// name `shownPath` (the path as the caller gave it, before links were followed).
-    private static func writeTemporary(_ bytes: [UInt8], for path: String, naming shownPath: String) throws(FileWriteError) -> String {
+    private static func writeTemporary(
+        _ bytes: [UInt8], for path: String, naming shownPath: String
+    ) throws(FileWriteError) -> String {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -164,7 +171,8 @@ public enum AtomicFile {
         pending.withLock { _ = $0.insert(temporary) }
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            let problem: FileWriteError.Problem = errno == ENOENT || errno == ENOTDIR ? .noSuchFolder(directory) : .system(call: "open", errno: errno)
+            let problem: FileWriteError.Problem =
+                errno == ENOENT || errno == ENOTDIR ? .noSuchFolder(directory) : .system(call: "open", errno: errno)
             pending.withLock { _ = $0.remove(temporary) }
             throw FileWriteError(path: shownPath, problem: problem)
         }

@@ -89,8 +89,9 @@ enum CSSDeclarations {
             .trimmingASCIIWhitespace.lowercased()
         var value = trimmed(bytes, (colon + 1)..<range.upperBound)
         if let bang = bytes[value].lastIndex(of: UInt8(ascii: "!")),
-           String(decoding: bytes[(bang + 1)..<value.upperBound], as: UTF8.self)
-               .trimmingASCIIWhitespace.lowercased() == "important" {
+            String(decoding: bytes[(bang + 1)..<value.upperBound], as: UTF8.self)
+                .trimmingASCIIWhitespace.lowercased() == "important"
+        {
             value = trimmed(bytes, value.lowerBound..<bang)
         }
         guard !name.isEmpty else { return nil }
@@ -121,7 +122,10 @@ enum CSSDeclarations {
         let quote = bytes[start]
         var index = start + 1
         while index < limit {
-            if bytes[index] == UInt8(ascii: "\\") { index += 2; continue }
+            if bytes[index] == UInt8(ascii: "\\") {
+                index += 2
+                continue
+            }
             if bytes[index] == quote { return index + 1 }
             index += 1
         }

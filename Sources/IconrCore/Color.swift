@@ -68,8 +68,9 @@ extension Color {
 
     private static func parseHex(_ digits: Substring) -> Color? {
         guard [3, 4, 6, 8].contains(digits.count),
-              digits.allSatisfy(\.isHexDigit),
-              let value = UInt32(digits, radix: 16) else { return nil }
+            digits.allSatisfy(\.isHexDigit),
+            let value = UInt32(digits, radix: 16)
+        else { return nil }
         func nibble(_ shift: UInt32) -> UInt8 { UInt8((value >> shift) & 0xF) * 17 }
         func byte(_ shift: UInt32) -> UInt8 { UInt8((value >> shift) & 0xFF) }
         switch digits.count {
@@ -103,10 +104,13 @@ extension Color {
             }
             return Color(red: channels[0], green: channels[1], blue: channels[2], alpha: alpha)
         }
-        guard let hueDegrees = number(parts[0].hasSuffix("deg") ? String(parts[0].dropLast(3)) : parts[0], percentScale: nil),
-              parts[1].hasSuffix("%"), parts[2].hasSuffix("%"),
-              let saturation = number(parts[1], percentScale: 1),
-              let lightness = number(parts[2], percentScale: 1) else { return nil }
+        guard
+            let hueDegrees = number(
+                parts[0].hasSuffix("deg") ? String(parts[0].dropLast(3)) : parts[0], percentScale: nil),
+            parts[1].hasSuffix("%"), parts[2].hasSuffix("%"),
+            let saturation = number(parts[1], percentScale: 1),
+            let lightness = number(parts[2], percentScale: 1)
+        else { return nil }
         return fromHSL(hue: hueDegrees, saturation: saturation, lightness: lightness, alpha: alpha)
     }
 
@@ -126,10 +130,12 @@ extension Color {
     /// A CSS number, or a percentage scaled to `percentScale` (nil: percentages not allowed).
     private static func number(_ text: String, percentScale: Double?) -> Double? {
         if text.hasSuffix("%") {
-            guard let scale = percentScale, let value = Double(text.dropLast()) , value.isFinite else { return nil }
+            guard let scale = percentScale, let value = Double(text.dropLast()), value.isFinite else { return nil }
             return min(max(value, 0), 100) / 100 * scale
         }
-        guard let value = Double(text), value.isFinite, !text.contains(where: { $0.isLetter && $0 != "e" }) else { return nil }
+        guard let value = Double(text), value.isFinite, !text.contains(where: { $0.isLetter && $0 != "e" }) else {
+            return nil
+        }
         return percentScale == 1 ? min(max(value, 0), 1) : value
     }
 
@@ -142,10 +148,15 @@ extension Color {
             var h = h0
             if h < 0 { h += 1 } else if h > 1 { h -= 1 }
             let v: Double
-            if h * 6 < 1 { v = m1 + (m2 - m1) * h * 6 }
-            else if h * 2 < 1 { v = m2 }
-            else if h * 3 < 2 { v = m1 + (m2 - m1) * (2.0 / 3 - h) * 6 }
-            else { v = m1 }
+            if h * 6 < 1 {
+                v = m1 + (m2 - m1) * h * 6
+            } else if h * 2 < 1 {
+                v = m2
+            } else if h * 3 < 2 {
+                v = m1 + (m2 - m1) * (2.0 / 3 - h) * 6
+            } else {
+                v = m1
+            }
             return UInt8((v * 255).rounded())
         }
         return Color(red: channel(h + 1.0 / 3), green: channel(h), blue: channel(h - 1.0 / 3), alpha: alpha)

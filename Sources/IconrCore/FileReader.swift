@@ -45,13 +45,17 @@ public enum FileReader {
     }
 
     /// The file's bytes and its modification time, in nanoseconds since 1970.
-    public static func readWithTime(_ path: String, followingLinks: Bool = true) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
+    public static func readWithTime(
+        _ path: String, followingLinks: Bool = true
+    ) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
         // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | (followingLinks ? 0 : O_NOFOLLOW))
         guard descriptor >= 0 else { throw FileReadError(path: path, problem: .system(call: "open", errno: errno)) }
         defer { close(descriptor) }
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw FileReadError(path: path, problem: .system(call: "fstat", errno: errno)) }
+        guard fstat(descriptor, &info) == 0 else {
+            throw FileReadError(path: path, problem: .system(call: "fstat", errno: errno))
+        }
         // Only regular files: a FIFO or a device could block forever or never end.
         if let kind = nonRegularKind(info.st_mode) {
             throw FileReadError(path: path, problem: .notRegularFile(kind: kind))
@@ -80,7 +84,9 @@ public enum FileReader {
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if !name.hasPrefix(".") { names.append(name) }
         }
         return names

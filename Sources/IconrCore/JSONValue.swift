@@ -60,7 +60,9 @@ public enum JSONValue: Hashable, Sendable, Encodable {
         case .string(let value): SpriteIndex.quoted(value)
         case .array(let values): "[" + values.map(\.serialized).joined(separator: ",") + "]"
         case .object(let object):
-            "{" + object.sorted { $0.key < $1.key }.map { SpriteIndex.quoted($0.key) + ":" + $0.value.serialized }.joined(separator: ",") + "}"
+            "{"
+                + object.sorted { $0.key < $1.key }.map { SpriteIndex.quoted($0.key) + ":" + $0.value.serialized }
+                .joined(separator: ",") + "}"
         }
     }
 }
@@ -103,9 +105,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try object()
         case UInt8(ascii: "["): return try array()
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try number())
         default: throw error("unexpected character \(Self.shown(bytes[position]))")
         }
@@ -130,7 +138,10 @@ struct JSONParser {
             position += 1
             object[key] = try value()
             skipSpace()
-            if peek(UInt8(ascii: ",")) { position += 1; continue }
+            if peek(UInt8(ascii: ",")) {
+                position += 1
+                continue
+            }
             guard peek(UInt8(ascii: "}")) else { throw error("expected ',' or '}' in an object") }
             position += 1
             depth -= 1
@@ -151,7 +162,10 @@ struct JSONParser {
         while true {
             array.append(try value())
             skipSpace()
-            if peek(UInt8(ascii: ",")) { position += 1; continue }
+            if peek(UInt8(ascii: ",")) {
+                position += 1
+                continue
+            }
             guard peek(UInt8(ascii: "]")) else { throw error("expected ',' or ']' in an array") }
             position += 1
             depth -= 1
@@ -192,8 +206,12 @@ struct JSONParser {
                     if (0xD800...0xDBFF).contains(code), bytes[position...].starts(with: Array("\\u".utf8)) {
                         position += 2
                         let low = try hex4()
-                        if (0xDC00...0xDFFF).contains(low) { code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00) }
-                        else { scalars += Array("\u{FFFD}".utf8); code = low }
+                        if (0xDC00...0xDFFF).contains(low) {
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                        } else {
+                            scalars += Array("\u{FFFD}".utf8)
+                            code = low
+                        }
                     }
                     let scalar = Unicode.Scalar(code) ?? "\u{FFFD}"
                     scalars += Array(String(Character(scalar)).utf8)
@@ -211,7 +229,8 @@ struct JSONParser {
     }
 
     private mutating func hex4() throws(JSONSyntaxError) -> UInt32 {
-        guard position + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[position..<(position + 4)], as: UTF8.self), radix: 16)
+        guard position + 4 <= bytes.count,
+            let code = UInt32(String(decoding: bytes[position..<(position + 4)], as: UTF8.self), radix: 16)
         else { throw error("expected 4 hex digits after \\u") }
         position += 4
         return code
@@ -221,7 +240,9 @@ struct JSONParser {
         let start = position
         func digits() -> Int {
             let first = position
-            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+            while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) {
+                position += 1
+            }
             return position - first
         }
         if peek(UInt8(ascii: "-")) { position += 1 }
@@ -244,7 +265,8 @@ struct JSONParser {
     private mutating func literal(_ word: StaticString) throws(JSONSyntaxError) {
         let count = word.utf8CodeUnitCount
         guard position + count <= bytes.count,
-              word.withUTF8Buffer({ bytes[position..<(position + count)].elementsEqual($0) }) else {
+            word.withUTF8Buffer({ bytes[position..<(position + count)].elementsEqual($0) })
+        else {
             throw error("unexpected character \(Self.shown(bytes[position]))")
         }
         position += count
@@ -259,7 +281,8 @@ struct JSONParser {
     }
 
     private static func shown(_ byte: UInt8) -> String {
-        (0x21...0x7E).contains(byte) ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16, uppercase: true)
+        (0x21...0x7E).contains(byte)
+            ? "'\(Character(Unicode.Scalar(byte)))'" : "0x" + String(byte, radix: 16, uppercase: true)
     }
 
     private func error(_ message: String) -> JSONSyntaxError {

@@ -8,7 +8,8 @@ public enum LegacyAreas {
     static func kind(of id: String) -> Kind? {
         var name = Substring(id)
         if let dash = name.lastIndex(of: "-"), !name[name.index(after: dash)...].isEmpty,
-           name[name.index(after: dash)...].allSatisfy(\.isNumber) {
+            name[name.index(after: dash)...].allSatisfy(\.isNumber)
+        {
             name = name[..<dash]
         }
         switch name {
@@ -25,8 +26,14 @@ public enum LegacyAreas {
     /// at scale 1), sorted by start, and what was wrong with the rest (as spritezero checks):
     /// an element of `ids` that has no box or an empty one (hidden, or no geometry), and a
     /// stretch area that overlaps an earlier one on its axis, are left out with a problem each.
-    public static func areas(ids: [String], boxes: [String: (x: Double, y: Double, width: Double, height: Double)])
-        -> (stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?, placeholder: ContentBox?, problems: [String]) {
+    public static func areas(
+        ids: [String], boxes: [String: (x: Double, y: Double, width: Double, height: Double)]
+    )
+        -> (
+            stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?, placeholder: ContentBox?,
+            problems: [String]
+        )
+    {
         var stretchX: [StretchArea] = [], stretchY: [StretchArea] = []
         var content: ContentBox?, placeholder: ContentBox?
         var problems: [String] = []
@@ -38,11 +45,15 @@ public enum LegacyAreas {
             let horizontal = StretchArea(start: box.x, end: box.x + box.width)
             let vertical = StretchArea(start: box.y, end: box.y + box.height)
             switch kind(of: id) {
-            case .stretch: stretchX.append(horizontal); stretchY.append(vertical)
+            case .stretch:
+                stretchX.append(horizontal)
+                stretchY.append(vertical)
             case .stretchX: stretchX.append(horizontal)
             case .stretchY: stretchY.append(vertical)
-            case .content: content = ContentBox(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
-            case .placeholder: placeholder = ContentBox(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
+            case .content:
+                content = ContentBox(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
+            case .placeholder:
+                placeholder = ContentBox(left: box.x, top: box.y, right: box.x + box.width, bottom: box.y + box.height)
             case nil: break
             }
         }
@@ -50,8 +61,9 @@ public enum LegacyAreas {
             var kept: [StretchArea] = []
             for area in areas.sorted(by: { $0.start < $1.start }) {
                 if let last = kept.last, area.start < last.end {
-                    problems.append("stretch \(axis) area [\(area.start.shortText), \(area.end.shortText)] overlaps "
-                                    + "[\(last.start.shortText), \(last.end.shortText)]: it is left out")
+                    problems.append(
+                        "stretch \(axis) area [\(area.start.shortText), \(area.end.shortText)] overlaps "
+                            + "[\(last.start.shortText), \(last.end.shortText)]: it is left out")
                 } else {
                     kept.append(area)
                 }

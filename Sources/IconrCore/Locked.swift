@@ -45,7 +45,9 @@ public struct Locked<Value> {
 
     /// Runs `body` with the value while holding the lock.
     @inlinable
-    public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
+    public func withLock<Result, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         try storage.withUnsafeMutablePointers { value, mutex throws(Failure) -> Result in
             let locked = pthread_mutex_lock(mutex)
             precondition(locked == 0, "pthread_mutex_lock failed: \(locked)")
@@ -60,7 +62,9 @@ public struct Locked<Value> {
     /// Runs `body` with the value if no other thread holds the lock; otherwise returns nil
     /// at once.
     @inlinable
-    public func withLockIfAvailable<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result? {
+    public func withLockIfAvailable<Result, Failure: Error>(
+        _ body: (inout Value) throws(Failure) -> Result
+    ) throws(Failure) -> Result? {
         try storage.withUnsafeMutablePointers { value, mutex throws(Failure) -> Result? in
             let status = pthread_mutex_trylock(mutex)
             guard status == 0 else {

@@ -39,7 +39,8 @@ extension PaintEdit {
             guard let close = bytes[range].firstIndex(of: UInt8(ascii: ")")) else { return nil }
             let fallback = CSSDeclarations.trimmed(bytes, (close + 1)..<range.upperBound)
             guard !fallback.isEmpty,
-                  let color = Color(css: String(decoding: bytes[fallback], as: UTF8.self)) else { return nil }
+                let color = Color(css: String(decoding: bytes[fallback], as: UTF8.self))
+            else { return nil }
             return (fallback, color)
         }
         guard let color = Color(css: text) else { return nil }
@@ -50,15 +51,18 @@ extension PaintEdit {
     /// token is replaced in place.
     static func inPlace(tokens: [(range: Range<Int>, color: Color)], raw: [UInt8], offset: Int) -> [PaintEdit] {
         tokens.map { token in
-            PaintEdit(range: (token.range.lowerBound + offset)..<(token.range.upperBound + offset),
-                      pieces: [.color(rgb: token.color.rgb, original: Array(raw[token.range]))])
+            PaintEdit(
+                range: (token.range.lowerBound + offset)..<(token.range.upperBound + offset),
+                pieces: [.color(rgb: token.color.rgb, original: Array(raw[token.range]))])
         }
     }
 
     /// One edit that rewrites a whole stretch of text holding character references: the
     /// decoded text is written back escaped, with its color tokens replaceable.
-    static func rewritingWhole(rawRange: Range<Int>, decoded: [UInt8], tokens: [(range: Range<Int>, color: Color)],
-                               escape: (ArraySlice<UInt8>) -> [UInt8]) -> PaintEdit? {
+    static func rewritingWhole(
+        rawRange: Range<Int>, decoded: [UInt8], tokens: [(range: Range<Int>, color: Color)],
+        escape: (ArraySlice<UInt8>) -> [UInt8]
+    ) -> PaintEdit? {
         guard !tokens.isEmpty else { return nil }
         var pieces: [Piece] = []
         var cursor = 0
@@ -74,11 +78,13 @@ extension PaintEdit {
     /// An attribute `name="…"` inserted where the property would otherwise take its
     /// initial value, black.
     static func insertion(of property: PaintProperty, at offset: Int) -> PaintEdit {
-        PaintEdit(range: offset..<offset, pieces: [
-            .literal(Array(" \(property.rawValue)=\"".utf8)),
-            .color(rgb: Color.black.rgb, original: []),
-            .literal([UInt8(ascii: "\"")]),
-        ])
+        PaintEdit(
+            range: offset..<offset,
+            pieces: [
+                .literal(Array(" \(property.rawValue)=\"".utf8)),
+                .color(rgb: Color.black.rgb, original: []),
+                .literal([UInt8(ascii: "\"")]),
+            ])
     }
 }
 

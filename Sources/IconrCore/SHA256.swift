@@ -56,7 +56,9 @@ public struct SHA256: Sendable {
         let bitLength = length &* 8
         var tail = pending + [0x80]
         while tail.count % 64 != 56 { tail.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
+        }
         tail.withUnsafeBytes { bytes in
             for start in stride(from: 0, to: bytes.count, by: 64) {
                 compress(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 64)]))
@@ -82,7 +84,8 @@ public struct SHA256: Sendable {
         }
     }
 
-    private mutating func compress(_ block: UnsafeRawBufferPointer, schedule words: UnsafeMutableBufferPointer<UInt32>) {
+    private mutating func compress(_ block: UnsafeRawBufferPointer, schedule words: UnsafeMutableBufferPointer<UInt32>)
+    {
         func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { (value >> count) | (value << (32 - count)) }
         for index in 0..<16 {
             words[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
@@ -103,7 +106,13 @@ public struct SHA256: Sendable {
             let temp2 = s0 &+ majority
             (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
         }
-        state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
-        state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h
+        state[0] &+= a
+        state[1] &+= b
+        state[2] &+= c
+        state[3] &+= d
+        state[4] &+= e
+        state[5] &+= f
+        state[6] &+= g
+        state[7] &+= h
     }
 }

@@ -38,9 +38,10 @@ extension SVGTemplate {
             color != Color(red: UInt8(rgb >> 16), green: UInt8(rgb >> 8 & 0xFF), blue: UInt8(rgb & 0xFF))
         }
         let declared = Set(parameters.map(\.name))
-        return ResolvedParameters(replacements: replacements,
-                                  unknownNames: colors.keys.filter { !declared.contains($0) }.sorted(),
-                                  effectiveValues: effective)
+        return ResolvedParameters(
+            replacements: replacements,
+            unknownNames: colors.keys.filter { !declared.contains($0) }.sorted(),
+            effectiveValues: effective)
     }
 
     /// The SVG document with `parameters` applied, ready for librsvg.

@@ -124,19 +124,30 @@ private struct TemplateParser {
         var index = range.lowerBound
         while index < range.upperBound {
             defer { index += 1 }
-            guard bytes[index] == UInt8(ascii: "&"), let end = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: ";")) else { continue }
+            guard bytes[index] == UInt8(ascii: "&"),
+                let end = bytes[index..<range.upperBound].firstIndex(of: UInt8(ascii: ";"))
+            else { continue }
             let name = String(decoding: bytes[(index + 1)..<end], as: UTF8.self)
-            guard let replacement = scanner.entities[name], replacement.contains("<"), entitiesWarnedAbout.insert(name).inserted else { continue }
-            warnings.append(TemplateWarning(location: lines.location(of: index),
-                                            message: "the entity &\(name); holds elements: they are drawn, but parameters do not reach their paints"))
+            guard let replacement = scanner.entities[name], replacement.contains("<"),
+                entitiesWarnedAbout.insert(name).inserted
+            else { continue }
+            warnings.append(
+                TemplateWarning(
+                    location: lines.location(of: index),
+                    message:
+                        "the entity &\(name); holds elements: they are drawn, but parameters do not reach their paints")
+            )
         }
     }
 
     private mutating func startElement(_ tag: XMLStartTag) throws {
         var namespaces = scopes.last?.namespaces ?? [:]
         for attribute in tag.attributes {
-            if attribute.name == "xmlns" { namespaces[""] = try scanner.value(of: attribute) }
-            else if attribute.name.hasPrefix("xmlns:") { namespaces[String(attribute.name.dropFirst(6))] = try scanner.value(of: attribute) }
+            if attribute.name == "xmlns" {
+                namespaces[""] = try scanner.value(of: attribute)
+            } else if attribute.name.hasPrefix("xmlns:") {
+                namespaces[String(attribute.name.dropFirst(6))] = try scanner.value(of: attribute)
+            }
         }
         let (namespace, localName) = Self.resolve(tag.name, in: namespaces)
         let isRoot = !sawRoot
@@ -151,8 +162,9 @@ private struct TemplateParser {
         guard namespace == SVGTemplate.svgNamespace || namespace == nil else { return }
         if isRoot {
             guard localName == "svg" else {
-                throw TemplateError(location: lines.location(of: tag.offset),
-                                    message: "root element is <\(tag.name)>, not <svg>: not an SVG document")
+                throw TemplateError(
+                    location: lines.location(of: tag.offset),
+                    message: "root element is <\(tag.name)>, not <svg>: not an SVG document")
             }
             for property in [PaintProperty.fill, .color] where tag.attribute(property.rawValue) == nil {
                 edits.append(.insertion(of: property, at: tag.attributeInsertionPoint))
@@ -187,7 +199,8 @@ private struct TemplateParser {
     private mutating func noteReference(_ raw: String) {
         let reference = String(raw.trimmingASCIIWhitespace)
         guard !reference.isEmpty, !reference.hasPrefix("#"), !reference.lowercased().hasPrefix("data:"),
-              !externalReferences.contains(reference) else { return }
+            !externalReferences.contains(reference)
+        else { return }
         externalReferences.append(reference)
     }
 
@@ -216,21 +229,27 @@ private struct TemplateParser {
         return (namespaces[""], qualifiedName)
     }
 
-    private static func paintTokens(in bytes: [UInt8], declarations: [CSSDeclaration]) -> [(range: Range<Int>, color: Color)] {
+    private static func paintTokens(
+        in bytes: [UInt8], declarations: [CSSDeclaration]
+    ) -> [(range: Range<Int>, color: Color)] {
         declarations.compactMap { declaration in
             guard PaintProperty(name: declaration.name) != nil else { return nil }
             return PaintEdit.colorToken(in: bytes, value: declaration.valueRange)
         }
     }
 
-    private mutating func collectAttribute(_ attribute: XMLAttribute,
-                                           tokens: ([UInt8]) -> [(range: Range<Int>, color: Color)]) throws(XMLSyntaxError) {
+    private mutating func collectAttribute(
+        _ attribute: XMLAttribute,
+        tokens: ([UInt8]) -> [(range: Range<Int>, color: Color)]
+    ) throws(XMLSyntaxError) {
         if attribute.hasReferences {
             let decoded = Array(try scanner.value(of: attribute).utf8)
             let quote = bytes[attribute.valueRange.lowerBound - 1]
-            if let edit = PaintEdit.rewritingWhole(rawRange: attribute.valueRange, decoded: decoded,
-                                                   tokens: tokens(decoded),
-                                                   escape: { xmlEscaped($0, quote: quote) }) {
+            if let edit = PaintEdit.rewritingWhole(
+                rawRange: attribute.valueRange, decoded: decoded,
+                tokens: tokens(decoded),
+                escape: { xmlEscaped($0, quote: quote) })
+            {
                 edits.append(edit)
             }
         } else {
@@ -242,13 +261,16 @@ private struct TemplateParser {
     private mutating func collectStylesheet(range: Range<Int>, isCDATA: Bool) throws(XMLSyntaxError) {
         let raw = Array(bytes[range])
         if isCDATA || !raw.contains(UInt8(ascii: "&")) {
-            edits += PaintEdit.inPlace(tokens: Self.paintTokens(in: raw, declarations: CSSDeclarations.inStylesheet(raw)),
-                                       raw: raw, offset: range.lowerBound)
+            edits += PaintEdit.inPlace(
+                tokens: Self.paintTokens(in: raw, declarations: CSSDeclarations.inStylesheet(raw)),
+                raw: raw, offset: range.lowerBound)
         } else {
             let decoded = Array(try scanner.decode(range).utf8)
             let tokens = Self.paintTokens(in: decoded, declarations: CSSDeclarations.inStylesheet(decoded))
-            if let edit = PaintEdit.rewritingWhole(rawRange: range, decoded: decoded, tokens: tokens,
-                                                   escape: { xmlEscaped($0, quote: nil) }) {
+            if let edit = PaintEdit.rewritingWhole(
+                rawRange: range, decoded: decoded, tokens: tokens,
+                escape: { xmlEscaped($0, quote: nil) })
+            {
                 edits.append(edit)
             }
         }
@@ -265,7 +287,8 @@ extension TemplateParser {
             let attribute = tag.attributes.first { attribute in
                 let (namespace, local) = Self.resolve(attribute.name, in: namespaces)
                 // Unprefixed attributes carry no namespace in XML; accept them too.
-                return local == name && (namespace == SVGTemplate.mapboxNamespace || attribute.name.firstIndex(of: ":") == nil)
+                return local == name
+                    && (namespace == SVGTemplate.mapboxNamespace || attribute.name.firstIndex(of: ":") == nil)
             }
             guard let attribute else { return nil }
             return (try scanner.value(of: attribute), attribute.offset)
@@ -275,8 +298,9 @@ extension TemplateParser {
                 throw TemplateError(location: location, message: "\(tag.name) has no m:\(name)")
             }
             guard let number = Double(attribute.text.trimmingASCIIWhitespace), number.isFinite, number >= 0 else {
-                throw TemplateError(location: lines.location(of: attribute.offset),
-                                    message: "\(tag.name) has an invalid m:\(name) \"\(attribute.text)\" (expected a number >= 0)")
+                throw TemplateError(
+                    location: lines.location(of: attribute.offset),
+                    message: "\(tag.name) has an invalid m:\(name) \"\(attribute.text)\" (expected a number >= 0)")
             }
             return number
         }
@@ -294,36 +318,44 @@ extension TemplateParser {
                 throw TemplateError(location: location, message: "more than one \(tag.name)")
             }
             let left = try number("left"), top = try number("top")
-            content = ContentBox(left: left, top: top, right: left + (try number("width")), bottom: top + (try number("height")))
+            content = ContentBox(
+                left: left, top: top, right: left + (try number("width")), bottom: top + (try number("height")))
         default:
             break
         }
     }
 
-    private mutating func readParameter(_ tag: XMLStartTag, location: SourceLocation,
-                                        value: (String) throws -> (text: String, offset: Int)?) throws {
+    private mutating func readParameter(
+        _ tag: XMLStartTag, location: SourceLocation,
+        value: (String) throws -> (text: String, offset: Int)?
+    ) throws {
         guard let name = try value("name")?.text, !name.isEmpty else {
             throw TemplateError(location: location, message: "\(tag.name) has no m:name")
         }
         if let first = parameters.first(where: { $0.parameter.name == name }) {
-            throw TemplateError(location: location,
-                                message: "duplicate \(tag.name) \"\(name)\" (first declared at \(first.location))")
+            throw TemplateError(
+                location: location,
+                message: "duplicate \(tag.name) \"\(name)\" (first declared at \(first.location))")
         }
         guard let type = try value("type") else {
-            throw TemplateError(location: location, message: "\(tag.name) \"\(name)\" has no m:type (expected \"color\")")
+            throw TemplateError(
+                location: location, message: "\(tag.name) \"\(name)\" has no m:type (expected \"color\")")
         }
         guard type.text == "color" else {
-            throw TemplateError(location: lines.location(of: type.offset),
-                                message: "\(tag.name) \"\(name)\" has unsupported m:type \"\(type.text)\" (only \"color\" exists)")
+            throw TemplateError(
+                location: lines.location(of: type.offset),
+                message: "\(tag.name) \"\(name)\" has unsupported m:type \"\(type.text)\" (only \"color\" exists)")
         }
         guard let defaultValue = try value("value") else {
             throw TemplateError(location: location, message: "\(tag.name) \"\(name)\" has no m:value")
         }
         guard let color = Color(css: defaultValue.text) else {
-            throw TemplateError(location: lines.location(of: defaultValue.offset),
-                                message: "\(tag.name) \"\(name)\" has an invalid m:value \"\(defaultValue.text)\"")
+            throw TemplateError(
+                location: lines.location(of: defaultValue.offset),
+                message: "\(tag.name) \"\(name)\" has an invalid m:value \"\(defaultValue.text)\"")
         }
-        parameters.append(DeclaredParameter(parameter: TemplateParameter(name: name, defaultColor: color), location: location))
+        parameters.append(
+            DeclaredParameter(parameter: TemplateParameter(name: name, defaultColor: color), location: location))
     }
 
     mutating func warnAboutSharedDefaults() {
@@ -331,11 +363,13 @@ extension TemplateParser {
         for declared in parameters {
             let rgb = declared.parameter.defaultColor.rgb
             if let first = firstByColor[rgb] {
-                warnings.append(TemplateWarning(
-                    location: declared.location,
-                    message: "parameters \"\(first.parameter.name)\" and \"\(declared.parameter.name)\" share the default "
-                        + "color \(declared.parameter.defaultColor.hexString), so they cannot be set independently "
-                        + "(the one declared last wins)"))
+                warnings.append(
+                    TemplateWarning(
+                        location: declared.location,
+                        message:
+                            "parameters \"\(first.parameter.name)\" and \"\(declared.parameter.name)\" share the default "
+                            + "color \(declared.parameter.defaultColor.hexString), so they cannot be set independently "
+                            + "(the one declared last wins)"))
             } else {
                 firstByColor[rgb] = declared
             }

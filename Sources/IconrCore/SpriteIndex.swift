@@ -17,9 +17,11 @@ public struct SpriteIndexEntry: Hashable, Sendable {
     /// The values MapLibre accepts for `textFitWidth` and `textFitHeight`.
     public static let textFitValues = ["stretchOrShrink", "stretchOnly", "proportional"]
 
-    public init(rect: PixelRect, pixelRatio: Double, sdf: Bool = false, content: ContentBox? = nil,
-                stretchX: [StretchArea] = [], stretchY: [StretchArea] = [], textFitWidth: String? = nil,
-                textFitHeight: String? = nil, placeholder: ContentBox? = nil, visible: Bool? = nil) {
+    public init(
+        rect: PixelRect, pixelRatio: Double, sdf: Bool = false, content: ContentBox? = nil,
+        stretchX: [StretchArea] = [], stretchY: [StretchArea] = [], textFitWidth: String? = nil,
+        textFitHeight: String? = nil, placeholder: ContentBox? = nil, visible: Bool? = nil
+    ) {
         self.rect = rect
         self.pixelRatio = pixelRatio
         self.sdf = sdf
@@ -42,18 +44,32 @@ public struct SpriteIndexEntry: Hashable, Sendable {
             // Leave out the first field that fails, then look again.
             var probe = entry
             probe.stretchX = []
-            if probe.metadataProblem != problem { entry.stretchX = []; continue }
+            if probe.metadataProblem != problem {
+                entry.stretchX = []
+                continue
+            }
             probe = entry
             probe.stretchY = []
-            if probe.metadataProblem != problem { entry.stretchY = []; continue }
+            if probe.metadataProblem != problem {
+                entry.stretchY = []
+                continue
+            }
             probe = entry
             probe.content = nil
-            if probe.metadataProblem != problem { entry.content = nil; continue }
+            if probe.metadataProblem != problem {
+                entry.content = nil
+                continue
+            }
             probe = entry
             probe.placeholder = nil
-            if probe.metadataProblem != problem { entry.placeholder = nil; continue }
-            entry.textFitWidth = SpriteIndexEntry.textFitValues.contains(entry.textFitWidth ?? "") ? entry.textFitWidth : nil
-            entry.textFitHeight = SpriteIndexEntry.textFitValues.contains(entry.textFitHeight ?? "") ? entry.textFitHeight : nil
+            if probe.metadataProblem != problem {
+                entry.placeholder = nil
+                continue
+            }
+            entry.textFitWidth =
+                SpriteIndexEntry.textFitValues.contains(entry.textFitWidth ?? "") ? entry.textFitWidth : nil
+            entry.textFitHeight =
+                SpriteIndexEntry.textFitValues.contains(entry.textFitHeight ?? "") ? entry.textFitHeight : nil
             if entry.metadataProblem == problem { break }
         }
         return (entry, problems)
@@ -74,9 +90,12 @@ public struct SpriteIndexEntry: Hashable, Sendable {
             }
         }
         for (name, box) in [("content", content), ("placeholder", placeholder)] {
-            guard let box, !(box.left >= 0 && box.top >= 0 && box.right <= width + 1e-9
-                             && box.bottom <= height + 1e-9 && box.left <= box.right && box.top <= box.bottom) else { continue }
-            return "\(name) [\(box.left.shortText), \(box.top.shortText), \(box.right.shortText), \(box.bottom.shortText)] "
+            guard let box,
+                !(box.left >= 0 && box.top >= 0 && box.right <= width + 1e-9
+                    && box.bottom <= height + 1e-9 && box.left <= box.right && box.top <= box.bottom)
+            else { continue }
+            return
+                "\(name) [\(box.left.shortText), \(box.top.shortText), \(box.right.shortText), \(box.bottom.shortText)] "
                 + "is not inside the \(rect.width)x\(rect.height) image"
         }
         for (name, value) in [("textFitWidth", textFitWidth), ("textFitHeight", textFitHeight)] {
@@ -115,7 +134,9 @@ public enum SpriteIndex {
             let body = fields.map { "\"\($0.0)\"\(colon)\($0.1)" }.joined(separator: separator)
             return "\(quoted(id))\(colon){\(body)}"
         }
-        let text = minified ? "{" + lines.joined(separator: ",") + "}"
+        let text =
+            minified
+            ? "{" + lines.joined(separator: ",") + "}"
             : lines.isEmpty ? "{}\n" : "{\n  " + lines.joined(separator: ",\n  ") + "\n}\n"
         return Array(text.utf8)
     }
@@ -145,10 +166,12 @@ public enum SpriteIndex {
                 return nil
             }
             guard let x = number("x"), let y = number("y"), let width = number("width"), let height = number("height"),
-                  let ratio = number("pixelRatio") else { return nil }
+                let ratio = number("pixelRatio")
+            else { return nil }
             entries[id] = SpriteIndexEntry(
                 rect: PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)), pixelRatio: ratio,
-                sdf: flag("sdf") ?? false, content: box("content"), stretchX: spans("stretchX"), stretchY: spans("stretchY"),
+                sdf: flag("sdf") ?? false, content: box("content"), stretchX: spans("stretchX"),
+                stretchY: spans("stretchY"),
                 textFitWidth: value["textFitWidth"]?.stringValue, textFitHeight: value["textFitHeight"]?.stringValue,
                 placeholder: box("placeholder"), visible: flag("visible"))
         }

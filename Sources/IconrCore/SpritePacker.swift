@@ -49,14 +49,18 @@ public enum SpritePacker {
         var best: Sheet?
         // The widest bin last: it is where `split` placed a group, so a group it made packs.
         for binWidth in Array(stride(from: low, through: high, by: step)) + [maxSide + padding] {
-            guard let placements = place(padded, order: order, binWidth: binWidth, binHeight: maxSide + padding) else { continue }
+            guard let placements = place(padded, order: order, binWidth: binWidth, binHeight: maxSide + padding) else {
+                continue
+            }
             // The last column and row need no padding after them.
             let width = (placements.values.map(\.maxX).max() ?? padding) - padding
             let height = (placements.values.map(\.maxY).max() ?? padding) - padding
             guard width <= maxSide, height <= maxSide else { continue }
-            let sheet = Sheet(width: width, height: height, placements: placements.mapValues {
-                PixelRect(x: $0.x, y: $0.y, width: $0.width - padding, height: $0.height - padding)
-            })
+            let sheet = Sheet(
+                width: width, height: height,
+                placements: placements.mapValues {
+                    PixelRect(x: $0.x, y: $0.y, width: $0.width - padding, height: $0.height - padding)
+                })
             if let current = best {
                 let (area, currentArea) = (width * height, current.width * current.height)
                 let squarer = abs(width - height) < abs(current.width - current.height)
@@ -131,7 +135,9 @@ public enum SpritePacker {
         }
         let owners = first.sizes.indices.filter { !excluded.contains($0) && owner($0) == $0 }
         var membersOf: [Int: [Int]] = [:]
-        for item in first.sizes.indices where !excluded.contains(item) { membersOf[owner(item), default: []].append(item) }
+        for item in first.sizes.indices where !excluded.contains(item) {
+            membersOf[owner(item), default: []].append(item)
+        }
         let split = split(owners.map { first.sizes[$0] }, padding: first.padding, maxSide: maxSide)
         var pending = split.groups.map { group in group.flatMap { membersOf[owners[$0]] ?? [] }.sorted() }
         var groups: [Group] = []
@@ -163,7 +169,9 @@ public enum SpritePacker {
                 return inGroup.contains(owner) && sharing[owner] == owner ? owner : item
             }
             let owners = members.filter { owner($0) == $0 }
-            guard let sheet = pack(owners.map { layout.sizes[$0] }, padding: layout.padding, maxSide: maxSide) else { return nil }
+            guard let sheet = pack(owners.map { layout.sizes[$0] }, padding: layout.padding, maxSide: maxSide) else {
+                return nil
+            }
             var placements: [Int: PixelRect] = [:]
             for (index, item) in owners.enumerated() { placements[item] = sheet.placements[index] }
             for item in members where owner(item) != item { placements[item] = placements[owner(item)] }
@@ -221,10 +229,18 @@ private struct MaxRectsBin {
                 kept.append(rect)
                 continue
             }
-            if placed.x > rect.x { split.append(PixelRect(x: rect.x, y: rect.y, width: placed.x - rect.x, height: rect.height)) }
-            if placed.maxX < rect.maxX { split.append(PixelRect(x: placed.maxX, y: rect.y, width: rect.maxX - placed.maxX, height: rect.height)) }
-            if placed.y > rect.y { split.append(PixelRect(x: rect.x, y: rect.y, width: rect.width, height: placed.y - rect.y)) }
-            if placed.maxY < rect.maxY { split.append(PixelRect(x: rect.x, y: placed.maxY, width: rect.width, height: rect.maxY - placed.maxY)) }
+            if placed.x > rect.x {
+                split.append(PixelRect(x: rect.x, y: rect.y, width: placed.x - rect.x, height: rect.height))
+            }
+            if placed.maxX < rect.maxX {
+                split.append(PixelRect(x: placed.maxX, y: rect.y, width: rect.maxX - placed.maxX, height: rect.height))
+            }
+            if placed.y > rect.y {
+                split.append(PixelRect(x: rect.x, y: rect.y, width: rect.width, height: placed.y - rect.y))
+            }
+            if placed.maxY < rect.maxY {
+                split.append(PixelRect(x: rect.x, y: placed.maxY, width: rect.width, height: rect.maxY - placed.maxY))
+            }
         }
         // The kept rectangles contain none of each other already: only the new pieces need
         // checking, against each other and against the kept ones.

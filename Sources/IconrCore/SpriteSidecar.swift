@@ -22,7 +22,9 @@ public struct SpriteSidecar: Hashable, Sendable {
         } catch {
             throw SidecarError(message: error.description)
         }
-        guard let object = value.objectValue else { throw SidecarError(message: "expected a JSON object of index keys") }
+        guard let object = value.objectValue else {
+            throw SidecarError(message: "expected a JSON object of index keys")
+        }
         func number(_ value: JSONValue, _ key: String) throws(SidecarError) -> Double {
             guard case .number(let number) = value, number.isFinite, number >= 0 else {
                 throw SidecarError(message: "\(key): expected numbers >= 0")
@@ -31,15 +33,21 @@ public struct SpriteSidecar: Hashable, Sendable {
         }
         func box(_ key: String) throws(SidecarError) -> ContentBox? {
             guard let value = object[key] else { return nil }
-            guard let items = value.arrayValue, items.count == 4 else { throw SidecarError(message: "\(key): expected [left, top, right, bottom]") }
+            guard let items = value.arrayValue, items.count == 4 else {
+                throw SidecarError(message: "\(key): expected [left, top, right, bottom]")
+            }
             let numbers = try items.map { item throws(SidecarError) in try number(item, key) }
             return ContentBox(left: numbers[0], top: numbers[1], right: numbers[2], bottom: numbers[3])
         }
         func spans(_ key: String) throws(SidecarError) -> [StretchArea]? {
             guard let value = object[key] else { return nil }
-            guard let items = value.arrayValue else { throw SidecarError(message: "\(key): expected [[start, end], ...]") }
+            guard let items = value.arrayValue else {
+                throw SidecarError(message: "\(key): expected [[start, end], ...]")
+            }
             return try items.map { item throws(SidecarError) in
-                guard let pair = item.arrayValue, pair.count == 2 else { throw SidecarError(message: "\(key): expected [[start, end], ...]") }
+                guard let pair = item.arrayValue, pair.count == 2 else {
+                    throw SidecarError(message: "\(key): expected [[start, end], ...]")
+                }
                 return StretchArea(start: try number(pair[0], key), end: try number(pair[1], key))
             }
         }
@@ -51,7 +59,8 @@ public struct SpriteSidecar: Hashable, Sendable {
         func fit(_ key: String) throws(SidecarError) -> String? {
             guard let value = object[key] else { return nil }
             guard let text = value.stringValue, SpriteIndexEntry.textFitValues.contains(text) else {
-                throw SidecarError(message: "\(key): expected one of \(SpriteIndexEntry.textFitValues.joined(separator: ", "))")
+                throw SidecarError(
+                    message: "\(key): expected one of \(SpriteIndexEntry.textFitValues.joined(separator: ", "))")
             }
             return text
         }
@@ -63,7 +72,9 @@ public struct SpriteSidecar: Hashable, Sendable {
         textFitHeight = try fit("textFitHeight")
         sdf = try flag("sdf")
         visible = try flag("visible")
-        let known: Set = ["content", "placeholder", "stretchX", "stretchY", "textFitWidth", "textFitHeight", "sdf", "visible"]
+        let known: Set = [
+            "content", "placeholder", "stretchX", "stretchY", "textFitWidth", "textFitHeight", "sdf", "visible",
+        ]
         unknownKeys = object.keys.filter { !known.contains($0) }.sorted()
     }
 }

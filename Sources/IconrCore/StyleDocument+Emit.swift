@@ -7,8 +7,10 @@ public struct EmittedStyle: Sendable {
 
 extension StyleDocument {
     /// Mapbox-only top-level keys MapLibre rejects or ignores.
-    static let mapboxOnlyRoot = ["schema", "imports", "iconsets", "fog", "lights", "camera", "models", "featuresets",
-                                 "color-theme", "indoor", "snow", "rain"]
+    static let mapboxOnlyRoot = [
+        "schema", "imports", "iconsets", "fog", "lights", "camera", "models", "featuresets",
+        "color-theme", "indoor", "snow", "rain",
+    ]
     /// Mapbox-only layer types.
     static let mapboxOnlyLayerTypes: Set<String> = ["model", "slot", "clip", "raster-particle", "building", "sky"]
     /// Mapbox-only layout and paint properties (and any ending in one of `mapboxOnlySuffixes`).
@@ -18,8 +20,10 @@ extension StyleDocument {
         "icon-color-brightness-min", "icon-color-brightness-max", "fill-z-offset", "line-z-offset",
         "line-trim-offset", "line-trim-color", "line-trim-fade-range", "line-border-width", "line-border-color",
         "circle-elevation-reference", "line-elevation-reference", "fill-elevation-reference", "line-cross-slope",
-        "line-width-unit", "fill-extrusion-rounded-roof", "fill-extrusion-edge-radius", "fill-extrusion-ambient-occlusion-intensity",
-        "fill-extrusion-ambient-occlusion-radius", "fill-extrusion-flood-light-color", "fill-extrusion-flood-light-intensity",
+        "line-width-unit", "fill-extrusion-rounded-roof", "fill-extrusion-edge-radius",
+        "fill-extrusion-ambient-occlusion-intensity",
+        "fill-extrusion-ambient-occlusion-radius", "fill-extrusion-flood-light-color",
+        "fill-extrusion-flood-light-intensity",
         "fill-extrusion-cutoff-fade-range", "fill-extrusion-emissive-strength", "raster-color", "raster-color-mix",
         "raster-color-range", "raster-elevation", "raster-array-band", "background-pitch-alignment", "symbol-key",
     ]
@@ -41,11 +45,14 @@ extension StyleDocument {
     /// With `runtimeImages`, a color from data that no prebaked variant has names a runtime
     /// image instead of the icon's defaults: `iconr:flag?flag_color=rgba(255,0,0,1)`, which
     /// `iconr serve`'s `iconr.js` fetches when the renderer reports it missing.
-    public func emitted(sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
-                        sheetOf: [String: String] = [:], runtimeImages: Bool = false,
-                        imageExists: @escaping @Sendable (String) -> Bool = { _ in true }) -> EmittedStyle {
+    public func emitted(
+        sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
+        sheetOf: [String: String] = [:], runtimeImages: Bool = false,
+        imageExists: @escaping @Sendable (String) -> Bool = { _ in true }
+    ) -> EmittedStyle {
         guard case .object(var style) = json else { return EmittedStyle(json: json, warnings: []) }
-        var emitter = Emitter(style: self, templates: templates, needed: needed, sheetOf: sheetOf, imageExists: imageExists)
+        var emitter = Emitter(
+            style: self, templates: templates, needed: needed, sheetOf: sheetOf, imageExists: imageExists)
         emitter.runtimeImages = runtimeImages
         style["sprite"] = sprite
         for key in Self.mapboxOnlyRoot where style[key] != nil {
@@ -83,8 +90,10 @@ private struct Emitter {
     var warnings: [String] = []
     private var variableCount = 0
 
-    init(style: StyleDocument, templates: [String: SVGTemplate], needed: [ImageReference], sheetOf: [String: String],
-         imageExists: @escaping @Sendable (String) -> Bool) {
+    init(
+        style: StyleDocument, templates: [String: SVGTemplate], needed: [ImageReference], sheetOf: [String: String],
+        imageExists: @escaping @Sendable (String) -> Bool
+    ) {
         self.style = style
         self.templates = templates
         self.needed = needed
@@ -112,7 +121,9 @@ private struct Emitter {
         for group in ["layout", "paint"] {
             guard case .object(var properties)? = object[group] else { continue }
             for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
-                if StyleDocument.mapboxOnlyProperties.contains(name) || StyleDocument.mapboxOnlySuffixes.contains(where: name.hasSuffix) {
+                if StyleDocument.mapboxOnlyProperties.contains(name)
+                    || StyleDocument.mapboxOnlySuffixes.contains(where: name.hasSuffix)
+                {
                     properties[name] = nil
                     warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"\(name)\"")
                     continue
@@ -140,16 +151,23 @@ private struct Emitter {
             let name = items.count > 1 ? items[1].stringValue ?? "" : ""
             return literal(style.config[name] ?? .null)
         }
-        if case .success(let compiled) = CompiledExpression.compile(json, specification: PropertySpecification(type: "")),
-           compiled.isFeatureConstant, compiled.isZoomConstant, let value = try? compiled.evaluate(style.context) {
+        if case .success(let compiled) = CompiledExpression.compile(
+            json, specification: PropertySpecification(type: "")),
+            compiled.isFeatureConstant, compiled.isZoomConstant, let value = try? compiled.evaluate(style.context)
+        {
             return literal(value)
         }
         if op == "hsl" || op == "hsla", items.count >= 4 {
-            var parts: [JSONValue] = [.string("concat"), .string("hsla("), items[1], .string(", "), items[2], .string("%, "), items[3], .string("%, ")]
+            var parts: [JSONValue] = [
+                .string("concat"), .string("hsla("), items[1], .string(", "), items[2], .string("%, "), items[3],
+                .string("%, "),
+            ]
             parts += [items.count > 4 ? items[4] : .number(1), .string(")")]
             return .array([.string("to-color"), .array(parts)])
         }
-        warn("\(style.file): \(path): \"\(op)\" is Mapbox-only and depends on data: left as it is, MapLibre will reject it")
+        warn(
+            "\(style.file): \(path): \"\(op)\" is Mapbox-only and depends on data: left as it is, MapLibre will reject it"
+        )
         return json
     }
 
@@ -185,11 +203,12 @@ private struct Emitter {
             }
             // Strings are ids only where an expression returns them (not labels or tests).
             let outputs = Self.outputPositions(op, count: items.count)
-            return .array(items.indices.map { index in
-                guard index > 0 else { return items[0] }
-                if case .string = items[index], !outputs.contains(index) { return items[index] }
-                return images(items[index], layer: layer)
-            })
+            return .array(
+                items.indices.map { index in
+                    guard index > 0 else { return items[0] }
+                    if case .string = items[index], !outputs.contains(index) { return items[index] }
+                    return images(items[index], layer: layer)
+                })
         default: return value
         }
     }
@@ -220,7 +239,9 @@ private struct Emitter {
         let options = items.count > 2 ? items[2].objectValue : nil
         let partner = options == nil ? 2 : 3
         if items.count > partner {
-            warn("\(style.file): layer \"\(layer)\": icon-image's second image (Mapbox's cross-fade partner) is Mapbox-only: removed")
+            warn(
+                "\(style.file): layer \"\(layer)\": icon-image's second image (Mapbox's cross-fade partner) is Mapbox-only: removed"
+            )
         }
         let params = options?["params"]?.objectValue ?? [:]
         if case .string(let icon) = name { return .array([.string("image"), id(of: icon, params: params)]) }
@@ -232,13 +253,17 @@ private struct Emitter {
             if choice != .string(icon) { branches += [.string(icon), choice] }
         }
         let fallback = prefixedExpression(text)
-        return .array([.string("image"), branches.isEmpty ? fallback : .array([.string("match"), text] + branches + [fallback])])
+        return .array([
+            .string("image"), branches.isEmpty ? fallback : .array([.string("match"), text] + branches + [fallback]),
+        ])
     }
 
     /// The sprite id of `icon` with `params`: a literal when the colors are constant, else a
     /// `match` on the colors as numbers.
     private mutating func id(of icon: String, params: [String: JSONValue]) -> JSONValue {
-        guard let template = templates[icon], !template.parameters.isEmpty, !params.isEmpty else { return .string(prefixed(icon)) }
+        guard let template = templates[icon], !template.parameters.isEmpty, !params.isEmpty else {
+            return .string(prefixed(icon))
+        }
         let declared = template.parameters.sorted { $0.name < $1.name }
         var keyParts: [JSONValue] = []
         var constantKey: [String]? = []
@@ -267,8 +292,11 @@ private struct Emitter {
             let label = constantKey.joined(separator: "|")
             return .string(idByLabel.first { $0.0 == label }?.1 ?? prefixed(icon))
         }
-        let fallback: JSONValue = runtimeImages ? runtimeImage(icon, declared: declared, params: params) : .string(prefixed(icon))
-        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { .string($0.1) != fallback }.flatMap { [JSONValue.string($0.0), .string($0.1)] }
+        let fallback: JSONValue =
+            runtimeImages ? runtimeImage(icon, declared: declared, params: params) : .string(prefixed(icon))
+        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { .string($0.1) != fallback }.flatMap {
+            [JSONValue.string($0.0), .string($0.1)]
+        }
         guard !branches.isEmpty else { return fallback }
         let key: JSONValue = keyParts.count == 1 ? keyParts[0] : .array([.string("concat")] + keyParts)
         return .array([.string("match"), key] + branches + [fallback])
@@ -283,7 +311,11 @@ private struct Emitter {
             guard let value = params[parameter.name] else { continue }
             if parts.count > 1 { parts.append(.string("&")) }
             parts.append(.string(parameter.name + "="))
-            parts.append(.array([.string("to-string"), .array([.string("to-color"), value, .string(parameter.defaultColor.hexString)])]))
+            parts.append(
+                .array([
+                    .string("to-string"),
+                    .array([.string("to-color"), value, .string(parameter.defaultColor.hexString)]),
+                ]))
         }
         return .array([.string("concat")] + parts)
     }
@@ -292,8 +324,9 @@ private struct Emitter {
     private func constantColor(_ value: JSONValue) -> Color? {
         let specification = PropertySpecification(type: "color", propertyType: "data-driven")
         guard case .success(let compiled) = CompiledExpression.compile(value, specification: specification),
-              compiled.isFeatureConstant, compiled.isZoomConstant,
-              case .color(let color)? = try? compiled.evaluate(style.context) else { return nil }
+            compiled.isFeatureConstant, compiled.isZoomConstant,
+            case .color(let color)? = try? compiled.evaluate(style.context)
+        else { return nil }
         return color.color
     }
 
@@ -308,14 +341,24 @@ private struct Emitter {
         variableCount += 1
         let name = "iconr_color\(variableCount)"
         func channel(_ index: Int, scale: Bool = false) -> JSONValue {
-            let component = JSONValue.array([.string("at"), .number(Double(index)), .array([.string("var"), .string(name)])])
+            let component = JSONValue.array([
+                .string("at"), .number(Double(index)), .array([.string("var"), .string(name)]),
+            ])
             return .array([.string("round"), scale ? .array([.string("*"), component, .number(255)]) : component])
         }
-        let rgba = JSONValue.array([.string("to-rgba"), .array([.string("to-color"), value, .string(fallback.hexString)])])
-        let transparent = JSONValue.array([.string("=="), .array([.string("at"), .number(3), .array([.string("var"), .string(name)])]), .number(0)])
-        let text = JSONValue.array([.string("concat"), channel(0), .string(","), channel(1), .string(","), channel(2), .string(","),
-                                    channel(3, scale: true)])
-        return .array([.string("let"), .string(name), rgba, .array([.string("case"), transparent, .string("t"), text])])
+        let rgba = JSONValue.array([
+            .string("to-rgba"), .array([.string("to-color"), value, .string(fallback.hexString)]),
+        ])
+        let transparent = JSONValue.array([
+            .string("=="), .array([.string("at"), .number(3), .array([.string("var"), .string(name)])]), .number(0),
+        ])
+        let text = JSONValue.array([
+            .string("concat"), channel(0), .string(","), channel(1), .string(","), channel(2), .string(","),
+            channel(3, scale: true),
+        ])
+        return .array([
+            .string("let"), .string(name), rgba, .array([.string("case"), transparent, .string("t"), text]),
+        ])
     }
 
     // MARK: Sheets
@@ -328,7 +371,9 @@ private struct Emitter {
     /// An id computed at run time, mapped to `sheet:id` for the ids in later sheets.
     private func prefixedExpression(_ id: JSONValue) -> JSONValue {
         guard !sheetOf.isEmpty else { return id }
-        let branches = sheetOf.sorted { $0.key < $1.key }.flatMap { [JSONValue.string($0.key), .string($0.value + ":" + $0.key)] }
+        let branches = sheetOf.sorted { $0.key < $1.key }.flatMap {
+            [JSONValue.string($0.key), .string($0.value + ":" + $0.key)]
+        }
         return .array([.string("match"), id] + branches + [id])
     }
 }

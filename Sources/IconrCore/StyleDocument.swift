@@ -46,10 +46,13 @@ public struct StyleLayer: Sendable {
     /// `layout.icon-size`; nil means 1.
     public let iconSize: CompiledExpression?
 
-    static let imageSpecification = PropertySpecification(type: "resolvedImage", parameters: ["zoom", "feature"],
-                                                          interpolated: false, tokens: true)
-    static let sizeSpecification = PropertySpecification(type: "number", parameters: ["zoom", "feature"], defaultValue: .number(1))
-    static let filterSpecification = PropertySpecification(type: "boolean", parameters: ["zoom", "feature"], interpolated: false)
+    static let imageSpecification = PropertySpecification(
+        type: "resolvedImage", parameters: ["zoom", "feature"],
+        interpolated: false, tokens: true)
+    static let sizeSpecification = PropertySpecification(
+        type: "number", parameters: ["zoom", "feature"], defaultValue: .number(1))
+    static let filterSpecification = PropertySpecification(
+        type: "boolean", parameters: ["zoom", "feature"], interpolated: false)
 
     /// The zooms at which renderers lay the layer out: the whole tile zooms in its range.
     public var tileZooms: [Double] {
@@ -64,15 +67,19 @@ public struct StyleLayer: Sendable {
         var seen = Set<[Int]>(), result: [Double] = []
         for zoom in tileZooms {
             let sizeStops = iconSize?.zoomStops ?? []
-            let key = [segment(iconImage?.zoomStops ?? [], zoom), segment(filter?.zoomStops ?? [], zoom),
-                       segment(sizeStops, zoom), sizeStops.firstIndex { $0 >= zoom + 1 } ?? sizeStops.count]
+            let key = [
+                segment(iconImage?.zoomStops ?? [], zoom), segment(filter?.zoomStops ?? [], zoom),
+                segment(sizeStops, zoom), sizeStops.firstIndex { $0 >= zoom + 1 } ?? sizeStops.count,
+            ]
             if seen.insert(key).inserted { result.append(zoom) }
         }
         return result
     }
 
     /// Whether the layer draws `feature` at `zoom` (its filter; an error counts as no).
-    public func shows(_ feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()) -> Bool {
+    public func shows(
+        _ feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()
+    ) -> Bool {
         var context = context
         context.zoom = zoom
         context.feature = feature
@@ -87,7 +94,9 @@ public struct StyleLayer: Sendable {
 
     /// The icon `feature` shows at `zoom`, or nil (no icon, or an evaluation error: the
     /// property then takes its default, no icon).
-    public func image(for feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()) -> ResolvedImage? {
+    public func image(
+        for feature: ExpressionFeature, zoom: Double, context: EvaluationContext = EvaluationContext()
+    ) -> ResolvedImage? {
         var context = context
         context.zoom = zoom
         context.feature = feature
@@ -108,7 +117,9 @@ public struct StyleLayer: Sendable {
     /// (times the pixel ratio): the constant; per feature for a data-driven size; for a zoom
     /// curve its value at the upper zoom stop covering the tile; for zoom and data the larger
     /// of the feature's values at the two covering stops (mapbox-gl-js `symbol_size`).
-    public func rasterSize(for feature: ExpressionFeature, tileZoom: Double, context: EvaluationContext = EvaluationContext()) -> Double {
+    public func rasterSize(
+        for feature: ExpressionFeature, tileZoom: Double, context: EvaluationContext = EvaluationContext()
+    ) -> Double {
         var context = context
         context.feature = feature
         return rasterSize(tileZoom: tileZoom, in: &context)
@@ -180,7 +191,9 @@ public struct StyleDocument: Sendable {
     /// Parses a style. `data` gives GeoJSON (or newline-delimited JSON of feature properties)
     /// by file name: the data of a GeoJSON source whose `data` URL ends in that name, else
     /// samples for sources without data. `config` overrides the style's `schema` defaults.
-    public init(bytes: [UInt8], file: String, data: [String: [UInt8]] = [:], config overrides: [String: JSONValue] = [:]) throws(StyleError) {
+    public init(
+        bytes: [UInt8], file: String, data: [String: [UInt8]] = [:], config overrides: [String: JSONValue] = [:]
+    ) throws(StyleError) {
         do {
             json = try JSONValue.parse(bytes)
         } catch {
@@ -213,8 +226,9 @@ public struct StyleDocument: Sendable {
                     features[id] = given
                     used.insert(name)
                 } else {
-                    warnings.append("\(file): source \"\(id)\" loads \(url) at run time: its icons are taken from the style's "
-                                    + "literal values; give the data with --data \(name) to use its features")
+                    warnings.append(
+                        "\(file): source \"\(id)\" loads \(url) at run time: its icons are taken from the style's "
+                            + "literal values; give the data with --data \(name) to use its features")
                 }
             case let inline?:
                 features[id] = Self.features(of: inline)
@@ -226,9 +240,12 @@ public struct StyleDocument: Sendable {
         self.features = features
         self.warnings = warnings
         var layers: [StyleLayer] = []
-        for (index, layer) in (json["layers"]?.arrayValue ?? []).enumerated() where layer["type"]?.stringValue == "symbol" {
+        for (index, layer) in (json["layers"]?.arrayValue ?? []).enumerated()
+        where layer["type"]?.stringValue == "symbol" {
             let path = "layers[\(index)]"
-            func compile(_ json: JSONValue?, _ property: String, _ specification: PropertySpecification) throws(StyleError) -> CompiledExpression? {
+            func compile(
+                _ json: JSONValue?, _ property: String, _ specification: PropertySpecification
+            ) throws(StyleError) -> CompiledExpression? {
                 guard let json else { return nil }
                 switch CompiledExpression.compile(json, specification: specification) {
                 case .success(let compiled): return compiled
@@ -242,12 +259,16 @@ public struct StyleDocument: Sendable {
                 return fallback
             }
             let layout = layer["layout"]
-            layers.append(StyleLayer(
-                id: layer["id"]?.stringValue ?? path, source: layer["source"]?.stringValue, path: path,
-                minZoom: zoom("minzoom", 0), maxZoom: zoom("maxzoom", 24),
-                filter: try compile(layer["filter"].map(LegacyFilter.convert), "filter", StyleLayer.filterSpecification),
-                iconImage: try compile(layout?["icon-image"].map(Self.resolvingTokens), "layout.icon-image", StyleLayer.imageSpecification),
-                iconSize: try compile(layout?["icon-size"], "layout.icon-size", StyleLayer.sizeSpecification)))
+            layers.append(
+                StyleLayer(
+                    id: layer["id"]?.stringValue ?? path, source: layer["source"]?.stringValue, path: path,
+                    minZoom: zoom("minzoom", 0), maxZoom: zoom("maxzoom", 24),
+                    filter: try compile(
+                        layer["filter"].map(LegacyFilter.convert), "filter", StyleLayer.filterSpecification),
+                    iconImage: try compile(
+                        layout?["icon-image"].map(Self.resolvingTokens), "layout.icon-image",
+                        StyleLayer.imageSpecification),
+                    iconSize: try compile(layout?["icon-size"], "layout.icon-size", StyleLayer.sizeSpecification)))
         }
         self.layers = layers
     }
@@ -283,7 +304,9 @@ public struct StyleDocument: Sendable {
             let context = self.context
             let known = layer.source.flatMap { features[$0] }
             let zooms = layer.tileZooms
-            let zoomDependent = !iconImage.isZoomConstant || !(layer.iconSize?.isZoomConstant ?? true) || !(layer.filter?.isZoomConstant ?? true)
+            let zoomDependent =
+                !iconImage.isZoomConstant || !(layer.iconSize?.isZoomConstant ?? true)
+                || !(layer.filter?.isZoomConstant ?? true)
             // Values change only where a zoom curve crosses a stop: one zoom of each stretch.
             let distinctZooms = layer.distinctZooms
             let featureList = known ?? samples
@@ -304,7 +327,8 @@ public struct StyleDocument: Sendable {
                 for zoom in zooms.isEmpty ? [0] : zooms {
                     var zoomContext = context
                     zoomContext.zoom = zoom
-                    let outputs = ExpressionOutputs.enumerate(iconImage.root, context: Self.withImages(zoomContext, imageExists))
+                    let outputs = ExpressionOutputs.enumerate(
+                        iconImage.root, context: Self.withImages(zoomContext, imageExists))
                     open.formUnion(outputs.open)
                     let size = ExpressionOutputs.largestSize(layer.iconSize, tileZoom: zoom, context: zoomContext)
                     for value in outputs.values {
@@ -312,14 +336,17 @@ public struct StyleDocument: Sendable {
                         case .image(var image) where !image.name.isEmpty:
                             image.available = true
                             need(image, size)
-                        case .string(let name) where !name.isEmpty: need(ResolvedImage(name: name, available: true), size)
+                        case .string(let name) where !name.isEmpty:
+                            need(ResolvedImage(name: name, available: true), size)
                         default: break
                         }
                     }
                 }
                 for part in open.sorted() where known == nil {
-                    warnings.append("\(file): layer \"\(layer.id)\": \(layer.path).layout.icon-image\(part) comes from feature data "
-                                    + "the build has not seen: those features show the icon's defaults (give samples with --data)")
+                    warnings.append(
+                        "\(file): layer \"\(layer.id)\": \(layer.path).layout.icon-image\(part) comes from feature data "
+                            + "the build has not seen: those features show the icon's defaults (give samples with --data)"
+                    )
                 }
             }
         }
@@ -327,7 +354,9 @@ public struct StyleDocument: Sendable {
         return NeededIcons(icons: icons.map { (image: $0.0, scale: $0.1) }, warnings: warnings)
     }
 
-    private static func withImages(_ context: EvaluationContext, _ imageExists: @escaping @Sendable (String) -> Bool) -> EvaluationContext {
+    private static func withImages(
+        _ context: EvaluationContext, _ imageExists: @escaping @Sendable (String) -> Bool
+    ) -> EvaluationContext {
         var context = context
         context.imageExists = imageExists
         return context
@@ -337,13 +366,18 @@ public struct StyleDocument: Sendable {
     static func features(in bytes: [UInt8], name: String) throws(StyleError) -> [StyleFeature] {
         if let json = try? JSONValue.parse(bytes), json["type"] != nil { return features(of: json) }
         var result: [StyleFeature] = []
-        for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated() {
+        for (number, line) in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).enumerated()
+        {
             let text = line.filter { $0 != UInt8(ascii: "\r") }
             guard !text.allSatisfy({ $0 == 32 || $0 == 9 }) else { continue }
             guard let properties = (try? JSONValue.parse(Array(text)))?.objectValue else {
-                throw StyleError(message: "\(name): line \(number + 1): expected GeoJSON, or one JSON object of feature properties per line")
+                throw StyleError(
+                    message:
+                        "\(name): line \(number + 1): expected GeoJSON, or one JSON object of feature properties per line"
+                )
             }
-            result.append(StyleFeature(feature: ExpressionFeature(properties: properties.mapValues(StyleValue.init)), point: nil))
+            result.append(
+                StyleFeature(feature: ExpressionFeature(properties: properties.mapValues(StyleValue.init)), point: nil))
         }
         return result
     }
@@ -353,9 +387,11 @@ public struct StyleDocument: Sendable {
             let geometry = json["geometry"].flatMap(GeoJSONGeometry.init)
             var point: (Double, Double)?
             if case .point(let position)? = geometry { point = (position[0], position[1]) }
-            return StyleFeature(feature: ExpressionFeature(properties: (json["properties"]?.objectValue ?? [:]).mapValues(StyleValue.init),
-                                                           id: json["id"].map(StyleValue.init), geometry: geometry),
-                                point: point)
+            return StyleFeature(
+                feature: ExpressionFeature(
+                    properties: (json["properties"]?.objectValue ?? [:]).mapValues(StyleValue.init),
+                    id: json["id"].map(StyleValue.init), geometry: geometry),
+                point: point)
         }
         switch geoJSON["type"]?.stringValue {
         case "FeatureCollection": return (geoJSON["features"]?.arrayValue ?? []).map(feature)

@@ -128,8 +128,9 @@ struct XMLScanner {
         // Bounded in depth and in total size, so that nested entity definitions cannot blow up.
         guard depth < 4, let value = entities[name] else { return nil }
         guard expansion.spend(value.utf8.count) else {
-            throw XMLSyntaxError(message: "entity references expand to more than \(expansion.limit) bytes "
-                                     + "(an entity expansion attack?)", offset: offset)
+            throw XMLSyntaxError(
+                message: "entity references expand to more than \(expansion.limit) bytes "
+                    + "(an entity expansion attack?)", offset: offset)
         }
         return try expandReferences(value, depth: depth + 1, offset: offset)
     }
@@ -138,7 +139,9 @@ struct XMLScanner {
         let offset = position
         position += 1
         let name = scanName()
-        guard !name.isEmpty else { throw XMLSyntaxError(message: "expected an element name after '<'", offset: position) }
+        guard !name.isEmpty else {
+            throw XMLSyntaxError(message: "expected an element name after '<'", offset: position)
+        }
         var attributes: [XMLAttribute] = []
         var insertionPoint = position
         while true {
@@ -148,13 +151,15 @@ struct XMLScanner {
             }
             if bytes[position] == UInt8(ascii: ">") {
                 position += 1
-                return XMLStartTag(name: name, attributes: attributes, isSelfClosing: false,
-                                   attributeInsertionPoint: insertionPoint, offset: offset)
+                return XMLStartTag(
+                    name: name, attributes: attributes, isSelfClosing: false,
+                    attributeInsertionPoint: insertionPoint, offset: offset)
             }
             if hasPrefix("/>") {
                 position += 2
-                return XMLStartTag(name: name, attributes: attributes, isSelfClosing: true,
-                                   attributeInsertionPoint: insertionPoint, offset: offset)
+                return XMLStartTag(
+                    name: name, attributes: attributes, isSelfClosing: true,
+                    attributeInsertionPoint: insertionPoint, offset: offset)
             }
             let attributeOffset = position
             let attributeName = scanName()
@@ -167,7 +172,8 @@ struct XMLScanner {
             }
             position += 1
             skipSpace()
-            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'") else {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") || bytes[position] == UInt8(ascii: "'")
+            else {
                 throw XMLSyntaxError(message: "attribute \(attributeName) value is not quoted", offset: position)
             }
             let quote = bytes[position]
@@ -179,8 +185,10 @@ struct XMLScanner {
             insertionPoint = position
             let range = valueStart..<valueEnd
             let hasReferences = bytes[range].contains(UInt8(ascii: "&"))
-            attributes.append(XMLAttribute(name: attributeName, valueRange: range,
-                                           hasReferences: hasReferences, offset: attributeOffset))
+            attributes.append(
+                XMLAttribute(
+                    name: attributeName, valueRange: range,
+                    hasReferences: hasReferences, offset: attributeOffset))
         }
     }
 
@@ -190,11 +198,20 @@ struct XMLScanner {
         var bracketDepth = 0
         while position < bytes.count {
             let byte = bytes[position]
-            if byte == UInt8(ascii: "["), bracketDepth == 0 { bracketDepth = 1 }
-            else if byte == UInt8(ascii: "]") { bracketDepth = 0 }
-            else if hasPrefix("<!ENTITY") { scanEntityDeclaration(); continue }
-            else if hasPrefix("<!--") { try skip(past: "-->", what: "comment"); continue }
-            else if byte == UInt8(ascii: ">"), bracketDepth == 0 { position += 1; return }
+            if byte == UInt8(ascii: "["), bracketDepth == 0 {
+                bracketDepth = 1
+            } else if byte == UInt8(ascii: "]") {
+                bracketDepth = 0
+            } else if hasPrefix("<!ENTITY") {
+                scanEntityDeclaration()
+                continue
+            } else if hasPrefix("<!--") {
+                try skip(past: "-->", what: "comment")
+                continue
+            } else if byte == UInt8(ascii: ">"), bracketDepth == 0 {
+                position += 1
+                return
+            }
             position += 1
         }
         throw XMLSyntaxError(message: "unterminated DOCTYPE", offset: start)
@@ -248,7 +265,10 @@ struct XMLScanner {
         while position < bytes.count {
             let byte = bytes[position]
             if Self.isSpace(byte) || byte == UInt8(ascii: ">") || byte == UInt8(ascii: "/") || byte == UInt8(ascii: "=")
-                || byte == UInt8(ascii: "<") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") { break }
+                || byte == UInt8(ascii: "<") || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'")
+            {
+                break
+            }
             position += 1
         }
         return String(decoding: bytes[start..<position], as: UTF8.self)

@@ -15,7 +15,9 @@ public struct HTTPRequest: Sendable {
     /// The bytes of all header names and values: what a header limit is checked against.
     public var headerBytes: Int
 
-    public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:]) {
+    public init(
+        method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:]
+    ) {
         self.method = method
         self.path = path
         self.query = query
@@ -78,8 +80,10 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .library(let message): message
-        case .address(let text): "invalid listen address '\(text)': expected HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080"
-        case .system(let call, let address, let code): "cannot listen on \(address): \(call): \(String(cString: strerror(code)))"
+        case .address(let text):
+            "invalid listen address '\(text)': expected HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080"
+        case .system(let call, let address, let code):
+            "cannot listen on \(address): \(call): \(String(cString: strerror(code)))"
         case .start(let address): "cannot start the HTTP server on \(address)"
         }
     }
@@ -117,30 +121,47 @@ public final class HTTPServer: Sendable {
 
     /// Binds `address` (`HOST:PORT`; port 0 picks a free one) and starts serving.
     /// - Throws: `HTTPServerError` naming the address and what failed.
-    public init(listening address: String, configuration: Configuration = Configuration(),
-                handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) throws(HTTPServerError) {
+    public init(
+        listening address: String, configuration: Configuration = Configuration(),
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) throws(HTTPServerError) {
         let table = try MicroHTTPD.load()
         let socket = try ListenSocket(address)
         host = socket.host
         port = socket.port
         let context = Unmanaged.passRetained(HandlerContext(api: table, handler: handler))
         var options = [
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_LISTEN_SOCKET), value: Int(socket.descriptor), ptr_value: nil),
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_THREAD_POOL_SIZE), value: max(1, configuration.threads), ptr_value: nil),
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_CONNECTION_LIMIT), value: max(1, configuration.connectionLimit), ptr_value: nil),
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_CONNECTION_TIMEOUT), value: max(1, configuration.idleTimeout), ptr_value: nil),
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_CONNECTION_MEMORY_LIMIT), value: configuration.connectionMemory, ptr_value: nil),
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_UNESCAPE_CALLBACK), value: unsafeBitCast(keepEscaped, to: Int.self), ptr_value: nil),
-            MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_NOTIFY_COMPLETED), value: unsafeBitCast(requestCompleted, to: Int.self),
-                           ptr_value: context.toOpaque()),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_LISTEN_SOCKET), value: Int(socket.descriptor), ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_THREAD_POOL_SIZE), value: max(1, configuration.threads), ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_CONNECTION_LIMIT), value: max(1, configuration.connectionLimit),
+                ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_CONNECTION_TIMEOUT), value: max(1, configuration.idleTimeout),
+                ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_CONNECTION_MEMORY_LIMIT), value: configuration.connectionMemory,
+                ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_UNESCAPE_CALLBACK), value: unsafeBitCast(keepEscaped, to: Int.self),
+                ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_NOTIFY_COMPLETED), value: unsafeBitCast(requestCompleted, to: Int.self),
+                ptr_value: context.toOpaque()),
             MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_END), value: 0, ptr_value: nil),
         ]
         let flags = UInt32(ICONR_MHD_USE_INTERNAL_POLLING_THREAD | ICONR_MHD_USE_EPOLL | ICONR_MHD_USE_ITC)
-        guard let started = withUnsafePointer(to: table.api, { api in
-            options.withUnsafeMutableBufferPointer { items in
-                IconrMHD_start(api, flags, accessHandler, context.toOpaque(), items.baseAddress)
-            }
-        }) else {
+        guard
+            let started = withUnsafePointer(
+                to: table.api,
+                { api in
+                    options.withUnsafeMutableBufferPointer { items in
+                        IconrMHD_start(api, flags, accessHandler, context.toOpaque(), items.baseAddress)
+                    }
+                })
+        else {
             close(socket.descriptor)
             context.release()
             throw .start(address: address)
@@ -160,7 +181,12 @@ public final class HTTPServer: Sendable {
     /// Stops accepting connections, lets the requests in flight finish (waiting at most
     /// `drainingFor`), then closes every connection and joins the threads. Idempotent.
     public func stop(drainingFor limit: Duration = .seconds(10)) {
-        guard stopped.withLock({ done in defer { done = true }; return !done }) else { return }
+        guard
+            stopped.withLock({ done in
+                defer { done = true }
+                return !done
+            })
+        else { return }
         let api = context.takeUnretainedValue().api.api
         // Quiesced, the daemon no longer listens; the socket is ours to close, so new
         // connections are refused at once (a load balancer moves on to another replica).
@@ -225,7 +251,8 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, _, reque
     Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue().inFlight.subtract(1, ordering: .relaxed)
 }
 
-private let accessHandler: MHD_AccessHandlerCallback = { context, connection, url, method, _, _, uploadSize, requestContext in
+private let accessHandler: MHD_AccessHandlerCallback = {
+    context, connection, url, method, _, _, uploadSize, requestContext in
     guard let context, let connection, let requestContext else { return Int32(ICONR_MHD_NO) }
     let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
     if requestContext.pointee == nil {
@@ -245,10 +272,13 @@ private let accessHandler: MHD_AccessHandlerCallback = { context, connection, ur
 
     let headers = ValueCollector()
     let query = ValueCollector()
-    _ = api.MHD_get_connection_values(connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
-    _ = api.MHD_get_connection_values(connection, Int32(ICONR_MHD_GET_ARGUMENT_KIND), collectValue, Unmanaged.passUnretained(query).toOpaque())
-    var request = HTTPRequest(method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-                              query: query.pairs.map { (name: $0.0, value: $0.1) })
+    _ = api.MHD_get_connection_values(
+        connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
+    _ = api.MHD_get_connection_values(
+        connection, Int32(ICONR_MHD_GET_ARGUMENT_KIND), collectValue, Unmanaged.passUnretained(query).toOpaque())
+    var request = HTTPRequest(
+        method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
+        query: query.pairs.map { (name: $0.0, value: $0.1) })
     for (name, value) in headers.pairs where request.headers[name.lowercased()] == nil {
         request.headers[name.lowercased()] = value
     }
@@ -287,7 +317,9 @@ private struct ListenSocket {
         /// bind(2) of a filled-in `sockaddr_in` or `sockaddr_in6`.
         func bind<Address>(_ socketAddress: inout Address) -> Int32 {
             withUnsafePointer(to: &socketAddress) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<Address>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<Address>.size))
+                }
             }
         }
         var bound: Int32 = -1
@@ -325,7 +357,8 @@ private struct ListenSocket {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
         }
         let actualPort = withUnsafePointer(to: &storage) { pointer -> UInt16 in
-            isIPv6 ? pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
+            isIPv6
+                ? pointer.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_port }
                 : pointer.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_port }
         }
         self.descriptor = descriptor

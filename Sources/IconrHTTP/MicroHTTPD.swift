@@ -25,15 +25,21 @@ enum MicroHTTPD {
             MHD_stop_daemon: symbol("MHD_stop_daemon", as: (@convention(c) (OpaquePointer?) -> Void).self),
             MHD_quiesce_daemon: symbol("MHD_quiesce_daemon", as: (@convention(c) (OpaquePointer?) -> Int32).self),
             MHD_get_daemon_info: symbol("MHD_get_daemon_info", as: UnsafeMutableRawPointer.self),
-            MHD_lookup_connection_value: symbol("MHD_lookup_connection_value",
-                                                as: (@convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?) -> UnsafePointer<CChar>?).self),
-            MHD_get_connection_values: symbol("MHD_get_connection_values",
-                                              as: (@convention(c) (OpaquePointer?, Int32, MHD_KeyValueIterator?, UnsafeMutableRawPointer?) -> Int32).self),
-            MHD_create_response_from_buffer: symbol("MHD_create_response_from_buffer",
-                                                    as: (@convention(c) (Int, UnsafeMutableRawPointer?, Int32) -> OpaquePointer?).self),
-            MHD_add_response_header: symbol("MHD_add_response_header",
-                                            as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32).self),
-            MHD_queue_response: symbol("MHD_queue_response", as: (@convention(c) (OpaquePointer?, UInt32, OpaquePointer?) -> Int32).self),
+            MHD_lookup_connection_value: symbol(
+                "MHD_lookup_connection_value",
+                as: (@convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?) -> UnsafePointer<CChar>?).self),
+            MHD_get_connection_values: symbol(
+                "MHD_get_connection_values",
+                as: (@convention(c) (OpaquePointer?, Int32, MHD_KeyValueIterator?, UnsafeMutableRawPointer?) -> Int32)
+                    .self),
+            MHD_create_response_from_buffer: symbol(
+                "MHD_create_response_from_buffer",
+                as: (@convention(c) (Int, UnsafeMutableRawPointer?, Int32) -> OpaquePointer?).self),
+            MHD_add_response_header: symbol(
+                "MHD_add_response_header",
+                as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32).self),
+            MHD_queue_response: symbol(
+                "MHD_queue_response", as: (@convention(c) (OpaquePointer?, UInt32, OpaquePointer?) -> Int32).self),
             MHD_destroy_response: symbol("MHD_destroy_response", as: (@convention(c) (OpaquePointer?) -> Void).self))
         guard missing.isEmpty else {
             return .failure(.library("\(soname) lacks \(missing.joined(separator: ", "))"))

@@ -23,25 +23,33 @@ public final class IsolatedRenderer: Sendable {
 
     /// Like `Rasterizer.render`, in a worker process, within `limits.timeout` seconds;
     /// `baseFile` is where relative references resolve (nil: the document reads no file).
-    public func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default, baseFile: String? = nil) throws(RenderError) -> RasterImage {
+    public func render(
+        _ svg: [UInt8], scale: Double, limits: RenderLimits = .default, baseFile: String? = nil
+    ) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
-        let reply = try perform(RenderRequest(svg: svg, scale: scale, maxSize: limits.maxSize, baseFile: baseFile), timeout: limits.timeout)
+        let reply = try perform(
+            RenderRequest(svg: svg, scale: scale, maxSize: limits.maxSize, baseFile: baseFile), timeout: limits.timeout)
         guard case .image(let image) = reply else { throw RenderError.workerFailed("expected an image in the reply") }
         return image
     }
 
     /// The size in pixels at scale 1, measured in a worker process: loading alone can crash librsvg.
-    public func intrinsicSize(of svg: [UInt8], timeout: Double = RenderLimits.default.timeout,
-                              baseFile: String? = nil) throws(RenderError) -> (width: Double, height: Double) {
+    public func intrinsicSize(
+        of svg: [UInt8], timeout: Double = RenderLimits.default.timeout,
+        baseFile: String? = nil
+    ) throws(RenderError) -> (width: Double, height: Double) {
         let measurement = try measure(svg, elementIDs: [], timeout: timeout, baseFile: baseFile)
         return (measurement.width, measurement.height)
     }
 
     /// Like `Rasterizer.measure`, in a worker process.
-    public func measure(_ svg: [UInt8], elementIDs: [String], timeout: Double = RenderLimits.default.timeout,
-                        baseFile: String? = nil) throws(RenderError) -> SVGMeasurement {
-        let request = RenderRequest(svg: svg, scale: 0, maxSize: PixelSize(width: 0, height: 0), elementIDs: elementIDs,
-                                    baseFile: baseFile)
+    public func measure(
+        _ svg: [UInt8], elementIDs: [String], timeout: Double = RenderLimits.default.timeout,
+        baseFile: String? = nil
+    ) throws(RenderError) -> SVGMeasurement {
+        let request = RenderRequest(
+            svg: svg, scale: 0, maxSize: PixelSize(width: 0, height: 0), elementIDs: elementIDs,
+            baseFile: baseFile)
         guard case .measurement(let measurement) = try perform(request, timeout: timeout) else {
             throw RenderError.workerFailed("expected a measurement in the reply")
         }
@@ -109,7 +117,8 @@ final class WorkerProcess: @unchecked Sendable {
     }
 
     /// Starts `executable` with the socket as its stdin and stdout, stderr to /dev/null.
-    private static func spawn(_ executable: String, _ arguments: [String], socket: Int32) -> Result<pid_t, RenderError> {
+    private static func spawn(_ executable: String, _ arguments: [String], socket: Int32) -> Result<pid_t, RenderError>
+    {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -131,7 +140,8 @@ final class WorkerProcess: @unchecked Sendable {
         defer { argv.forEach { free($0) } }
         let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
         guard status == 0 else {
-            return .failure(RenderError.workerFailed("cannot start \(executable): \(String(cString: strerror(status)))"))
+            return .failure(
+                RenderError.workerFailed("cannot start \(executable): \(String(cString: strerror(status)))"))
         }
         return .success(pid)
     }
@@ -175,7 +185,10 @@ final class WorkerProcess: @unchecked Sendable {
         while received < count {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { throw Failure.timedOut }
-            let milliseconds = Int32(min(remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1, 3_600_000))
+            let milliseconds = Int32(
+                min(
+                    remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1,
+                    3_600_000))
             var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
             if ready < 0, errno != EINTR { throw Failure.io("poll: \(String(cString: strerror(errno)))") }

@@ -11,9 +11,12 @@ enum Librsvg {
     /// The library file's name, size and modification time, found as the dynamic linker would
     /// (`LD_LIBRARY_PATH`, then the multiarch and plain library folders), without loading it.
     static let fileIdentity: String = {
-        let folders = (getenv("LD_LIBRARY_PATH").map { String(cString: $0).split(separator: ":").map(String.init) } ?? [])
-            + ["/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-               "/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib"]
+        let folders =
+            (getenv("LD_LIBRARY_PATH").map { String(cString: $0).split(separator: ":").map(String.init) } ?? [])
+            + [
+                "/usr/local/lib", "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
+                "/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib",
+            ]
         for folder in folders {
             guard let real = realpath(folder + "/" + soname, nil) else { continue }
             defer { free(real) }
@@ -28,7 +31,8 @@ enum Librsvg {
     /// The function table, or why it could not be made.
     private static let loaded: Result<Table, RenderError> = {
         guard let library = dlopen(soname, RTLD_NOW | RTLD_GLOBAL) else {
-            return .failure(.drawingFailed("cannot load \(soname): \(dlerror().map { String(cString: $0) } ?? "not found")"))
+            return .failure(
+                .drawingFailed("cannot load \(soname): \(dlerror().map { String(cString: $0) } ?? "not found")"))
         }
         var missing: [String] = []
         // A function not found is noted and stands in as a null pointer: the table is then
@@ -39,35 +43,86 @@ enum Librsvg {
             return unsafeBitCast(address, to: T.self)
         }
         let api = IconrLibrsvg(
-            rsvg_handle_new_from_data: symbol("rsvg_handle_new_from_data", as: (@convention(c) (UnsafePointer<UInt8>?, gsize, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?) -> OpaquePointer?).self),
-            rsvg_handle_new_from_stream_sync: symbol("rsvg_handle_new_from_stream_sync", as: (@convention(c) (OpaquePointer?, OpaquePointer?, RsvgHandleFlags, OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?) -> OpaquePointer?).self),
-            rsvg_handle_set_dpi: symbol("rsvg_handle_set_dpi", as: (@convention(c) (OpaquePointer?, Double) -> Void).self),
-            rsvg_handle_get_intrinsic_size_in_pixels: symbol("rsvg_handle_get_intrinsic_size_in_pixels", as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?) -> gboolean).self),
-            rsvg_handle_get_intrinsic_dimensions: symbol("rsvg_handle_get_intrinsic_dimensions", as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<gboolean>?, UnsafeMutablePointer<RsvgLength>?, UnsafeMutablePointer<gboolean>?, UnsafeMutablePointer<RsvgLength>?, UnsafeMutablePointer<gboolean>?, UnsafeMutablePointer<RsvgRectangle>?) -> Void).self),
-            rsvg_handle_get_geometry_for_layer: symbol("rsvg_handle_get_geometry_for_layer", as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<RsvgRectangle>?, UnsafeMutablePointer<RsvgRectangle>?, UnsafeMutablePointer<RsvgRectangle>?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?) -> gboolean).self),
-            rsvg_handle_render_document: symbol("rsvg_handle_render_document", as: (@convention(c) (OpaquePointer?, OpaquePointer?, UnsafePointer<RsvgRectangle>?, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?) -> gboolean).self),
+            rsvg_handle_new_from_data: symbol(
+                "rsvg_handle_new_from_data",
+                as: (@convention(c) (UnsafePointer<UInt8>?, gsize, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?)
+                    -> OpaquePointer?).self),
+            rsvg_handle_new_from_stream_sync: symbol(
+                "rsvg_handle_new_from_stream_sync",
+                as: (@convention(c) (
+                    OpaquePointer?, OpaquePointer?, RsvgHandleFlags, OpaquePointer?,
+                    UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?
+                ) -> OpaquePointer?).self),
+            rsvg_handle_set_dpi: symbol(
+                "rsvg_handle_set_dpi", as: (@convention(c) (OpaquePointer?, Double) -> Void).self),
+            rsvg_handle_get_intrinsic_size_in_pixels: symbol(
+                "rsvg_handle_get_intrinsic_size_in_pixels",
+                as: (@convention(c) (OpaquePointer?, UnsafeMutablePointer<Double>?, UnsafeMutablePointer<Double>?) ->
+                    gboolean).self),
+            rsvg_handle_get_intrinsic_dimensions: symbol(
+                "rsvg_handle_get_intrinsic_dimensions",
+                as: (@convention(c) (
+                    OpaquePointer?, UnsafeMutablePointer<gboolean>?, UnsafeMutablePointer<RsvgLength>?,
+                    UnsafeMutablePointer<gboolean>?, UnsafeMutablePointer<RsvgLength>?, UnsafeMutablePointer<gboolean>?,
+                    UnsafeMutablePointer<RsvgRectangle>?
+                ) -> Void).self),
+            rsvg_handle_get_geometry_for_layer: symbol(
+                "rsvg_handle_get_geometry_for_layer",
+                as: (@convention(c) (
+                    OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<RsvgRectangle>?,
+                    UnsafeMutablePointer<RsvgRectangle>?, UnsafeMutablePointer<RsvgRectangle>?,
+                    UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?
+                ) -> gboolean).self),
+            rsvg_handle_render_document: symbol(
+                "rsvg_handle_render_document",
+                as: (@convention(c) (
+                    OpaquePointer?, OpaquePointer?, UnsafePointer<RsvgRectangle>?,
+                    UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?
+                ) -> gboolean).self),
             g_object_unref: symbol("g_object_unref", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
             g_error_free: symbol("g_error_free", as: (@convention(c) (UnsafeMutablePointer<GError>?) -> Void).self),
-            g_memory_input_stream_new_from_data: symbol("g_memory_input_stream_new_from_data", as: (@convention(c) (UnsafeRawPointer?, gssize, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) -> OpaquePointer?).self),
-            g_file_new_for_path: symbol("g_file_new_for_path", as: (@convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?).self),
-            cairo_image_surface_create: symbol("cairo_image_surface_create", as: (@convention(c) (cairo_format_t, Int32, Int32) -> OpaquePointer?).self),
-            cairo_image_surface_create_for_data: symbol("cairo_image_surface_create_for_data", as: (@convention(c) (UnsafeMutablePointer<UInt8>?, cairo_format_t, Int32, Int32, Int32) -> OpaquePointer?).self),
+            g_memory_input_stream_new_from_data: symbol(
+                "g_memory_input_stream_new_from_data",
+                as: (@convention(c) (UnsafeRawPointer?, gssize, (@convention(c) (UnsafeMutableRawPointer?) -> Void)?) ->
+                    OpaquePointer?).self),
+            g_file_new_for_path: symbol(
+                "g_file_new_for_path", as: (@convention(c) (UnsafePointer<CChar>?) -> OpaquePointer?).self),
+            cairo_image_surface_create: symbol(
+                "cairo_image_surface_create", as: (@convention(c) (cairo_format_t, Int32, Int32) -> OpaquePointer?).self
+            ),
+            cairo_image_surface_create_for_data: symbol(
+                "cairo_image_surface_create_for_data",
+                as: (@convention(c) (UnsafeMutablePointer<UInt8>?, cairo_format_t, Int32, Int32, Int32) ->
+                    OpaquePointer?).self),
             cairo_surface_destroy: symbol("cairo_surface_destroy", as: (@convention(c) (OpaquePointer?) -> Void).self),
-            cairo_surface_status: symbol("cairo_surface_status", as: (@convention(c) (OpaquePointer?) -> cairo_status_t).self),
+            cairo_surface_status: symbol(
+                "cairo_surface_status", as: (@convention(c) (OpaquePointer?) -> cairo_status_t).self),
             cairo_surface_flush: symbol("cairo_surface_flush", as: (@convention(c) (OpaquePointer?) -> Void).self),
-            cairo_image_surface_get_stride: symbol("cairo_image_surface_get_stride", as: (@convention(c) (OpaquePointer?) -> Int32).self),
-            cairo_image_surface_get_data: symbol("cairo_image_surface_get_data", as: (@convention(c) (OpaquePointer?) -> UnsafeMutablePointer<UInt8>?).self),
-            cairo_format_stride_for_width: symbol("cairo_format_stride_for_width", as: (@convention(c) (cairo_format_t, Int32) -> Int32).self),
-            cairo_surface_write_to_png_stream: symbol("cairo_surface_write_to_png_stream", as: (@convention(c) (OpaquePointer?, cairo_write_func_t?, UnsafeMutableRawPointer?) -> cairo_status_t).self),
+            cairo_image_surface_get_stride: symbol(
+                "cairo_image_surface_get_stride", as: (@convention(c) (OpaquePointer?) -> Int32).self),
+            cairo_image_surface_get_data: symbol(
+                "cairo_image_surface_get_data",
+                as: (@convention(c) (OpaquePointer?) -> UnsafeMutablePointer<UInt8>?).self),
+            cairo_format_stride_for_width: symbol(
+                "cairo_format_stride_for_width", as: (@convention(c) (cairo_format_t, Int32) -> Int32).self),
+            cairo_surface_write_to_png_stream: symbol(
+                "cairo_surface_write_to_png_stream",
+                as: (@convention(c) (OpaquePointer?, cairo_write_func_t?, UnsafeMutableRawPointer?) -> cairo_status_t)
+                    .self),
             cairo_create: symbol("cairo_create", as: (@convention(c) (OpaquePointer?) -> OpaquePointer?).self),
             cairo_destroy: symbol("cairo_destroy", as: (@convention(c) (OpaquePointer?) -> Void).self),
             cairo_status: symbol("cairo_status", as: (@convention(c) (OpaquePointer?) -> cairo_status_t).self),
-            cairo_status_to_string: symbol("cairo_status_to_string", as: (@convention(c) (cairo_status_t) -> UnsafePointer<CChar>?).self),
+            cairo_status_to_string: symbol(
+                "cairo_status_to_string", as: (@convention(c) (cairo_status_t) -> UnsafePointer<CChar>?).self),
             cairo_scale: symbol("cairo_scale", as: (@convention(c) (OpaquePointer?, Double, Double) -> Void).self),
-            cairo_set_source_surface: symbol("cairo_set_source_surface", as: (@convention(c) (OpaquePointer?, OpaquePointer?, Double, Double) -> Void).self),
+            cairo_set_source_surface: symbol(
+                "cairo_set_source_surface",
+                as: (@convention(c) (OpaquePointer?, OpaquePointer?, Double, Double) -> Void).self),
             cairo_get_source: symbol("cairo_get_source", as: (@convention(c) (OpaquePointer?) -> OpaquePointer?).self),
-            cairo_pattern_set_filter: symbol("cairo_pattern_set_filter", as: (@convention(c) (OpaquePointer?, cairo_filter_t) -> Void).self),
-            cairo_pattern_set_extend: symbol("cairo_pattern_set_extend", as: (@convention(c) (OpaquePointer?, cairo_extend_t) -> Void).self),
+            cairo_pattern_set_filter: symbol(
+                "cairo_pattern_set_filter", as: (@convention(c) (OpaquePointer?, cairo_filter_t) -> Void).self),
+            cairo_pattern_set_extend: symbol(
+                "cairo_pattern_set_extend", as: (@convention(c) (OpaquePointer?, cairo_extend_t) -> Void).self),
             cairo_paint: symbol("cairo_paint", as: (@convention(c) (OpaquePointer?) -> Void).self))
         guard missing.isEmpty else {
             return .failure(.drawingFailed("\(soname) lacks \(missing.joined(separator: ", "))"))

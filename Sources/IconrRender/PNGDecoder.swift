@@ -10,7 +10,9 @@ public enum PNGDecoder {
 
     /// Decodes `bytes`, refusing (before allocating anything for the pixels) an image wider
     /// or taller than `maxSize`, as its header may claim any size up to 2^31 a side.
-    public static func decode(_ bytes: [UInt8], maxSize: PixelSize = RenderLimits.default.maxSize) throws(RenderError) -> RasterImage {
+    public static func decode(
+        _ bytes: [UInt8], maxSize: PixelSize = RenderLimits.default.maxSize
+    ) throws(RenderError) -> RasterImage {
         var image = png_image()
         image.version = png_uint_32(PNG_IMAGE_VERSION)
         defer { png_image_free(&image) }
@@ -18,7 +20,9 @@ public enum PNGDecoder {
         guard began != 0 else { throw RenderError.decodingFailed("not a PNG: \(message(of: &image))") }
         image.format = CPNG_FORMAT_RGBA
         let size = PixelSize(width: Int(image.width), height: Int(image.height))
-        guard size.width <= maxSize.width, size.height <= maxSize.height else { throw RenderError.tooLarge(size, limit: maxSize) }
+        guard size.width <= maxSize.width, size.height <= maxSize.height else {
+            throw RenderError.tooLarge(size, limit: maxSize)
+        }
         var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
         let finished = pixels.withUnsafeMutableBytes { png_image_finish_read(&image, nil, $0.baseAddress, 0, nil) }
         guard finished != 0 else { throw RenderError.decodingFailed("corrupt PNG: \(message(of: &image))") }

@@ -30,7 +30,8 @@ public enum PNGEncoder {
         let filters = [noFilter, adaptive]
         let sizes = Locked<[Int]>([.max, .max])
         DispatchQueue.concurrentPerform(iterations: filters.count) { index in
-            let size = (try? encode(samples, image.size, compressionLevel: 2, filters: filters[index], strategy: 0))?.count
+            let size = (try? encode(samples, image.size, compressionLevel: 2, filters: filters[index], strategy: 0))?
+                .count
             sizes.withLock { $0[index] = size ?? .max }
         }
         // Ties go to no filter.
@@ -38,18 +39,21 @@ public enum PNGEncoder {
         return try encode(samples, image.size, compressionLevel: 7, filters: best, strategy: 0)
     }
 
-    private static func encode(_ samples: Samples, _ size: PixelSize, compressionLevel: Int32, filters: Int32,
-                               strategy: Int32) throws(RenderError) -> [UInt8] {
+    private static func encode(
+        _ samples: Samples, _ size: PixelSize, compressionLevel: Int32, filters: Int32,
+        strategy: Int32
+    ) throws(RenderError) -> [UInt8] {
         var buffer = CPNG_Buffer()
         var error = CPNG_Error()
         defer { free(buffer.data) }
         let succeeded = samples.rows.withUnsafeBufferPointer { rows in
             samples.palette.withUnsafeBufferPointer { palette in
                 samples.alpha.withUnsafeBufferPointer { alpha in
-                    CPNG_encode(rows.baseAddress, png_uint_32(size.width), png_uint_32(size.height),
-                                size.width * samples.channels, samples.colorType, palette.baseAddress,
-                                Int32(samples.palette.count / 3), alpha.baseAddress, Int32(samples.alpha.count),
-                                compressionLevel, filters, strategy, &buffer, &error)
+                    CPNG_encode(
+                        rows.baseAddress, png_uint_32(size.width), png_uint_32(size.height),
+                        size.width * samples.channels, samples.colorType, palette.baseAddress,
+                        Int32(samples.palette.count / 3), alpha.baseAddress, Int32(samples.alpha.count),
+                        compressionLevel, filters, strategy, &buffer, &error)
                 }
             }
         }
@@ -133,8 +137,9 @@ private struct Samples {
                     rows[index] = lastIndex
                 }
             }
-            return Samples(colorType: PNG_COLOR_TYPE_PALETTE, channels: 1, rows: rows, palette: palette,
-                           alpha: Array(alpha.prefix(translucent)))
+            return Samples(
+                colorType: PNG_COLOR_TYPE_PALETTE, channels: 1, rows: rows, palette: palette,
+                alpha: Array(alpha.prefix(translucent)))
         }
         if isGray && isOpaque {
             return Samples(colorType: PNG_COLOR_TYPE_GRAY, channels: 1, rows: (0..<count).map { pixels[$0 * 4] })

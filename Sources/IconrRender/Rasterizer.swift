@@ -51,10 +51,13 @@ public final class LoadedSVG: Sendable {
         let size = PixelSize.raster(width: intrinsicWidth, height: intrinsicHeight, scale: scale)
         let intrinsic = (intrinsicWidth, intrinsicHeight)
         let result = document.withLockIfAvailable { handle -> Result<RasterImage, RenderError> in
-            Result { () throws(RenderError) in try handle.document.render(size: size, intrinsic: intrinsic, limit: limits.maxSize) }
+            Result { () throws(RenderError) in
+                try handle.document.render(size: size, intrinsic: intrinsic, limit: limits.maxSize)
+            }
         }
         if let result { return try result.get() }
-        return try SVGDocument(bytes: bytes, baseFile: baseFile).render(size: size, intrinsic: intrinsic, limit: limits.maxSize)
+        return try SVGDocument(bytes: bytes, baseFile: baseFile).render(
+            size: size, intrinsic: intrinsic, limit: limits.maxSize)
     }
 }
 
@@ -74,7 +77,9 @@ public enum Rasterizer {
 
     /// The intrinsic size of `svg` and the boxes of the elements with the given ids, in
     /// pixels at scale 1, as drawn (with their transforms); ids not found are left out.
-    public static func measure(_ svg: [UInt8], elementIDs: [String], baseFile: String? = nil) throws(RenderError) -> SVGMeasurement {
+    public static func measure(
+        _ svg: [UInt8], elementIDs: [String], baseFile: String? = nil
+    ) throws(RenderError) -> SVGMeasurement {
         let document = try SVGDocument(bytes: svg, baseFile: baseFile)
         let (width, height) = try document.intrinsicSize()
         var boxes: [String: SVGMeasurement.Box] = [:]
@@ -85,8 +90,10 @@ public enum Rasterizer {
     }
 
     /// Loads and draws `svg` at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
-    public static func render(_ svg: [UInt8], scale: Double, limits: RenderLimits = .default,
-                              baseFile: String? = nil) throws(RenderError) -> RasterImage {
+    public static func render(
+        _ svg: [UInt8], scale: Double, limits: RenderLimits = .default,
+        baseFile: String? = nil
+    ) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
         return try LoadedSVG(bytes: svg, baseFile: baseFile).render(scale: scale, limits: limits)
     }
@@ -111,26 +118,30 @@ extension Rasterizer {
                     let index = (y * image.size.width + x) * 4
                     let alpha = UInt32(image.pixels[index + 3])
                     func channel(_ value: UInt8) -> UInt32 { (UInt32(value) * alpha + 127) / 255 }
-                    row[x] = alpha << 24 | channel(image.pixels[index]) << 16 | channel(image.pixels[index + 1]) << 8
+                    row[x] =
+                        alpha << 24 | channel(image.pixels[index]) << 16 | channel(image.pixels[index + 1]) << 8
                         | channel(image.pixels[index + 2])
                 }
             }
         }
         let result = premultiplied.withUnsafeMutableBytes { raw -> Result<RasterImage, RenderError> in
             guard let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self),
-                  let source = api.cairo_image_surface_create_for_data(base, CAIRO_FORMAT_ARGB32, Int32(image.size.width),
-                                                                   Int32(image.size.height), Int32(sourceStride)),
-                  let target = api.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))
+                let source = api.cairo_image_surface_create_for_data(
+                    base, CAIRO_FORMAT_ARGB32, Int32(image.size.width),
+                    Int32(image.size.height), Int32(sourceStride)),
+                let target = api.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))
             else { return .failure(.drawingFailed("cairo could not make a surface")) }
             defer {
                 api.cairo_surface_destroy(source)
                 api.cairo_surface_destroy(target)
             }
-            guard api.cairo_surface_status(target) == CAIRO_STATUS_SUCCESS, let context = api.cairo_create(target) else {
+            guard api.cairo_surface_status(target) == CAIRO_STATUS_SUCCESS, let context = api.cairo_create(target)
+            else {
                 return .failure(.outOfMemory(size))
             }
             defer { api.cairo_destroy(context) }
-            api.cairo_scale(context, Double(size.width) / Double(image.size.width), Double(size.height) / Double(image.size.height))
+            api.cairo_scale(
+                context, Double(size.width) / Double(image.size.width), Double(size.height) / Double(image.size.height))
             api.cairo_set_source_surface(context, source, 0, 0)
             api.cairo_pattern_set_filter(api.cairo_get_source(context), CAIRO_FILTER_BEST)
             // Edge pixels extend instead of fading into transparent black.

@@ -24,7 +24,8 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidDocument(let message): "not a valid SVG document: \(message)"
-        case .noIntrinsicSize: "the document has no size and draws nothing: give the root <svg> width and height, or a viewBox"
+        case .noIntrinsicSize:
+            "the document has no size and draws nothing: give the root <svg> width and height, or a viewBox"
         case .invalidScale(let scale): "invalid scale \(scale): expected a finite number > 0"
         case .tooLarge(let size, let limit): "a \(size) raster exceeds the limit of \(limit)"
         case .outOfMemory(let size): "not enough memory for a \(size) raster"

@@ -39,14 +39,17 @@ struct RenderRequest {
     init?(decoding bytes: [UInt8]) {
         var reader = ByteReader(bytes)
         guard let scale = reader.uint64(), let width = reader.uint64(), let height = reader.uint64(),
-              let count = reader.uint64(), count < 1024 else { return nil }
+            let count = reader.uint64(), count < 1024
+        else { return nil }
         self.scale = Double(bitPattern: scale)
         maxSize = PixelSize(width: Int(clamping: width), height: Int(clamping: height))
         for _ in 0..<count {
             guard let length = reader.uint64(), let id = reader.bytes(Int(clamping: length)) else { return nil }
             elementIDs.append(String(decoding: id, as: UTF8.self))
         }
-        guard let length = reader.uint64(), length < 4096, let base = reader.bytes(Int(clamping: length)), !base.contains(0) else { return nil }
+        guard let length = reader.uint64(), length < 4096, let base = reader.bytes(Int(clamping: length)),
+            !base.contains(0)
+        else { return nil }
         baseFile = String(decoding: base, as: UTF8.self)
         svg = reader.rest()
     }
@@ -90,7 +93,9 @@ enum RenderReply {
             bytes.append(littleEndian: scale.bitPattern)
         case .failure(.tooLarge(let size, let limit)):
             bytes = [Tag.tooLarge.rawValue]
-            for value in [size.width, size.height, limit.width, limit.height] { bytes.append(littleEndian: UInt64(value)) }
+            for value in [size.width, size.height, limit.width, limit.height] {
+                bytes.append(littleEndian: UInt64(value))
+            }
         case .failure(.outOfMemory(let size)):
             bytes = [Tag.outOfMemory.rawValue]
             for value in [size.width, size.height] { bytes.append(littleEndian: UInt64(value)) }
@@ -110,26 +115,34 @@ enum RenderReply {
         switch tag {
         case .image:
             guard let width = reader.uint64(), let height = reader.uint64(),
-                  case let pixels = reader.rest(), pixels.count == Int(width) * Int(height) * 4 else {
+                case let pixels = reader.rest(), pixels.count == Int(width) * Int(height) * 4
+            else {
                 throw RenderError.workerFailed("truncated image in reply")
             }
-            return .success(.image(RasterImage(size: PixelSize(width: Int(width), height: Int(height)), pixels: pixels)))
+            return .success(
+                .image(RasterImage(size: PixelSize(width: Int(width), height: Int(height)), pixels: pixels)))
         case .size:
-            guard let width = reader.uint64(), let height = reader.uint64(), let count = reader.uint64(), count < 1024 else {
+            guard let width = reader.uint64(), let height = reader.uint64(), let count = reader.uint64(), count < 1024
+            else {
                 throw RenderError.workerFailed("truncated size in reply")
             }
             var boxes: [String: SVGMeasurement.Box] = [:]
             for _ in 0..<count {
                 guard let length = reader.uint64(), let id = reader.bytes(Int(clamping: length)),
-                      let x = reader.uint64(), let y = reader.uint64(), let boxWidth = reader.uint64(), let boxHeight = reader.uint64() else {
+                    let x = reader.uint64(), let y = reader.uint64(), let boxWidth = reader.uint64(),
+                    let boxHeight = reader.uint64()
+                else {
                     throw RenderError.workerFailed("truncated element boxes in reply")
                 }
                 boxes[String(decoding: id, as: UTF8.self)] = SVGMeasurement.Box(
                     x: Double(bitPattern: x), y: Double(bitPattern: y),
                     width: Double(bitPattern: boxWidth), height: Double(bitPattern: boxHeight))
             }
-            return .success(.measurement(SVGMeasurement(width: Double(bitPattern: width), height: Double(bitPattern: height),
-                                                        elementBoxes: boxes)))
+            return .success(
+                .measurement(
+                    SVGMeasurement(
+                        width: Double(bitPattern: width), height: Double(bitPattern: height),
+                        elementBoxes: boxes)))
         case .invalidDocument:
             return .failure(.invalidDocument(String(decoding: reader.rest(), as: UTF8.self)))
         case .noIntrinsicSize:
@@ -138,8 +151,10 @@ enum RenderReply {
             return .failure(.invalidScale(Double(bitPattern: reader.uint64() ?? 0)))
         case .tooLarge:
             let values = (0..<4).map { _ in Int(clamping: reader.uint64() ?? 0) }
-            return .failure(.tooLarge(PixelSize(width: values[0], height: values[1]),
-                                      limit: PixelSize(width: values[2], height: values[3])))
+            return .failure(
+                .tooLarge(
+                    PixelSize(width: values[0], height: values[1]),
+                    limit: PixelSize(width: values[2], height: values[3])))
         case .outOfMemory:
             let values = (0..<2).map { _ in Int(clamping: reader.uint64() ?? 0) }
             return .failure(.outOfMemory(PixelSize(width: values[0], height: values[1])))

@@ -18,15 +18,18 @@ public enum RenderWorker {
                 let result = Result { () throws(RenderError) -> RenderReply in
                     let baseFile = request.baseFile.isEmpty ? nil : request.baseFile
                     if request.isMeasurement {
-                        return .measurement(try Rasterizer.measure(request.svg, elementIDs: request.elementIDs, baseFile: baseFile))
+                        return .measurement(
+                            try Rasterizer.measure(request.svg, elementIDs: request.elementIDs, baseFile: baseFile))
                     }
-                    let document = if let lastDocument, lastDocument.bytes == request.svg, lastDocument.baseFile == baseFile {
-                        lastDocument
-                    } else {
-                        try LoadedSVG(bytes: request.svg, baseFile: baseFile)
-                    }
+                    let document =
+                        if let lastDocument, lastDocument.bytes == request.svg, lastDocument.baseFile == baseFile {
+                            lastDocument
+                        } else {
+                            try LoadedSVG(bytes: request.svg, baseFile: baseFile)
+                        }
                     lastDocument = document
-                    return .image(try document.render(scale: request.scale, limits: RenderLimits(maxSize: request.maxSize)))
+                    return .image(
+                        try document.render(scale: request.scale, limits: RenderLimits(maxSize: request.maxSize)))
                 }
                 reply = RenderReply.encode(result)
             } else {
@@ -42,10 +45,12 @@ public enum RenderWorker {
     /// not the process, so it would kill idle workers of thread pools.)
     private static func exitWhenOrphaned() {
         var thread = pthread_t()
-        pthread_create(&thread, nil, { parent in
-            while getppid() == pid_t(Int(bitPattern: parent)) { usleep(200_000) }
-            _exit(0)
-        }, UnsafeMutableRawPointer(bitPattern: Int(getppid())))
+        pthread_create(
+            &thread, nil,
+            { parent in
+                while getppid() == pid_t(Int(bitPattern: parent)) { usleep(200_000) }
+                _exit(0)
+            }, UnsafeMutableRawPointer(bitPattern: Int(getppid())))
         pthread_detach(thread)
     }
 
@@ -60,7 +65,9 @@ public enum RenderWorker {
         var buffer = [UInt8](repeating: 0, count: count)
         var received = 0
         while received < count {
-            let result = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + received, count - received) }
+            let result = buffer.withUnsafeMutableBytes {
+                read(descriptor, $0.baseAddress! + received, count - received)
+            }
             if result < 0, errno == EINTR { continue }
             guard result > 0 else { return nil }
             received += result

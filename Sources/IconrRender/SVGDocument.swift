@@ -37,7 +37,9 @@ final class SVGDocument {
         self.api = api
         var error: UnsafeMutablePointer<GError>?
         let handle = bytes.withUnsafeBufferPointer { buffer -> OpaquePointer? in
-            guard let baseFile else { return api.rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error) }
+            guard let baseFile else {
+                return api.rsvg_handle_new_from_data(buffer.baseAddress, gsize(buffer.count), &error)
+            }
             // The stream reads the caller's bytes in place; the handle is fully loaded on return.
             let stream = api.g_memory_input_stream_new_from_data(buffer.baseAddress, gssize(buffer.count), nil)
             let base = api.g_file_new_for_path(baseFile)
@@ -78,7 +80,9 @@ final class SVGDocument {
         guard api.rsvg_handle_get_geometry_for_layer(handle, nil, &unit, &ink, &logical, &error) != 0 else {
             throw RenderError.invalidDocument(consumeMessage(error, fallback: "librsvg could not measure it"))
         }
-        guard ink.width > 0, ink.height > 0, ink.width.isFinite, ink.height.isFinite else { throw RenderError.noIntrinsicSize }
+        guard ink.width > 0, ink.height > 0, ink.width.isFinite, ink.height.isFinite else {
+            throw RenderError.noIntrinsicSize
+        }
         return (ink.width, ink.height)
     }
 
@@ -96,7 +100,9 @@ final class SVGDocument {
     }
 
     /// Draws the document, whose intrinsic size is `intrinsic`, stretched to fill `size` exactly.
-    func render(size: PixelSize, intrinsic: (width: Double, height: Double), limit: PixelSize) throws(RenderError) -> RasterImage {
+    func render(
+        size: PixelSize, intrinsic: (width: Double, height: Double), limit: PixelSize
+    ) throws(RenderError) -> RasterImage {
         guard size.width <= limit.width, size.height <= limit.height else {
             throw RenderError.tooLarge(size, limit: limit)
         }
@@ -104,12 +110,15 @@ final class SVGDocument {
         // first turns a failed allocation into an error, not a crash (Swift traps on one).
         guard let probe = malloc(size.width * size.height * 8) else { throw RenderError.outOfMemory(size) }
         free(probe)
-        guard let surface = api.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height)) else {
+        guard let surface = api.cairo_image_surface_create(CAIRO_FORMAT_ARGB32, Int32(size.width), Int32(size.height))
+        else {
             throw RenderError.drawingFailed("cairo_image_surface_create returned nothing")
         }
         defer { api.cairo_surface_destroy(surface) }
         try check(api.cairo_surface_status(surface))
-        guard let context = api.cairo_create(surface) else { throw RenderError.drawingFailed("cairo_create returned nothing") }
+        guard let context = api.cairo_create(surface) else {
+            throw RenderError.drawingFailed("cairo_create returned nothing")
+        }
         defer { api.cairo_destroy(context) }
         api.cairo_scale(context, Double(size.width) / intrinsic.width, Double(size.height) / intrinsic.height)
         var viewport = RsvgRectangle(x: 0, y: 0, width: intrinsic.width, height: intrinsic.height)
@@ -124,7 +133,8 @@ final class SVGDocument {
 
     private func check(_ status: cairo_status_t) throws(RenderError) {
         guard status == CAIRO_STATUS_SUCCESS else {
-            throw RenderError.drawingFailed(api.cairo_status_to_string(status).map { String(cString: $0) } ?? "cairo status \(status.rawValue)")
+            throw RenderError.drawingFailed(
+                api.cairo_status_to_string(status).map { String(cString: $0) } ?? "cairo status \(status.rawValue)")
         }
     }
 
@@ -145,7 +155,9 @@ final class SVGDocument {
                     var red = (argb >> 16) & 0xFF, green = (argb >> 8) & 0xFF, blue = argb & 0xFF
                     if alpha == 0 {
                         // cairo may leave color in fully transparent pixels; its PNG writer clears it.
-                        red = 0; green = 0; blue = 0
+                        red = 0
+                        green = 0
+                        blue = 0
                     } else if alpha != 255 {
                         red = (red * 255 + alpha / 2) / alpha
                         green = (green * 255 + alpha / 2) / alpha

@@ -55,7 +55,8 @@ public final class IconServer: Sendable {
     /// - Throws: `IconrError` naming the folder or file.
     public init(options: ServerOptions, placement: RenderPlacement) throws {
         self.options = options
-        let disk = try options.cacheDirectory.map { directory throws(IconrError) in try DiskCache(directory: directory) }
+        let disk = try options.cacheDirectory.map { directory throws(IconrError) in try DiskCache(directory: directory)
+        }
         let cache = IconCache(memoryLimit: 128 << 20, disk: disk)
         renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
         var libraries: [(String, IconLibrary)] = []
@@ -66,15 +67,17 @@ public final class IconServer: Sendable {
                 throw IconrError.folder(path: set.directory, problem: .notAFolderOfIcons)
             }
             libraries.append((set.name, IconLibrary(directory: set.directory, renderer: renderer)))
-            sprites[set.name] = ServedSprite(directories: [set.directory], style: nil, options: options, placement: placement,
-                                             pack: "serve-set-" + set.name)
+            sprites[set.name] = ServedSprite(
+                directories: [set.directory], style: nil, options: options, placement: placement,
+                pack: "serve-set-" + set.name)
         }
         self.libraries = libraries
         self.sprites = sprites
         var styles: [String: ServedStyle] = [:]
         for style in options.styles {
-            let sprite = ServedSprite(directories: options.iconSets.map(\.directory), style: style.path, options: options,
-                                      placement: placement, pack: "serve-style-" + style.name)
+            let sprite = ServedSprite(
+                directories: options.iconSets.map(\.directory), style: style.path, options: options,
+                placement: placement, pack: "serve-style-" + style.name)
             try sprite.checkStyle()
             styles[style.name] = ServedStyle(name: style.name, sprite: sprite)
         }
@@ -102,13 +105,17 @@ public final class IconServer: Sendable {
             response.headers.append(("Allow", "GET, HEAD"))
             return ("other", response)
         }
-        guard request.path.utf8.count + request.query.reduce(0, { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 }) <= 8192 else {
+        guard
+            request.path.utf8.count + request.query.reduce(0, { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+                <= 8192
+        else {
             return ("other", Self.error(414, "the URL is longer than 8192 bytes"))
         }
         guard request.headerBytes <= 16384 else {
             return ("other", Self.error(431, "the request headers are larger than 16384 bytes"))
         }
-        guard let bytes = request.decodedPath, !bytes.contains(0), let path = String(validating: bytes, as: UTF8.self) else {
+        guard let bytes = request.decodedPath, !bytes.contains(0), let path = String(validating: bytes, as: UTF8.self)
+        else {
             return ("other", Self.error(400, "the path is not valid percent-encoded UTF-8"))
         }
         let levels = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
@@ -122,14 +129,26 @@ public final class IconServer: Sendable {
         case "styles" where levels.count == 3:
             return ("sprites", styleSprite(name: levels[1], file: levels[2], request: request))
         case "iconr.js" where levels.count == 1:
-            return ("iconr.js", Self.cached(Array(IconrJS.source.utf8), type: "text/javascript; charset=utf-8",
-                                            maxAge: options.maxAge, request: request))
+            return (
+                "iconr.js",
+                Self.cached(
+                    Array(IconrJS.source.utf8), type: "text/javascript; charset=utf-8",
+                    maxAge: options.maxAge, request: request)
+            )
         case "health" where levels.count == 1:
             return ("health", Self.json(200, #"{"status":"ok"}"#))
         case "metrics" where levels.count == 1:
-            let text = metrics.text(cache: renderer.cache.statistics, pendingRenders: pendingRenders.load(ordering: .relaxed))
-            return ("metrics", HTTPResponse(status: 200, headers: [("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                                                                    ("Cache-Control", "no-store")], body: Array(text.utf8)))
+            let text = metrics.text(
+                cache: renderer.cache.statistics, pendingRenders: pendingRenders.load(ordering: .relaxed))
+            return (
+                "metrics",
+                HTTPResponse(
+                    status: 200,
+                    headers: [
+                        ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                        ("Cache-Control", "no-store"),
+                    ], body: Array(text.utf8))
+            )
         case "" where levels.count == 1:
             return ("index", Self.json(200, index()))
         default:
@@ -147,7 +166,8 @@ public final class IconServer: Sendable {
         if let at = name.lastIndex(of: "@"), name.hasSuffix("x") {
             let text = name[name.index(after: at)..<name.index(before: name.endIndex)]
             guard let parsed = Self.decimal(text), parsed > 0, parsed <= options.maxScale else {
-                return Self.error(400, "invalid scale '\(text)': expected a number > 0 and at most \(options.maxScale.shortText)")
+                return Self.error(
+                    400, "invalid scale '\(text)': expected a number > 0 and at most \(options.maxScale.shortText)")
             }
             scale = parsed
             name = String(name[..<at])
@@ -155,8 +175,9 @@ public final class IconServer: Sendable {
         var text: [String: String] = [:]
         for (rawName, rawValue) in request.query {
             guard let nameBytes = HTTPRequest.percentDecoded(rawName, plusIsSpace: true),
-                  let valueBytes = HTTPRequest.percentDecoded(rawValue, plusIsSpace: true),
-                  !nameBytes.contains(0), !valueBytes.contains(0) else {
+                let valueBytes = HTTPRequest.percentDecoded(rawValue, plusIsSpace: true),
+                !nameBytes.contains(0), !valueBytes.contains(0)
+            else {
                 return Self.error(400, "the query is not valid percent-encoded text")
             }
             text[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
@@ -176,8 +197,10 @@ public final class IconServer: Sendable {
         let (source, resolved, key) = prepared
         if !resolved.unknownNames.isEmpty {
             let declared = source.parameters.map(\.name)
-            return Self.error(400, "unknown parameter '\(resolved.unknownNames.sorted()[0])': icon \"\(name)\" declares "
-                + (declared.isEmpty ? "none" : declared.joined(separator: ", ")))
+            return Self.error(
+                400,
+                "unknown parameter '\(resolved.unknownNames.sorted()[0])': icon \"\(name)\" declares "
+                    + (declared.isEmpty ? "none" : declared.joined(separator: ", ")))
         }
         let variant: IconVariant
         if let hit = renderer.cache.memoryHit(for: key) {
@@ -216,22 +239,27 @@ public final class IconServer: Sendable {
             return Self.error(500, Self.withoutFile(error))
         }
         // A variant's tag and metadata are made once: a memory hit then costs no hashing.
-        let headers = answered.withLock { $0[key] } ?? {
-            let made = (tag: Self.entityTag(png), metadata: Self.imageMetadata(variant).serialized)
-            answered.withLock { known in
-                if known.count >= 8192 { known.removeAll(keepingCapacity: true) }
-                known[key] = made
-            }
-            return made
-        }()
+        let headers =
+            answered.withLock { $0[key] }
+            ?? {
+                let made = (tag: Self.entityTag(png), metadata: Self.imageMetadata(variant).serialized)
+                answered.withLock { known in
+                    if known.count >= 8192 { known.removeAll(keepingCapacity: true) }
+                    known[key] = made
+                }
+                return made
+            }()
         var response = Self.cached(png, type: "image/png", maxAge: options.maxAge, tag: headers.tag, request: request)
         response.headers.append(("Iconr-Image", headers.metadata))
         return response
     }
 
     /// The icon for a name with an optional `set:` prefix, its parameters resolved and its key.
-    private func lookUp(_ name: String, params: IconParameters, scale: Double)
-        -> Result<(source: IconSource, resolved: ResolvedParameters, key: VariantKey), RouteError> {
+    private func lookUp(
+        _ name: String, params: IconParameters, scale: Double
+    )
+        -> Result<(source: IconSource, resolved: ResolvedParameters, key: VariantKey), RouteError>
+    {
         var candidates = libraries
         var id = name
         if let colon = name.firstIndex(of: ":"), let set = libraries.first(where: { $0.name == name[..<colon] }) {
@@ -272,7 +300,8 @@ public final class IconServer: Sendable {
     /// `/sprites/{set}/sprite[.{hash}][-N][@{R}x].json|png`
     private func sprite(set: String, file: String, request: HTTPRequest) -> HTTPResponse {
         guard let sprite = sprites[set] else {
-            return Self.error(404, "unknown icon set \"\(set)\" (sets: \(libraries.map(\.name).joined(separator: ", ")))")
+            return Self.error(
+                404, "unknown icon set \"\(set)\" (sets: \(libraries.map(\.name).joined(separator: ", ")))")
         }
         return sprite.respond(file: file, request: request, maxAge: options.maxAge)
     }
@@ -280,16 +309,23 @@ public final class IconServer: Sendable {
     /// `/styles/{name}.json`: the style for MapLibre, its sprite on this server.
     private func style(file: String, request: HTTPRequest) -> HTTPResponse {
         guard file.hasSuffix(".json"), let style = styles[String(file.dropLast(5))] else {
-            return Self.error(404, "unknown style \"\(file)\" (styles: \(styles.keys.sorted().map { $0 + ".json" }.joined(separator: ", ")))")
+            return Self.error(
+                404,
+                "unknown style \"\(file)\" (styles: \(styles.keys.sorted().map { $0 + ".json" }.joined(separator: ", ")))"
+            )
         }
         if let base = options.publicURL { return style.respond(base: base, request: request, maxAge: options.maxAge) }
         // Without --public-url the URLs inside follow the Host the client used: a plain host
         // name or address and port, nothing else, and caches must keep one copy per Host.
         let host = request.headers["host"] ?? "localhost"
-        guard !host.isEmpty, host.utf8.count <= 255, host.utf8.allSatisfy({ byte in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || [UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")].contains(byte)
-        }) else {
+        guard !host.isEmpty, host.utf8.count <= 255,
+            host.utf8.allSatisfy({ byte in
+                (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || [UInt8(ascii: "."), UInt8(ascii: "-"), UInt8(ascii: ":"), UInt8(ascii: "["), UInt8(ascii: "]")]
+                        .contains(byte)
+            })
+        else {
             return Self.error(400, "invalid Host header")
         }
         var response = style.respond(base: "http://" + host, request: request, maxAge: options.maxAge)
@@ -308,21 +344,30 @@ public final class IconServer: Sendable {
         let styleNames = JSONValue.array(styles.keys.sorted().map { .string($0) })
         return JSONValue.object([
             "iconr": .string(IconrVersion.string), "sets": sets, "styles": styleNames,
-            "routes": .array(["/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}/sprite[@{R}x].json|png",
-                              "/styles/{name}.json", "/iconr.js", "/health", "/metrics"].map { .string($0) }),
+            "routes": .array(
+                [
+                    "/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}/sprite[@{R}x].json|png",
+                    "/styles/{name}.json", "/iconr.js", "/health", "/metrics",
+                ].map { .string($0) }),
         ]).serialized
     }
 
     // MARK: Responses
 
     /// A body that caches: a strong ETag from its SHA-256, `304` when the client has it.
-    static func cached(_ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, tag known: String? = nil,
-                       request: HTTPRequest) -> HTTPResponse {
+    static func cached(
+        _ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, tag known: String? = nil,
+        request: HTTPRequest
+    ) -> HTTPResponse {
         let tag = known ?? entityTag(body)
         let control = immutable ? "public, max-age=31536000, immutable" : "public, max-age=\(maxAge)"
         let headers = [("ETag", tag), ("Cache-Control", control)]
         if let match = request.headers["if-none-match"],
-           match.split(separator: ",").contains(where: { let text = $0.trimmingSpaces; return text == tag || text == "W/" + tag || text == "*" }) {
+            match.split(separator: ",").contains(where: {
+                let text = $0.trimmingSpaces
+                return text == tag || text == "W/" + tag || text == "*"
+            })
+        {
             return HTTPResponse(status: 304, headers: headers)
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: body)
@@ -334,8 +379,9 @@ public final class IconServer: Sendable {
     }
 
     static func json(_ status: Int, _ text: String) -> HTTPResponse {
-        HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
-                     body: Array((text + "\n").utf8))
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")],
+            body: Array((text + "\n").utf8))
     }
 
     /// `{"error": "..."}` with `status`.
@@ -352,7 +398,9 @@ public final class IconServer: Sendable {
 
     /// A plain decimal (`2`, `1.5`), not `0x10`, `1e3` or `inf`.
     static func decimal(_ text: Substring) -> Double? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") }) else {
+        guard !text.isEmpty,
+            text.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) || $0 == UInt8(ascii: ".") })
+        else {
             return nil
         }
         return Double(text)

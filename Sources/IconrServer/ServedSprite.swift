@@ -41,13 +41,15 @@ final class ServedSprite: Sendable {
         spriteOptions.limits = options.limits
         self.spriteOptions = spriteOptions
         let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
-        builder = SpriteBuilder(options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement)
+        builder = SpriteBuilder(
+            options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement)
     }
 
     /// Reads the style once, so that one that does not parse stops the server at start.
     func checkStyle() throws {
         guard let stylePath else { return }
-        _ = try StyleVariants(stylePath: stylePath, dataPaths: [], config: [:], directories: directories, recursive: true)
+        _ = try StyleVariants(
+            stylePath: stylePath, dataPaths: [], config: [:], directories: directories, recursive: true)
     }
 
     /// The current build: the last one while its inputs are unchanged, else a new one.
@@ -65,7 +67,9 @@ final class ServedSprite: Sendable {
 
     /// Under `building`'s lock: the last build if its inputs are unchanged, else a new one.
     private func rebuildIfChanged() -> Result<Current, RouteError> {
-        if let known = current.withLock({ $0 }), ContinuousClock.now - known.checked < Self.recheckInterval { return .success(known) }
+        if let known = current.withLock({ $0 }), ContinuousClock.now - known.checked < Self.recheckInterval {
+            return .success(known)
+        }
         let fingerprint: [UInt8]
         do {
             fingerprint = try self.fingerprint()
@@ -80,7 +84,8 @@ final class ServedSprite: Sendable {
         do {
             var options = spriteOptions
             let style = try stylePath.map { path in
-                try StyleVariants(stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true)
+                try StyleVariants(
+                    stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true)
             }
             style?.add(to: &options)
             let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
@@ -89,15 +94,18 @@ final class ServedSprite: Sendable {
                 Log.warning(warning)
             }
             let files = build.files(prefix: "sprite", minify: false)
-            let made = Current(build: build, style: style, hash: SpriteBuild.contentHash(files),
-                               files: Dictionary(files.map { ($0.path, $0.bytes) }, uniquingKeysWith: { first, _ in first }),
-                               fingerprint: fingerprint, checked: ContinuousClock.now)
+            let made = Current(
+                build: build, style: style, hash: SpriteBuild.contentHash(files),
+                files: Dictionary(files.map { ($0.path, $0.bytes) }, uniquingKeysWith: { first, _ in first }),
+                fingerprint: fingerprint, checked: ContinuousClock.now)
             current.withLock { $0 = made }
             return .success(made)
         } catch {
             // A rebuild that fails (a file half written) keeps the last build in service.
             if var known = current.withLock({ $0 }) {
-                Log.warning("rebuilding the sprite of \(directories.joined(separator: ", ")) failed, serving the last build: \(error)")
+                Log.warning(
+                    "rebuilding the sprite of \(directories.joined(separator: ", ")) failed, serving the last build: \(error)"
+                )
                 known.checked = ContinuousClock.now
                 current.withLock { $0 = known }
                 return .success(known)
@@ -122,14 +130,16 @@ final class ServedSprite: Sendable {
         if file.hasPrefix("sprite.") && !file.hasPrefix("sprite.json") && !file.hasPrefix("sprite.png") {
             let hash = file.dropFirst("sprite.".count).prefix(current.hash.count)
             guard hash == current.hash else {
-                return IconServer.error(404, "no sprite with hash \(hash) (the icons changed; the current one is sprite.\(current.hash))")
+                return IconServer.error(
+                    404, "no sprite with hash \(hash) (the icons changed; the current one is sprite.\(current.hash))")
             }
             name = "sprite" + file.dropFirst("sprite.".count + current.hash.count)
             immutable = true
         }
         guard let bytes = current.files[name] else {
             let ratios = spriteOptions.ratios.map { $0 == 1 ? "" : "@\($0.shortText)x" }.joined(separator: ", ")
-            return IconServer.error(404, "no sprite file \(file) (ratios served: \(ratios.isEmpty ? "1" : "1x" + ratios))")
+            return IconServer.error(
+                404, "no sprite file \(file) (ratios served: \(ratios.isEmpty ? "1" : "1x" + ratios))")
         }
         let type = name.hasSuffix(".png") ? "image/png" : "application/json"
         return IconServer.cached(bytes, type: type, maxAge: maxAge, immutable: immutable, request: request)
@@ -139,7 +149,8 @@ final class ServedSprite: Sendable {
     /// and the style's.
     private func fingerprint() throws -> [UInt8] {
         var text = ""
-        let paths = try SpriteBuilder.iconFiles(in: directories, recursive: true).map(\.path) + (stylePath.map { [$0] } ?? [])
+        let paths =
+            try SpriteBuilder.iconFiles(in: directories, recursive: true).map(\.path) + (stylePath.map { [$0] } ?? [])
         for path in paths {
             var info = stat()
             guard stat(path, &info) == 0 else { continue }
@@ -174,8 +185,9 @@ final class ServedStyle: Sendable {
         }
         // The sprite URL carries the build's hash: the style and its sheets always match.
         let prefix = "\(base)/styles/\(name)/sprite.\(current.hash)"
-        let made = style.emitted(sprite: current.build.spriteValue(prefix: prefix), sheetOf: current.build.sheetNames(prefix: prefix),
-                                 runtimeImages: true)
+        let made = style.emitted(
+            sprite: current.build.spriteValue(prefix: prefix), sheetOf: current.build.sheetNames(prefix: prefix),
+            runtimeImages: true)
         emitted.withLock { known in
             if known.count >= 64 { known.removeAll() }
             known[memo] = made.json

@@ -24,7 +24,9 @@ final class ServerMetrics: Sendable {
         counts.withLock { counts in
             counts.renderCount += 1
             counts.renderSeconds += seconds
-            for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound { counts.renderBuckets[index] += 1 }
+            for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound {
+                counts.renderBuckets[index] += 1
+            }
         }
     }
 
@@ -34,29 +36,36 @@ final class ServerMetrics: Sendable {
 
     func text(cache: IconCache.Statistics, pendingRenders: Int) -> String {
         let counts = counts.withLock { $0 }
-        var lines = ["# HELP iconr_requests_total HTTP requests answered, by route and status.", "# TYPE iconr_requests_total counter"]
+        var lines = [
+            "# HELP iconr_requests_total HTTP requests answered, by route and status.",
+            "# TYPE iconr_requests_total counter",
+        ]
         lines += counts.requests.sorted { $0.key < $1.key }.map { "iconr_requests_total{\($0.key)} \($0.value)" }
-        lines += ["# HELP iconr_cache_hits_total Icon variants answered from the memory or disk cache.",
-                  "# TYPE iconr_cache_hits_total counter",
-                  "iconr_cache_hits_total{cache=\"memory\"} \(cache.memory.hits)",
-                  "iconr_cache_hits_total{cache=\"disk\"} \(cache.diskHits)",
-                  "# HELP iconr_cache_misses_total Icon variants that had to be rendered.",
-                  "# TYPE iconr_cache_misses_total counter",
-                  "iconr_cache_misses_total \(cache.renders)",
-                  "# HELP iconr_render_seconds Time to produce an icon variant not in memory.",
-                  "# TYPE iconr_render_seconds histogram"]
+        lines += [
+            "# HELP iconr_cache_hits_total Icon variants answered from the memory or disk cache.",
+            "# TYPE iconr_cache_hits_total counter",
+            "iconr_cache_hits_total{cache=\"memory\"} \(cache.memory.hits)",
+            "iconr_cache_hits_total{cache=\"disk\"} \(cache.diskHits)",
+            "# HELP iconr_cache_misses_total Icon variants that had to be rendered.",
+            "# TYPE iconr_cache_misses_total counter",
+            "iconr_cache_misses_total \(cache.renders)",
+            "# HELP iconr_render_seconds Time to produce an icon variant not in memory.",
+            "# TYPE iconr_render_seconds histogram",
+        ]
         for (index, bound) in Self.bucketBounds.enumerated() {
             lines.append("iconr_render_seconds_bucket{le=\"\(bound.shortText)\"} \(counts.renderBuckets[index])")
         }
-        lines += ["iconr_render_seconds_bucket{le=\"+Inf\"} \(counts.renderCount)",
-                  "iconr_render_seconds_sum \(counts.renderSeconds)",
-                  "iconr_render_seconds_count \(counts.renderCount)",
-                  "# HELP iconr_renders_in_flight Renders waiting or running.",
-                  "# TYPE iconr_renders_in_flight gauge",
-                  "iconr_renders_in_flight \(pendingRenders)",
-                  "# HELP iconr_worker_crashes_total Renders whose worker process crashed or ran out of time.",
-                  "# TYPE iconr_worker_crashes_total counter",
-                  "iconr_worker_crashes_total \(counts.workerCrashes)"]
+        lines += [
+            "iconr_render_seconds_bucket{le=\"+Inf\"} \(counts.renderCount)",
+            "iconr_render_seconds_sum \(counts.renderSeconds)",
+            "iconr_render_seconds_count \(counts.renderCount)",
+            "# HELP iconr_renders_in_flight Renders waiting or running.",
+            "# TYPE iconr_renders_in_flight gauge",
+            "iconr_renders_in_flight \(pendingRenders)",
+            "# HELP iconr_worker_crashes_total Renders whose worker process crashed or ran out of time.",
+            "# TYPE iconr_worker_crashes_total counter",
+            "iconr_worker_crashes_total \(counts.workerCrashes)",
+        ]
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -21,8 +21,9 @@ enum FuzzBenchmark {
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let seeds = seedDocuments()
-        print("iconr-bench fuzz: \(count) mutated inputs from \(seeds.count) seed documents (seed \(seed)), "
-              + "each through render and inspect, 2 at a time")
+        print(
+            "iconr-bench fuzz: \(count) mutated inputs from \(seeds.count) seed documents (seed \(seed)), "
+                + "each through render and inspect, 2 at a time")
         let tally = Locked(Counts())
         let started = ContinuousClock.now
         DispatchQueue.concurrentPerform(iterations: 2) { lane in
@@ -34,25 +35,43 @@ enum FuzzBenchmark {
                 let name = random.next(8) == 0 ? "odd\u{1B}[1m\nname.svg" : "icon.svg"
                 try? Data(input).write(to: folder.appendingPathComponent(name))
                 let param = hostileParameter(&random)
-                for arguments in [["render", name, "--timeout", "2", "--no-cache", "-p", param, "-o", "out.png"],
-                                  ["inspect", name, "--timeout", "2"] + (random.next(2) == 0 ? ["--json"] : [])] {
+                for arguments in [
+                    ["render", name, "--timeout", "2", "--no-cache", "-p", param, "-o", "out.png"],
+                    ["inspect", name, "--timeout", "2"] + (random.next(2) == 0 ? ["--json"] : []),
+                ] {
                     let outcome = spawn(iconr, arguments, in: folder.path)
-                    let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0 != name }
+                    let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
+                        $0 != name
+                    }
                     tally.withLock { counts in
                         counts.runs += 1
                         func note(_ what: String) {
-                            if counts.examples.count < 12 { counts.examples.append("\(what): input \(index), \(arguments[0])") }
+                            if counts.examples.count < 12 {
+                                counts.examples.append("\(what): input \(index), \(arguments[0])")
+                            }
                         }
                         switch outcome.status {
                         case 0: counts.succeeded += 1
                         case 1: counts.failed += 1
                         case 64: counts.usage += 1
-                        case nil: counts.hangs += 1; note("hang")
-                        default: counts.signals += 1; note("signal \(-(outcome.status ?? 0))")
+                        case nil:
+                            counts.hangs += 1
+                            note("hang")
+                        default:
+                            counts.signals += 1
+                            note("signal \(-(outcome.status ?? 0))")
                         }
-                        if !isOneLineMessages(outcome.stderr) { counts.badMessages += 1; note("message \(String(decoding: outcome.stderr.prefix(120), as: UTF8.self).debugDescription)") }
+                        if !isOneLineMessages(outcome.stderr) {
+                            counts.badMessages += 1
+                            note(
+                                "message \(String(decoding: outcome.stderr.prefix(120), as: UTF8.self).debugDescription)"
+                            )
+                        }
                         let expected = arguments[0] == "render" && outcome.status == 0 ? ["out.png"] : []
-                        if files.sorted() != expected { counts.leftovers += 1; note("left \(files)") }
+                        if files.sorted() != expected {
+                            counts.leftovers += 1
+                            note("left \(files)")
+                        }
                     }
                     try? FileManager.default.removeItem(at: folder.appendingPathComponent("out.png"))
                 }
@@ -61,10 +80,12 @@ enum FuzzBenchmark {
         }
         let counts = tally.withLock { $0 }
         let elapsed = ContinuousClock.now - started
-        print("runs: \(counts.runs) in \(elapsed.components.seconds) s (exit 0: \(counts.succeeded), exit 1: \(counts.failed), "
-              + "exit 64: \(counts.usage))")
-        print("signals: \(counts.signals), hangs: \(counts.hangs), multi-line or raw messages: \(counts.badMessages), "
-              + "leftovers: \(counts.leftovers)")
+        print(
+            "runs: \(counts.runs) in \(elapsed.components.seconds) s (exit 0: \(counts.succeeded), exit 1: \(counts.failed), "
+                + "exit 64: \(counts.usage))")
+        print(
+            "signals: \(counts.signals), hangs: \(counts.hangs), multi-line or raw messages: \(counts.badMessages), "
+                + "leftovers: \(counts.leftovers)")
         counts.examples.forEach { print("  \($0)") }
     }
 
@@ -84,16 +105,24 @@ enum FuzzBenchmark {
 
     private static func seedDocuments() -> [[UInt8]] {
         var documents: [[UInt8]] = []
-        let folders = ["icons", "../shared/corpora/maki", "../shared/corpora/librsvg-2.54-crashers", "../shared/corpora/temaki"]
+        let folders = [
+            "icons", "../shared/corpora/maki", "../shared/corpora/librsvg-2.54-crashers", "../shared/corpora/temaki",
+        ]
         for folder in folders {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".svg") }.sorted()
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+                $0.hasSuffix(".svg")
+            }.sorted()
             for name in names.prefix(60) {
-                if let data = FileManager.default.contents(atPath: folder + "/" + name) { documents.append([UInt8](data)) }
+                if let data = FileManager.default.contents(atPath: folder + "/" + name) {
+                    documents.append([UInt8](data))
+                }
             }
         }
         let svg = "<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' width='24' height='24'>"
         // Four levels of 100 references: 10^8 expansions, which once took a minute and 1.2 GB.
-        let bomb = (1...4).map { level in "<!ENTITY e\(level) '" + String(repeating: "&e\(level - 1);", count: 100) + "'>" }.joined()
+        let bomb = (1...4).map { level in
+            "<!ENTITY e\(level) '" + String(repeating: "&e\(level - 1);", count: 100) + "'>"
+        }.joined()
         documents += [
             "<?xml version='1.0'?><!DOCTYPE svg [<!ENTITY e0 '#000000'>\(bomb)]>"
                 + svg + "<rect width='24' height='24' fill='&e4;'/></svg>",
@@ -106,9 +135,11 @@ enum FuzzBenchmark {
         return documents
     }
 
-    private static let tokens = ["&", "&a;", "<!ENTITY x 'y'>", "\n", "\u{1B}[31m", "\u{0}", "\u{FF}", "m:value='\n'", "9e999",
-                                 "-1", "<", ">", "\"", "'", "<![CDATA[", "]]>", "<!--", "href='../x.svg'", "xi:include",
-                                 "fill='#000'", "style='fill:red'", "<style>*{fill:#000}</style>"]
+    private static let tokens = [
+        "&", "&a;", "<!ENTITY x 'y'>", "\n", "\u{1B}[31m", "\u{0}", "\u{FF}", "m:value='\n'", "9e999",
+        "-1", "<", ">", "\"", "'", "<![CDATA[", "]]>", "<!--", "href='../x.svg'", "xi:include",
+        "fill='#000'", "style='fill:red'", "<style>*{fill:#000}</style>",
+    ]
 
     /// One to eight edits: flips, token insertions, deletions, duplications, truncation.
     private static func mutate(_ document: [UInt8], _ random: inout Generator) -> [UInt8] {
@@ -132,14 +163,18 @@ enum FuzzBenchmark {
     }
 
     private static func hostileParameter(_ random: inout Generator) -> String {
-        let values = ["color=red", "color=#800080", "color=rgb(1e999,0,0)", "color=red\nerror: forged", "color=\u{1B}[2J",
-                      "color=" + String(repeating: "a", count: 10_000), "=red", "color", "nope=blue", "color=hsl(1,2,3"]
+        let values = [
+            "color=red", "color=#800080", "color=rgb(1e999,0,0)", "color=red\nerror: forged", "color=\u{1B}[2J",
+            "color=" + String(repeating: "a", count: 10_000), "=red", "color", "nope=blue", "color=hsl(1,2,3",
+        ]
         return values[random.next(values.count)]
     }
 
     /// Runs the program in `directory` with stdout to /dev/null and stderr captured; nil
     /// status when it was still running after 20 s (then killed).
-    private static func spawn(_ executable: String, _ arguments: [String], in directory: String) -> (status: Int32?, stderr: [UInt8]) {
+    private static func spawn(
+        _ executable: String, _ arguments: [String], in directory: String
+    ) -> (status: Int32?, stderr: [UInt8]) {
         let errors = directory + "/../\(UUID().uuidString).err"
         defer { unlink(errors) }
         let argv = (["/usr/bin/env", "-C", directory, executable] + arguments).map { strdup($0) } + [nil]

@@ -19,15 +19,17 @@ enum ServeBenchmark {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let server: ServerProcess
         do {
-            server = try ServerProcess(["--icons", repository.appendingPathComponent("icons").path, "--no-cache", "--threads", "4"],
-                                       directory: scratch)
+            server = try ServerProcess(
+                ["--icons", repository.appendingPathComponent("icons").path, "--no-cache", "--threads", "4"],
+                directory: scratch)
         } catch {
             print("error: \(error.localizedDescription)")
             return
         }
         print("iconr-bench serve: \(server.url), 4 server threads, 2 cores\n")
         let health = throughput(port: server.port, target: "/health", clients: 4, seconds: 2)
-        let hit = throughput(port: server.port, target: "/icons/flag@2x.png?flag_color=%23800080", clients: 4, seconds: 2)
+        let hit = throughput(
+            port: server.port, target: "/icons/flag@2x.png?flag_color=%23800080", clients: 4, seconds: 2)
         print("keep-alive, 4 clients, 2 s each:")
         print("  GET /health            \(Int(health)) requests/s")
         print("  GET an icon (memory)   \(Int(hit)) requests/s  (\(percent(hit / health)) of /health)")
@@ -38,7 +40,9 @@ enum ServeBenchmark {
         if let connection = try? HTTPConnection(port: server.port) {
             for color in colors {
                 let started = clock.now
-                guard (try? connection.request("/icons/flag@2x.png?flag_color=\(color)"))?.status == 200 else { continue }
+                guard (try? connection.request("/icons/flag@2x.png?flag_color=\(color)"))?.status == 200 else {
+                    continue
+                }
                 missTimes.append(milliseconds(clock.now - started))
             }
         }
@@ -53,11 +57,14 @@ enum ServeBenchmark {
         let miss = median(missTimes), render = median(renderTimes)
         print("\nmisses (200 new colors of flag@2x, one client):")
         print("  over HTTP, isolated worker   median \(fixed(miss)) ms, p99 \(fixed(percentile(missTimes, 0.99))) ms")
-        print("  in process, render + encode  median \(fixed(render)) ms  (HTTP + isolation: \(fixed(miss / max(render, 1e-9)))x)")
+        print(
+            "  in process, render + encode  median \(fixed(render)) ms  (HTTP + isolation: \(fixed(miss / max(render, 1e-9)))x)"
+        )
 
         if let wrk = which("wrk") {
-            let result = try? TestSupport.run(wrk, ["-t2", "-c32", "-d3s", "--latency", server.url + "/icons/flag@2x.png?flag_color=%23800080"],
-                                              directory: scratch, timeout: 30)
+            let result = try? TestSupport.run(
+                wrk, ["-t2", "-c32", "-d3s", "--latency", server.url + "/icons/flag@2x.png?flag_color=%23800080"],
+                directory: scratch, timeout: 30)
             let lines = String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
                 .filter { $0.contains("Requests/sec") || $0.contains(" 50%") || $0.contains(" 99%") }
             print("\nwrk -t2 -c32 -d3s, an icon from memory:")
@@ -85,7 +92,9 @@ enum ServeBenchmark {
     }
 
     static func which(_ program: String) -> String? {
-        ["/usr/bin/", "/usr/local/bin/", "/bin/"].map { $0 + program }.first { FileManager.default.isExecutableFile(atPath: $0) }
+        ["/usr/bin/", "/usr/local/bin/", "/bin/"].map { $0 + program }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }
 
     static func milliseconds(_ duration: Duration) -> Double {

@@ -26,9 +26,12 @@ if arguments.first == "cache" {
     exit(0)
 }
 if arguments.first == "fuzz" {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iconr").path
-    FuzzBenchmark.run(count: arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000,
-                      seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1, iconr: executable)
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "iconr"
+    ).path
+    FuzzBenchmark.run(
+        count: arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000,
+        seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1, iconr: executable)
     exit(0)
 }
 if arguments.first == "serve" {
@@ -36,14 +39,17 @@ if arguments.first == "serve" {
     exit(0)
 }
 if arguments.first == "sprite" {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("iconr").path
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "iconr"
+    ).path
     SpriteBenchmark.run(folder: arguments.count > 1 ? arguments[1] : "../shared/corpora/maki", iconr: executable)
     exit(0)
 }
 let folder = arguments.first ?? "../shared/corpora/maki"
 let rounds = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
 
-let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".svg") }.sorted()
+let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".svg") }
+    .sorted()
 guard !files.isEmpty else {
     FileHandle.standardError.write(Data("error: no SVG files in \(folder)\n".utf8))
     exit(1)
@@ -71,8 +77,11 @@ func printRow(_ cells: [String]) {
 /// The document with a Mapbox `color` parameter (default black) declared on its root.
 func parameterized(_ bytes: [UInt8]) -> [UInt8] {
     var text = String(decoding: bytes, as: UTF8.self)
-    guard let root = text.range(of: "<svg"), let close = text[root.upperBound...].firstIndex(of: ">") else { return bytes }
-    let metadata = "<m:metadata xmlns:m=\"https://www.mapbox.com\"><m:parameters>"
+    guard let root = text.range(of: "<svg"), let close = text[root.upperBound...].firstIndex(of: ">") else {
+        return bytes
+    }
+    let metadata =
+        "<m:metadata xmlns:m=\"https://www.mapbox.com\"><m:parameters>"
         + "<m:parameter m:name=\"color\" m:type=\"color\" m:value=\"#000000\"/></m:parameters></m:metadata>"
     text.insert(contentsOf: metadata, at: text.index(after: close))
     return Array(text.utf8)
@@ -91,7 +100,9 @@ for scale in [1.0, 2.0] {
     for _ in 0..<rounds {
         for (index, bytes) in documents.enumerated() {
             var start = clock.now
-            guard ReferencePipeline.renderPNG(bytes, scale: scale) != nil else { fail("\(files[index]): raw pipeline failed") }
+            guard ReferencePipeline.renderPNG(bytes, scale: scale) != nil else {
+                fail("\(files[index]): raw pipeline failed")
+            }
             raw += microseconds(clock.now - start)
             do {
                 start = clock.now
@@ -115,8 +126,10 @@ for scale in [1.0, 2.0] {
     }
     let count = Double(documents.count * rounds)
     let total = parse + substitute + render + encode
-    printRow(["\(Int(scale))x", number(parse / count), number(substitute / count), number(render / count),
-              number(encode / count), number(total / count), number(raw / count), number(total / raw * 100) + "%"])
+    printRow([
+        "\(Int(scale))x", number(parse / count), number(substitute / count), number(render / count),
+        number(encode / count), number(total / count), number(raw / count), number(total / raw * 100) + "%",
+    ])
 }
 
 print("\n2. Parameter variants (color=#800080)")
@@ -137,10 +150,13 @@ for scale in [1.0, 2.0] {
                 variant += microseconds(done - loaded)
                 oneShot += microseconds(done - start)
                 start = clock.now
-                let substituted = template.template.apply(try template.resolve(IconParameters(parsing: ["color": "#800080"])))
+                let substituted = template.template.apply(
+                    try template.resolve(IconParameters(parsing: ["color": "#800080"])))
                 substitute += microseconds(clock.now - start)
                 start = clock.now
-                guard ReferencePipeline.renderPNG(substituted, scale: scale) != nil else { fail("\(files[index]): raw pipeline failed") }
+                guard ReferencePipeline.renderPNG(substituted, scale: scale) != nil else {
+                    fail("\(files[index]): raw pipeline failed")
+                }
                 raw += microseconds(clock.now - start)
             } catch {
                 fail("\(files[index]): \(error)")
@@ -148,14 +164,19 @@ for scale in [1.0, 2.0] {
         }
     }
     let count = Double(documents.count * rounds)
-    printRow(["\(Int(scale))x", number(substitute / count), number(variant / count), number(oneShot / count), number(raw / count),
-              number(variant / raw * 100) + "%", number(oneShot / raw * 100) + "%"])
+    printRow([
+        "\(Int(scale))x", number(substitute / count), number(variant / count), number(oneShot / count),
+        number(raw / count),
+        number(variant / raw * 100) + "%", number(oneShot / raw * 100) + "%",
+    ])
 }
 
 print("\n3. Whole processes, one icon each at 1x (spawn to exit)")
 let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 let iconr = directory.appendingPathComponent("iconr").path
-let rsvgConvert = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert"].first { FileManager.default.isExecutableFile(atPath: $0) }
+let rsvgConvert = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert"].first {
+    FileManager.default.isExecutableFile(atPath: $0)
+}
 if !FileManager.default.isExecutableFile(atPath: iconr) {
     print("skipped: no iconr executable beside iconr-bench (swift build -c release --static-swift-stdlib)")
 } else if let rsvgConvert {
@@ -165,7 +186,8 @@ if !FileManager.default.isExecutableFile(atPath: iconr) {
         timedRun(executable, arguments) * 1_000_000
     }
     let sample = stride(from: 0, to: files.count, by: max(1, files.count / 40)).map { "\(folder)/\(files[$0])" }
-    let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-cache-\(getpid())").path
+    let cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-cache-\(getpid())")
+        .path
     defer { try? FileManager.default.removeItem(atPath: cacheDirectory) }
     for file in sample { _ = time(iconr, ["render", file, "--cache-dir", cacheDirectory, "-o", output]) }
     var rendered: [Double] = [], cached: [Double] = [], theirs: [Double] = []
@@ -178,8 +200,10 @@ if !FileManager.default.isExecutableFile(atPath: iconr) {
     }
     func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
     func row(_ label: String, _ values: [Double]) {
-        printRow([label, "\(values.count)", number(values.reduce(0, +) / Double(values.count) / 1000),
-                  number(median(values) / 1000), number(median(values) / median(theirs) * 100) + "%"])
+        printRow([
+            label, "\(values.count)", number(values.reduce(0, +) / Double(values.count) / 1000),
+            number(median(values) / 1000), number(median(values) / median(theirs) * 100) + "%",
+        ])
     }
     printRow(["", "runs", "mean ms", "median ms", "vs rsvg"])
     row("iconr (rendering)", rendered)

@@ -11,14 +11,18 @@ struct CacheCommandTests {
     let flag = TestSupport.icons.appendingPathComponent("flag.svg").path
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-cache-cli-\(UUID().uuidString)")
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iconr-cache-cli-\(UUID().uuidString)")
         cache = directory.appendingPathComponent("cache").path
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
     private func iconr(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
         let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+        return (
+            result.status, String(decoding: result.stdout, as: UTF8.self),
+            String(decoding: result.stderr, as: UTF8.self)
+        )
     }
 
     /// Every file in the cache's entry folders (`entries-v1/ab/ab....png`), as paths below `entries-v1`.
@@ -26,7 +30,8 @@ struct CacheCommandTests {
         let root = cache + "/entries-v1"
         return ((try? FileManager.default.subpathsOfDirectory(atPath: root)) ?? []).filter { path in
             var isDirectory: ObjCBool = false
-            return FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory) && !isDirectory.boolValue
+            return FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isDirectory)
+                && !isDirectory.boolValue
         }
     }
 
@@ -39,12 +44,18 @@ struct CacheCommandTests {
     /// Whether `iconr arguments...` opened the library file `soname` (the dynamic linker's log says).
     private func loads(_ soname: String, _ arguments: [String]) throws -> Bool {
         let log = directory.appendingPathComponent("ld-\(UUID().uuidString)").path
-        let result = try TestSupport.run("/usr/bin/env", ["LD_DEBUG=files", "LD_DEBUG_OUTPUT=" + log, TestSupport.iconrExecutable] + arguments,
-                                         directory: directory)
+        let result = try TestSupport.run(
+            "/usr/bin/env", ["LD_DEBUG=files", "LD_DEBUG_OUTPUT=" + log, TestSupport.iconrExecutable] + arguments,
+            directory: directory)
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
-        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix(URL(fileURLWithPath: log).lastPathComponent) }
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasPrefix(URL(fileURLWithPath: log).lastPathComponent)
+        }
         #expect(!files.isEmpty, "the dynamic linker wrote no log")
-        return try files.contains { String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self).contains("file=\(soname)") }
+        return try files.contains {
+            String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self).contains(
+                "file=\(soname)")
+        }
     }
 
     /// Only a render opens librsvg: `--version`, `expression` and a cache hit never do
@@ -52,15 +63,23 @@ struct CacheCommandTests {
     @Test func onlyARenderOpensLibrsvg() throws {
         #expect(try !loadsLibrsvg(["--version"]))
         #expect(try !loadsLibrsvg(["expression", #"["+", 1, 2]"#]))
-        #expect(try loadsLibrsvg(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "a.png"]), "a miss renders")
-        #expect(try !loadsLibrsvg(["render", flag, "-p", "flag_color=#f00", "--cache-dir", cache, "-o", "b.png"]), "a hit loaded librsvg")
+        #expect(
+            try loadsLibrsvg(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "a.png"]),
+            "a miss renders")
+        #expect(
+            try !loadsLibrsvg(["render", flag, "-p", "flag_color=#f00", "--cache-dir", cache, "-o", "b.png"]),
+            "a hit loaded librsvg")
         // Only `iconr serve` opens libmicrohttpd (ServeCommandTests checks that it does).
         #expect(try !loads("libmicrohttpd.so.12", ["--version"]))
-        #expect(try !loads("libmicrohttpd.so.12", ["render", flag, "-p", "flag_color=blue", "--cache-dir", cache, "-o", "c.png"]))
+        #expect(
+            try !loads(
+                "libmicrohttpd.so.12", ["render", flag, "-p", "flag_color=blue", "--cache-dir", cache, "-o", "c.png"]))
     }
 
     @Test func aSecondRenderComesFromTheCacheWithTheSameBytes() throws {
-        #expect(try iconr(["render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "-o", "a.png"]).status == 0)
+        #expect(
+            try iconr(["render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "-o", "a.png"]).status
+                == 0)
         #expect(entries().count == 1)
         let hit = try iconr(["render", flag, "-p", "flag_color=#f00", "-s", "2x", "--cache-dir", cache, "-o", "b.png"])
         #expect(hit.status == 0 && hit.stdout == "b.png\n")
@@ -68,7 +87,9 @@ struct CacheCommandTests {
         let a = try Data(contentsOf: directory.appendingPathComponent("a.png"))
         #expect(a == (try Data(contentsOf: directory.appendingPathComponent("b.png"))))
         // A cache hit still honours the size limit.
-        let limited = try iconr(["render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "--max-size", "10", "-o", "c.png"])
+        let limited = try iconr([
+            "render", flag, "-p", "flag_color=red", "-s", "2", "--cache-dir", cache, "--max-size", "10", "-o", "c.png",
+        ])
         #expect(limited.status == 1 && limited.stderr.contains("a 48x48 raster exceeds the limit of 10x10"))
     }
 
@@ -77,7 +98,9 @@ struct CacheCommandTests {
         let entry = cache + "/entries-v1/" + entries()[0]
         try Data("garbage".utf8).write(to: URL(fileURLWithPath: entry))
         #expect(try iconr(["render", flag, "--cache-dir", cache, "-o", "b.png"]).status == 0)
-        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("b.png")))).size.width == 24)
+        #expect(
+            try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("b.png")))).size.width == 24
+        )
         #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: entry)))).size.width == 24)
     }
 
@@ -109,8 +132,10 @@ struct CacheCommandTests {
         // Two concurrent runs of 20 variants each (10 shared), into one cache directory.
         let colors = (0..<30).map { String(format: "#%02x%02x80", $0 * 8, 255 - $0 * 8) }
         let script = { (range: Range<Int>, tag: String) -> String in
-            range.map { "\"\(TestSupport.iconrExecutable)\" render \"\(flag)\" -p flag_color=\"\(colors[$0])\" -s 2 --cache-dir \"\(cache)\" -o \(tag)-\($0).png >/dev/null || exit 1" }
-                .joined(separator: "\n")
+            range.map {
+                "\"\(TestSupport.iconrExecutable)\" render \"\(flag)\" -p flag_color=\"\(colors[$0])\" -s 2 --cache-dir \"\(cache)\" -o \(tag)-\($0).png >/dev/null || exit 1"
+            }
+            .joined(separator: "\n")
         }
         let first = try ChildProcess("/bin/sh", ["-c", script(0..<20, "a")], directory: directory)
         let second = try ChildProcess("/bin/sh", ["-c", script(10..<30, "b")], directory: directory)
@@ -124,7 +149,9 @@ struct CacheCommandTests {
         // Every entry is sound, and no temporary file was left behind.
         for entry in entries() {
             #expect(entry.hasSuffix(".png"))
-            #expect(throws: Never.self) { try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: cache + "/entries-v1/" + entry)))) }
+            #expect(throws: Never.self) {
+                try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: cache + "/entries-v1/" + entry))))
+            }
         }
     }
 }

@@ -7,7 +7,10 @@ import Testing
 struct CommandLineTests {
     private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
         let result = try TestSupport.run(TestSupport.iconrExecutable, arguments)
-        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+        return (
+            result.status, String(decoding: result.stdout, as: UTF8.self),
+            String(decoding: result.stderr, as: UTF8.self)
+        )
     }
 
     /// Parsing, help and usage mistakes: in process.
@@ -37,12 +40,17 @@ struct CommandLineTests {
         let sprite = inProcess("sprite", "--help").stdout
         let usage = sprite.components(separatedBy: "\n\n")[1]
         #expect(usage.hasPrefix("USAGE: iconr sprite <icons-dir>... -o <PREFIX> [--ratio <R>]... [--retina]"))
-        for option in ["--preview <FILE>", "--sprite-url <URL>", "--timeout <SECONDS>", "--cache-dir <DIR>", "[--no-cache]", "[--sdf <ID>]..."] {
+        for option in [
+            "--preview <FILE>", "--sprite-url <URL>", "--timeout <SECONDS>", "--cache-dir <DIR>", "[--no-cache]",
+            "[--sdf <ID>]...",
+        ] {
             #expect(usage.contains(option), "\(option) in \(usage)")
         }
         #expect(usage.split(separator: "\n").allSatisfy { $0.count <= 100 })
         let mistake = inProcess("serve", "--bogus")
-        #expect(mistake.stderr.contains("Usage: iconr serve --icons <DIR[=NAME]>... [--style <FILE[=NAME]>]..."), "\(mistake.stderr)")
+        #expect(
+            mistake.stderr.contains("Usage: iconr serve --icons <DIR[=NAME]>... [--style <FILE[=NAME]>]..."),
+            "\(mistake.stderr)")
     }
 
     @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {
@@ -56,38 +64,47 @@ struct CommandLineTests {
         let label = TestSupport.icons.appendingPathComponent("label.svg").path
         let text = try iconr("inspect", label)
         #expect(text.status == 0)
-        #expect(text.stdout == """
-            \(label)
-              size: 40 x 24
-              parameters:
-                background_color  color  default #ffffff
-                border_color      color  default #333333
-              stretch x: [8, 32]
-              stretch y: [8, 16]
-              content: [6, 5, 34, 19]
+        #expect(
+            text.stdout == """
+                \(label)
+                  size: 40 x 24
+                  parameters:
+                    background_color  color  default #ffffff
+                    border_color      color  default #333333
+                  stretch x: [8, 32]
+                  stretch y: [8, 16]
+                  content: [6, 5, 34, 19]
 
-            """)
+                """)
         let json = try iconr("inspect", label, "--json")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
         #expect(object["width"] as? Double == 40 && object["height"] as? Double == 24)
-        #expect((object["parameters"] as? [[String: String]])?.first == ["name": "background_color", "type": "color", "default": "#ffffff"])
+        #expect(
+            (object["parameters"] as? [[String: String]])?.first == [
+                "name": "background_color", "type": "color", "default": "#ffffff",
+            ])
         #expect(object["stretchX"] as? [[Double]] == [[8, 32]])
         #expect(object["content"] as? [Double] == [6, 5, 34, 19])
     }
 
     @Test func inspectReportsSharedDefaults() throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-shared-\(UUID().uuidString).svg")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iconr-shared-\(UUID().uuidString).svg")
         defer { try? FileManager.default.removeItem(at: file) }
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
               <m:metadata><m:parameters>
                 <m:parameter m:name="a" m:type="color" m:value="#000"/>
                 <m:parameter m:name="b" m:type="color" m:value="black"/>
               </m:parameters></m:metadata>
             </svg>
-            """.utf8).write(to: file)
+            """.utf8
+        ).write(to: file)
         let result = try iconr("inspect", file.path)
         #expect(result.status == 0)
-        #expect(result.stdout.contains("  warning: \(file.path):4:5: parameters \"a\" and \"b\" share the default color #000000"))
+        #expect(
+            result.stdout.contains(
+                "  warning: \(file.path):4:5: parameters \"a\" and \"b\" share the default color #000000"))
     }
 }

@@ -11,33 +11,53 @@ struct ExpressionCommandTests {
     }
 
     @Test func printsTheCompiledResultAndEachOutput() throws {
-        let ramp = try iconr("expression", #"["interpolate", ["linear"], ["zoom"], 0, "red", 10, "blue"]"#, "--type", "color",
-                             "--input", #"[{"zoom": 5}, {}]"#, "--input", #"[{"zoom": 20}, {}]"#)
+        let ramp = try iconr(
+            "expression", #"["interpolate", ["linear"], ["zoom"], 0, "red", 10, "blue"]"#, "--type", "color",
+            "--input", #"[{"zoom": 5}, {}]"#, "--input", #"[{"zoom": 20}, {}]"#)
         #expect(ramp.status == 0 && ramp.stderr.isEmpty)
-        #expect(ramp.stdout == #"{"compiled":{"isFeatureConstant":true,"isZoomConstant":false,"result":"success","type":"color"},"outputs":[[0.5,0,0.5,1],[0,0,1,1]]}"# + "\n")
-        let data = try iconr("expression", #"["get", "x"]"#, "--spec", #"{"type": "number"}"#,
-                             "--input", #"[{}, {"properties": {"x": "a"}}]"#)
-        #expect(data.status == 0 && data.stdout.contains(#""error":"layers[0].paint.some-property: Expected value to be of type number, but found string instead.""#))
-        let state = try iconr("expression", #"["global-state", "k"]"#, "--global-state", #"{"k": 3}"#, "--input", "[{}, {}]")
+        #expect(
+            ramp.stdout
+                == #"{"compiled":{"isFeatureConstant":true,"isZoomConstant":false,"result":"success","type":"color"},"outputs":[[0.5,0,0.5,1],[0,0,1,1]]}"#
+                + "\n")
+        let data = try iconr(
+            "expression", #"["get", "x"]"#, "--spec", #"{"type": "number"}"#,
+            "--input", #"[{}, {"properties": {"x": "a"}}]"#)
+        #expect(
+            data.status == 0
+                && data.stdout.contains(
+                    #""error":"layers[0].paint.some-property: Expected value to be of type number, but found string instead.""#
+                ))
+        let state = try iconr(
+            "expression", #"["global-state", "k"]"#, "--global-state", #"{"k": 3}"#, "--input", "[{}, {}]")
         #expect(state.status == 0 && state.stdout.hasSuffix(#""outputs":[3]}"# + "\n"))
     }
 
     @Test func anExpressionThatDoesNotCompileExits1() throws {
-        let bad = try iconr("expression", #"["image", "park", {"params": {"fill": "notacolor"}}]"#, "--type", "resolvedImage")
+        let bad = try iconr(
+            "expression", #"["image", "park", {"params": {"fill": "notacolor"}}]"#, "--type", "resolvedImage")
         #expect(bad.status == 1)
-        #expect(bad.stdout == #"{"compiled":{"errors":[{"error":"Could not parse color from value 'notacolor'","key":"[2].params.fill"}],"result":"error"}}"# + "\n")
+        #expect(
+            bad.stdout
+                == #"{"compiled":{"errors":[{"error":"Could not parse color from value 'notacolor'","key":"[2].params.fill"}],"result":"error"}}"#
+                + "\n")
     }
 
     @Test func argumentsThatAreNotJSONAreUsageErrorsOfOneLine() throws {
         let notJSON = try iconr("expression", #"["get", "x""#)
-        #expect(notJSON.status == 64 && notJSON.stderr.hasPrefix("error: the expression is not JSON: invalid JSON at line 1"))
+        #expect(
+            notJSON.status == 64
+                && notJSON.stderr.hasPrefix("error: the expression is not JSON: invalid JSON at line 1"))
         let pair = try iconr("expression", "1", "--input", "[{}]")
-        #expect(pair.status == 64 && pair.stderr.hasPrefix("error: --input must be a [globals, feature] pair, found [{}]\n"))
+        #expect(
+            pair.status == 64 && pair.stderr.hasPrefix("error: --input must be a [globals, feature] pair, found [{}]\n")
+        )
         // A newline in what is quoted stays on the error's line.
         let newline = try iconr("expression", "[\"get\",\n")
         let lines = newline.stderr.split(separator: "\n")
         #expect(newline.status == 64 && lines.first?.hasPrefix("error: ") == true && lines.count >= 3)
-        #expect(lines.dropFirst().allSatisfy { $0.hasPrefix("Usage: ") || $0.hasPrefix(" ") }, "only the usage follows the error line")
+        #expect(
+            lines.dropFirst().allSatisfy { $0.hasPrefix("Usage: ") || $0.hasPrefix(" ") },
+            "only the usage follows the error line")
         #expect(try iconr("expression").status == 64)
     }
 }

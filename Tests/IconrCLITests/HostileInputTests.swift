@@ -16,7 +16,9 @@ struct HostileInputTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    private func iconr(_ arguments: [String], timeout: Double = 60) throws -> (status: Int32, stdout: Data, stderr: String) {
+    private func iconr(
+        _ arguments: [String], timeout: Double = 60
+    ) throws -> (status: Int32, stdout: Data, stderr: String) {
         let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory, timeout: timeout)
         return (result.status, result.stdout, String(decoding: result.stderr, as: UTF8.self))
     }
@@ -52,14 +54,16 @@ struct HostileInputTests {
                 doctype += "<!ENTITY e\(level) \"\(String(repeating: "&e\(level - 1);", count: breadth))\">\n"
             }
             let place = ["fill=\"&e\(depth);\"", "style=\"fill:&e\(depth);\"", "id=\"&e\(depth);\""][shape % 3]
-            let svg = "<?xml version=\"1.0\"?>\n<!DOCTYPE svg [\n\(doctype)]>\n"
+            let svg =
+                "<?xml version=\"1.0\"?>\n<!DOCTYPE svg [\n\(doctype)]>\n"
                 + "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"10\" height=\"10\" \(place)><rect width=\"10\" height=\"10\"/></svg>\n"
             let name = "bomb\(shape).svg"
             try write(svg, to: name)
             try write(svg, to: "icons/" + name)
             for command in ["render", "inspect"] {
                 let started = ContinuousClock.now
-                let result = try iconr([command, name, "--timeout", "5"] + (command == "render" ? ["--no-cache"] : []), timeout: 30)
+                let result = try iconr(
+                    [command, name, "--timeout", "5"] + (command == "render" ? ["--no-cache"] : []), timeout: 30)
                 #expect(result.status == 1, "\(command) \(name) depth \(depth) breadth \(breadth): \(result.stderr)")
                 #expect(ContinuousClock.now - started < .seconds(10), "\(command) \(name)")
                 #expect(result.stderr.hasPrefix("error: \(name):"), "\(result.stderr)")
@@ -75,14 +79,18 @@ struct HostileInputTests {
     /// of 300,000 elements ends at its limit, not seconds later.
     @Test func theTimeLimitCoversTheWholeJob() throws {
         let rect = "<rect x='1' y='1' width='5' height='5' fill='#000'/>"
-        try write("<svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>" + String(repeating: rect, count: 300_000) + "</svg>",
-                  to: "huge.svg")
+        try write(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>"
+                + String(repeating: rect, count: 300_000) + "</svg>",
+            to: "huge.svg")
         for command in ["render", "inspect"] {
             let started = ContinuousClock.now
-            let result = try iconr([command, "huge.svg", "--timeout", "0.5"] + (command == "render" ? ["--no-cache"] : []), timeout: 30)
+            let result = try iconr(
+                [command, "huge.svg", "--timeout", "0.5"] + (command == "render" ? ["--no-cache"] : []), timeout: 30)
             let elapsed = ContinuousClock.now - started
-            #expect(result.status == 1 && result.stderr == "error: huge.svg: rendering took longer than the 0.5 s limit\n",
-                    "\(command): \(result.stderr)")
+            #expect(
+                result.status == 1 && result.stderr == "error: huge.svg: rendering took longer than the 0.5 s limit\n",
+                "\(command): \(result.stderr)")
             // The limit, plus starting the process and ending it.
             #expect(elapsed < .seconds(3), "\(command) took \(elapsed)")
         }
@@ -92,15 +100,20 @@ struct HostileInputTests {
     @Test func aFIFOIsRefusedNotWaitedFor() throws {
         #expect(mkfifo(path("pipe.svg"), 0o644) == 0)
         let render = try iconr(["render", "pipe.svg", "--timeout", "2"], timeout: 20)
-        #expect(render.status == 1 && render.stderr == "error: pipe.svg: is a FIFO, not a regular file\n", "\(render.stderr)")
+        #expect(
+            render.status == 1 && render.stderr == "error: pipe.svg: is a FIFO, not a regular file\n",
+            "\(render.stderr)")
         try FileManager.default.createDirectory(atPath: path("icons"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: flag, toPath: path("icons/flag.svg"))
         #expect(mkfifo(path("icons/pipe.svg"), 0o644) == 0)
         let sprite = try iconr(["sprite", "icons", "-o", "out/sprite", "--no-cache", "--skip-invalid"], timeout: 30)
-        #expect(sprite.status == 0 && sprite.stderr.contains("icons/pipe.svg: is a FIFO, not a regular file"), "\(sprite.stderr)")
+        #expect(
+            sprite.status == 0 && sprite.stderr.contains("icons/pipe.svg: is a FIFO, not a regular file"),
+            "\(sprite.stderr)")
         #expect(mkfifo(path("style.json"), 0o644) == 0)
         let style = try iconr(["sprite", "icons", "-o", "out/sprite", "--style", "style.json"], timeout: 30)
-        #expect(style.status == 1 && style.stderr.contains("style.json: is a FIFO, not a regular file"), "\(style.stderr)")
+        #expect(
+            style.status == 1 && style.stderr.contains("style.json: is a FIFO, not a regular file"), "\(style.stderr)")
     }
 
     /// Input text in messages is escaped: a newline cannot forge a second `error:` line, and
@@ -110,9 +123,10 @@ struct HostileInputTests {
         #expect(forged.status == 1)
         #expect(forged.stderr.split(separator: "\n").count == 1, "\(forged.stderr)")
         #expect(forged.stderr.contains(#"red\nerror: forged"#))
-        try write("<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com'><m:metadata><m:parameters>"
-                  + "<m:parameter m:name='a' m:type='color' m:value='\u{1B}[31mred&#10;error: x'/></m:parameters></m:metadata></svg>",
-                  to: "escape.svg")
+        try write(
+            "<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com'><m:metadata><m:parameters>"
+                + "<m:parameter m:name='a' m:type='color' m:value='\u{1B}[31mred&#10;error: x'/></m:parameters></m:metadata></svg>",
+            to: "escape.svg")
         let escaped = try iconr(["render", "escape.svg", "--no-cache"])
         #expect(escaped.status == 1)
         expectOneLineMessages(escaped.stderr, "escape.svg")
@@ -137,29 +151,40 @@ struct HostileInputTests {
         #expect(reader.wait(timeout: 20) == 0)
         var info = stat()
         #expect(lstat(path("out.fifo"), &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO is still a FIFO")
-        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: path("received.png"))))).size.width == 24)
+        #expect(
+            try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: path("received.png"))))).size.width
+                == 24)
 
         try Data("old".utf8).write(to: URL(fileURLWithPath: path("target.png")))
         #expect(symlink("target.png", path("link.png")) == 0)
         #expect(try iconr(["render", flag, "--no-cache", "-o", "link.png"]).status == 0)
         #expect(lstat(path("link.png"), &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK, "the link is still a link")
-        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: path("target.png"))))).size.width == 24)
+        #expect(
+            try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: path("target.png"))))).size.width == 24)
     }
 
     /// Results that do not reach stdout fail the command: closed, or full.
     @Test func stdoutErrorsAreErrors() throws {
-        let full = try ChildProcess(TestSupport.iconrExecutable, ["render", flag, "--no-cache", "-o", "-"], directory: directory,
-                                    stdout: "/dev/full", stderr: path("full.err"))
+        let full = try ChildProcess(
+            TestSupport.iconrExecutable, ["render", flag, "--no-cache", "-o", "-"], directory: directory,
+            stdout: "/dev/full", stderr: path("full.err"))
         #expect(full.wait(timeout: 60) == 1)
-        #expect(try String(contentsOfFile: path("full.err"), encoding: .utf8)
+        #expect(
+            try String(contentsOfFile: path("full.err"), encoding: .utf8)
                 == "error: cannot write to standard output: No space left on device\n")
-        let closed = try TestSupport.run("/bin/sh", ["-c", "exec \"$0\" \"$@\" >&-", TestSupport.iconrExecutable,
-                                                     "render", flag, "--no-cache", "-o", "-"], directory: directory)
+        let closed = try TestSupport.run(
+            "/bin/sh",
+            [
+                "-c", "exec \"$0\" \"$@\" >&-", TestSupport.iconrExecutable,
+                "render", flag, "--no-cache", "-o", "-",
+            ], directory: directory)
         #expect(closed.status == 1)
-        #expect(String(decoding: closed.stderr, as: UTF8.self) == "error: cannot write to standard output: it is closed\n")
+        #expect(
+            String(decoding: closed.stderr, as: UTF8.self) == "error: cannot write to standard output: it is closed\n")
         #expect(closed.stdout.isEmpty)
-        let names = try ChildProcess(TestSupport.iconrExecutable, ["render", flag, "--no-cache", "-o", "x.png"], directory: directory,
-                                     stdout: "/dev/full")
+        let names = try ChildProcess(
+            TestSupport.iconrExecutable, ["render", flag, "--no-cache", "-o", "x.png"], directory: directory,
+            stdout: "/dev/full")
         #expect(names.wait(timeout: 60) == 1, "the file name it prints is a result too")
     }
 
@@ -168,7 +193,8 @@ struct HostileInputTests {
         try Data("a file".utf8).write(to: URL(fileURLWithPath: path("notadir")))
         let result = try iconr(["render", flag, "--cache-dir", "notadir/cache", "-o", "a.png"])
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.hasPrefix("warning: notadir/cache: cannot create the cache directory"), "\(result.stderr)")
+        #expect(
+            result.stderr.hasPrefix("warning: notadir/cache: cannot create the cache directory"), "\(result.stderr)")
         #expect(FileManager.default.fileExists(atPath: path("a.png")))
     }
 
@@ -181,13 +207,16 @@ struct HostileInputTests {
         }
         #expect(try iconr(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "red.png"]).status == 0)
         let redEntry = try #require(entries().first)
-        #expect(try iconr(["render", flag, "-p", "flag_color=blue", "--cache-dir", cache, "-o", "blue.png"]).status == 0)
+        #expect(
+            try iconr(["render", flag, "-p", "flag_color=blue", "--cache-dir", cache, "-o", "blue.png"]).status == 0)
         let blueEntry = try #require(entries().first { $0 != redEntry })
         let red = try Data(contentsOf: URL(fileURLWithPath: path("red.png")))
         // Blue's entry, a sound PNG, under red's name.
         try FileManager.default.removeItem(atPath: cache + "/entries-v1/" + redEntry)
-        try FileManager.default.copyItem(atPath: cache + "/entries-v1/" + blueEntry, toPath: cache + "/entries-v1/" + redEntry)
-        #expect(try iconr(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "red2.png"]).status == 0)
+        try FileManager.default.copyItem(
+            atPath: cache + "/entries-v1/" + blueEntry, toPath: cache + "/entries-v1/" + redEntry)
+        #expect(
+            try iconr(["render", flag, "-p", "flag_color=red", "--cache-dir", cache, "-o", "red2.png"]).status == 0)
         #expect(try Data(contentsOf: URL(fileURLWithPath: path("red2.png"))) == red)
         // A 69-byte PNG whose header claims 1,000,000 x 1,000,000 pixels.
         try hugeHeaderPNG().write(to: URL(fileURLWithPath: cache + "/entries-v1/" + redEntry))
@@ -205,19 +234,31 @@ struct HostileInputTests {
         #expect(try iconr(["render", flag, "--cache-dir", cache, "-o", "a.png"]).status == 0)
         let victim = path("victim")
         try FileManager.default.createDirectory(atPath: victim, withIntermediateDirectories: true)
-        let precious = ["photo.png", String(repeating: "a", count: 64) + ".png", String(repeating: "b", count: 64) + ".pack"]
+        let precious = [
+            "photo.png", String(repeating: "a", count: 64) + ".png", String(repeating: "b", count: 64) + ".pack",
+        ]
         for name in precious { try Data("precious".utf8).write(to: URL(fileURLWithPath: victim + "/" + name)) }
         for link in ["zz", "ab", "packs-old"] { #expect(symlink(victim, cache + "/entries-v1/" + link) == 0) }
         // A link named like an entry, inside a real entry folder, to a file outside.
-        let entryFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: cache + "/entries-v1").first { $0.count == 2 && $0 != "ab" && $0 != "zz" })
-        #expect(symlink(victim + "/" + precious[1], cache + "/entries-v1/\(entryFolder)/" + String(repeating: "d", count: 64) + ".png") == 0)
+        let entryFolder = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: cache + "/entries-v1").first {
+                $0.count == 2 && $0 != "ab" && $0 != "zz"
+            })
+        #expect(
+            symlink(
+                victim + "/" + precious[1],
+                cache + "/entries-v1/\(entryFolder)/" + String(repeating: "d", count: 64) + ".png") == 0)
         try Data("not mine".utf8).write(to: URL(fileURLWithPath: cache + "/entries-v1/packs/notes.txt"))
         let clear = try iconr(["cache", "clear", "--cache-dir", cache])
         #expect(clear.status == 0)
-        #expect(String(decoding: clear.stdout, as: UTF8.self).hasPrefix("removed 1 entries ("), "\(String(decoding: clear.stdout, as: UTF8.self))")
+        #expect(
+            String(decoding: clear.stdout, as: UTF8.self).hasPrefix("removed 1 entries ("),
+            "\(String(decoding: clear.stdout, as: UTF8.self))")
         #expect(try FileManager.default.contentsOfDirectory(atPath: victim).sorted() == precious.sorted())
         #expect(FileManager.default.fileExists(atPath: cache + "/entries-v1/packs/notes.txt"))
-        #expect(try iconr(["cache", "stats", "--cache-dir", cache]).stdout.starts(with: Data("directory: \(cache)\nentries: 0\n".utf8)))
+        #expect(
+            try iconr(["cache", "stats", "--cache-dir", cache]).stdout.starts(
+                with: Data("directory: \(cache)\nentries: 0\n".utf8)))
     }
 
     /// `--recursive` reads a folder once, even through a link back to itself.
@@ -226,9 +267,12 @@ struct HostileInputTests {
         try FileManager.default.copyItem(atPath: flag, toPath: path("icons/sub/flag.svg"))
         #expect(symlink(".", path("icons/sub/loop")) == 0)
         #expect(symlink("..", path("icons/sub/up")) == 0)
-        let result = try iconr(["sprite", "icons", "--recursive", "-o", "out/sprite", "--no-cache", "-r", "1"], timeout: 60)
+        let result = try iconr(
+            ["sprite", "icons", "--recursive", "-o", "out/sprite", "--no-cache", "-r", "1"], timeout: 60)
         #expect(result.status == 0, "\(result.stderr)")
-        let index = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("out/sprite.json")))) as! [String: Any]
+        let index =
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path("out/sprite.json"))))
+            as! [String: Any]
         #expect(index.keys.sorted() == ["sub/flag"])
     }
 
@@ -237,7 +281,8 @@ struct HostileInputTests {
     @Test func aFailedBuildLeavesTheOldOutputs() throws {
         try FileManager.default.createDirectory(atPath: path("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
-        try write("""
+        try write(
+            """
             {"version": 8, "sources": {"p": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"c": "red"}}]}}},
              "layers": [{"id": "l", "type": "symbol", "source": "p",
@@ -259,12 +304,15 @@ struct HostileInputTests {
             ["--style", "style.json", "--preview", "p.png", "--preview-size", "20000x20000"],
         ]
         for extra in failures {
-            let result = try iconr(["sprite", "icons", "-o", "out/sprite", "--no-cache", "-r", "1", "-r", "2", "-r", "3"] + extra)
+            let result = try iconr(
+                ["sprite", "icons", "-o", "out/sprite", "--no-cache", "-r", "1", "-r", "2", "-r", "3"] + extra)
             #expect(result.status == 1, "\(extra): \(result.stderr)")
             expectOneLineMessages(result.stderr, "\(extra)")
             #expect(try snapshot() == old, "\(extra) changed the outputs")
             #expect(!FileManager.default.fileExists(atPath: path("p.png")))
-            #expect(try FileManager.default.contentsOfDirectory(atPath: path("out")).allSatisfy { !$0.hasPrefix(".") }, "temporaries left")
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: path("out")).allSatisfy { !$0.hasPrefix(".") },
+                "temporaries left")
         }
     }
 
@@ -276,8 +324,11 @@ struct HostileInputTests {
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("old"))
         try FileManager.default.createDirectory(atPath: path("new"), withIntermediateDirectories: true)
         let maki = TestSupport.corpora.appendingPathComponent("maki")
-        let names = try FileManager.default.contentsOfDirectory(atPath: maki.path).filter { $0.hasSuffix(".svg") }.sorted().prefix(120)
-        for name in names { try FileManager.default.copyItem(atPath: maki.path + "/" + name, toPath: path("new/" + name)) }
+        let names = try FileManager.default.contentsOfDirectory(atPath: maki.path).filter { $0.hasSuffix(".svg") }
+            .sorted().prefix(120)
+        for name in names {
+            try FileManager.default.copyItem(atPath: maki.path + "/" + name, toPath: path("new/" + name))
+        }
         let ratios = ["-r", "1", "-r", "2", "-r", "3"]
         #expect(try iconr(["sprite", "new", "-o", "reference/sprite", "--no-cache"] + ratios).status == 0)
         func contents(_ folder: String) throws -> [String: Data] {
@@ -294,8 +345,9 @@ struct HostileInputTests {
             let out = "trial\(trial)"
             #expect(try iconr(["sprite", "old", "-o", out + "/sprite", "--no-cache"] + ratios).status == 0)
             let old = try contents(out)
-            let build = try ChildProcess(TestSupport.iconrExecutable, ["sprite", "new", "-o", out + "/sprite", "--no-cache"] + ratios,
-                                         directory: directory)
+            let build = try ChildProcess(
+                TestSupport.iconrExecutable, ["sprite", "new", "-o", out + "/sprite", "--no-cache"] + ratios,
+                directory: directory)
             usleep(UInt32(delay * 1_000_000))
             build.signal(SIGINT)
             let status = build.wait(timeout: 60)
@@ -311,14 +363,19 @@ struct HostileInputTests {
         try FileManager.default.createDirectory(atPath: path("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
         // A document that renders for minutes keeps the child busy.
-        try write("""
+        try write(
+            """
             <svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>
               <filter id='a'><feTurbulence numOctaves='33333333333'/></filter>
               <path d='m10 10 H1 V1' filter='url(#a)'/>
             </svg>
             """, to: "icons/slow.svg")
-        let build = try ChildProcess(TestSupport.iconrExecutable, ["sprite", "icons", "-o", "out/sprite", "--no-cache",
-                                                                   "--skip-invalid", "--timeout", "4"], directory: directory)
+        let build = try ChildProcess(
+            TestSupport.iconrExecutable,
+            [
+                "sprite", "icons", "-o", "out/sprite", "--no-cache",
+                "--skip-invalid", "--timeout", "4",
+            ], directory: directory)
         usleep(1_000_000)
         build.signal(SIGKILL)
         #expect(build.wait(timeout: 20) == -SIGKILL)
@@ -345,7 +402,9 @@ struct HostileInputTests {
         }
         let side = withUnsafeBytes(of: UInt32(1_000_000).bigEndian, Array.init)
         let header = side + side + [8, 6, 0, 0, 0]
-        return Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header) + chunk("IDAT", [0x78, 0x9C, 0x03, 0, 0, 0, 0, 1])
-                    + chunk("IEND", []))
+        return Data(
+            [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + chunk("IHDR", header)
+                + chunk("IDAT", [0x78, 0x9C, 0x03, 0, 0, 0, 0, 1])
+                + chunk("IEND", []))
     }
 }

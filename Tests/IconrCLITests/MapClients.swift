@@ -14,27 +14,41 @@ enum MapClient: String, CaseIterable, CustomStringConvertible {
     var description: String { rawValue }
 
     private var script: String {
-        TestSupport.repository.appendingPathComponent(self == .native ? "Tests/MapLibre/render.py" : "Tests/MapLibre/render_gljs.py").path
+        TestSupport.repository.appendingPathComponent(
+            self == .native ? "Tests/MapLibre/render.py" : "Tests/MapLibre/render_gljs.py"
+        ).path
     }
 
     /// Draws `style` (a file under `root`) and returns the map's RGBA pixels at `ratio`.
-    func render(style: URL, root: URL, ratio: Double, width: Int, height: Int, zoom: Double,
-                longitude: Double, latitude: Double) throws -> [UInt8] {
+    func render(
+        style: URL, root: URL, ratio: Double, width: Int, height: Int, zoom: Double,
+        longitude: Double, latitude: Double
+    ) throws -> [UInt8] {
         let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
-        let request: [String: Any] = ["style_file": style.path, "root": root.path, "ratio": ratio, "width": width, "height": height,
-                                      "zoom": zoom, "longitude": longitude, "latitude": latitude]
+        let request: [String: Any] = [
+            "style_file": style.path, "root": root.path, "ratio": ratio, "width": width, "height": height,
+            "zoom": zoom, "longitude": longitude, "latitude": latitude,
+        ]
         let requestFile = root.appendingPathComponent("request-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
         let output = root.appendingPathComponent("map-\(UUID().uuidString).png")
-        let result = try TestSupport.run("/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
-                                         timeout: 180)
-        let setup = self == .native ? "pip install pymgl and the Mesa EGL packages" : "install chromium, chromium-driver, and pip install selenium maplibre"
-        let failure = "\(self) failed (\(setup); .ci/install does): " + String(decoding: result.stderr, as: UTF8.self)
-            .split(separator: "\n").filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(separator: "\n")
+        let result = try TestSupport.run(
+            "/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
+            timeout: 180)
+        let setup =
+            self == .native
+            ? "pip install pymgl and the Mesa EGL packages"
+            : "install chromium, chromium-driver, and pip install selenium maplibre"
+        let failure =
+            "\(self) failed (\(setup); .ci/install does): "
+            + String(decoding: result.stderr, as: UTF8.self)
+            .split(separator: "\n").filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(
+                separator: "\n")
         try #require(result.status == 0, Comment(rawValue: failure))
         let map = try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
-        try #require(map.size == PixelSize(width: Int(Double(width) * ratio), height: Int(Double(height) * ratio)),
-                     "\(self) drew \(map.size) at \(ratio)x")
+        try #require(
+            map.size == PixelSize(width: Int(Double(width) * ratio), height: Int(Double(height) * ratio)),
+            "\(self) drew \(map.size) at \(ratio)x")
         return map.pixels
     }
 }

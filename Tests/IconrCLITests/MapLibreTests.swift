@@ -14,7 +14,8 @@ struct MapLibreTests {
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-maplibre-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
     }
 
     private func iconr(_ arguments: [String]) throws {
@@ -23,12 +24,15 @@ struct MapLibreTests {
     }
 
     /// Renders `points` (logical pixels) with MapLibre and returns the map's RGBA pixels.
-    private func render(sprite: Any, ratio: Double, width: Int, height: Int,
-                        points: [(icon: String, x: Int, y: Int)]) throws -> [UInt8] {
-        try render([
-            "sprite": sprite, "ratio": ratio, "width": width, "height": height, "zoom": 1,
-            "points": points.map { ["icon": $0.icon, "x": $0.x, "y": $0.y] },
-        ], width: width, height: height, ratio: ratio)
+    private func render(
+        sprite: Any, ratio: Double, width: Int, height: Int,
+        points: [(icon: String, x: Int, y: Int)]
+    ) throws -> [UInt8] {
+        try render(
+            [
+                "sprite": sprite, "ratio": ratio, "width": width, "height": height, "zoom": 1,
+                "points": points.map { ["icon": $0.icon, "x": $0.x, "y": $0.y] },
+            ], width: width, height: height, ratio: ratio)
     }
 
     /// Runs Tests/MapLibre/render.py with `request` and returns the map's RGBA pixels.
@@ -38,8 +42,10 @@ struct MapLibreTests {
         try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
         let output = directory.appendingPathComponent("map.png")
         let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/render.py").path
-        let result = try TestSupport.run("/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path])
-        let failure = "MapLibre (pymgl) failed; pip install pymgl and the Mesa EGL packages (.ci/packages): "
+        let result = try TestSupport.run(
+            "/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path])
+        let failure =
+            "MapLibre (pymgl) failed; pip install pymgl and the Mesa EGL packages (.ci/packages): "
             + String(decoding: result.stderr, as: UTF8.self)
         try #require(result.status == 0, Comment(rawValue: failure))
         let map = try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
@@ -58,7 +64,8 @@ struct MapLibreTests {
             for x in 0..<width {
                 let pixel = icon[x, y]
                 for (channel, value) in [pixel.red, pixel.green, pixel.blue].enumerated() {
-                    overWhite[(y * width + x) * 3 + channel] = Double(Int(value) * Int(pixel.alpha) + 255 * (255 - Int(pixel.alpha))) / 255
+                    overWhite[(y * width + x) * 3 + channel] =
+                        Double(Int(value) * Int(pixel.alpha) + 255 * (255 - Int(pixel.alpha))) / 255
                 }
             }
         }
@@ -67,22 +74,24 @@ struct MapLibreTests {
         }
         // The icon moved right and down by half a pixel or not, along each axis.
         let shifted = [(0, 0), (1, 0), (0, 1), (1, 1)].map { shiftX, shiftY in
-            blurred((0..<(width * height * 3)).map { index in
-                let (x, y, channel) = (index / 3 % width, index / 3 / width, index % 3)
-                let xs = shiftX == 0 ? [x] : [x - 1, x], ys = shiftY == 0 ? [y] : [y - 1, y]
-                let values = ys.flatMap { sy in xs.map { sample($0, sy, channel) } }
-                return values.reduce(0, +) / Double(values.count)
-            }, width, height)
+            blurred(
+                (0..<(width * height * 3)).map { index in
+                    let (x, y, channel) = (index / 3 % width, index / 3 / width, index % 3)
+                    let xs = shiftX == 0 ? [x] : [x - 1, x], ys = shiftY == 0 ? [y] : [y - 1, y]
+                    let values = ys.flatMap { sy in xs.map { sample($0, sy, channel) } }
+                    return values.reduce(0, +) / Double(values.count)
+                }, width, height)
         }
         var best = Double.infinity
         for dy in -2...2 {
             for dx in -2...2 {
                 let left = centreX - width / 2 + dx, top = centreY - height / 2 + dy
-                let window = blurred((0..<(width * height * 3)).map { index in
-                    let (x, y, channel) = (index / 3 % width, index / 3 / width, index % 3)
-                    let offset = ((top + y) * mapWidth + (left + x)) * 4
-                    return offset >= 0 && offset + 3 < map.count ? Double(map[offset + channel]) : 0
-                }, width, height)
+                let window = blurred(
+                    (0..<(width * height * 3)).map { index in
+                        let (x, y, channel) = (index / 3 % width, index / 3 / width, index % 3)
+                        let offset = ((top + y) * mapWidth + (left + x)) * 4
+                        return offset >= 0 && offset + 3 < map.count ? Double(map[offset + channel]) : 0
+                    }, width, height)
                 for expected in shifted {
                     let total = zip(expected, window).reduce(0.0) { $0 + abs($1.0 - $1.1) }
                     best = min(best, total / Double(width * height * 3))
@@ -116,36 +125,47 @@ struct MapLibreTests {
         let suffix = ratio == 1 ? "" : "@\(Int(ratio))x"
         let png = try Data(contentsOf: directory.appendingPathComponent(prefix + suffix + ".png"))
         let json = try Data(contentsOf: directory.appendingPathComponent(prefix + suffix + ".json"))
-        return (try PNGDecoder.decode([UInt8](png)), try JSONSerialization.jsonObject(with: json) as! [String: [String: Any]])
+        return (
+            try PNGDecoder.decode([UInt8](png)),
+            try JSONSerialization.jsonObject(with: json) as! [String: [String: Any]]
+        )
     }
 
     @Test func everySpriteIDAppearsAtItsPointAtRatios1And2() throws {
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
-        try Data("""
+        try Data(
+            """
             {"flag": [{"params": {"flag_color": "red"}}, {"id": "flag-selected", "params": {"flag_color": "#800080"}}],
              "marker": [{"params": {"fill_color": "#2a9d8f", "stroke_color": "navy"}}]}
-            """.utf8).write(to: directory.appendingPathComponent("variants.json"))
+            """.utf8
+        ).write(to: directory.appendingPathComponent("variants.json"))
         try iconr(["sprite", "icons", "-o", "out/sprite", "--variants", "variants.json", "--no-cache"])
 
         for ratio in [1.0, 2.0] {
             let (sheetImage, index) = try sheet("out/sprite", ratio: ratio)
             let ids = index.keys.sorted()
             #expect(ids.count == 7)
-            let points = ids.enumerated().map { (icon: $0.element, x: 40 + 60 * ($0.offset % 4), y: 40 + 60 * ($0.offset / 4)) }
-            let map = try render(sprite: "file://" + directory.appendingPathComponent("out/sprite").path, ratio: ratio,
-                                 width: 260, height: 140, points: points)
+            let points = ids.enumerated().map {
+                (icon: $0.element, x: 40 + 60 * ($0.offset % 4), y: 40 + 60 * ($0.offset / 4))
+            }
+            let map = try render(
+                sprite: "file://" + directory.appendingPathComponent("out/sprite").path, ratio: ratio,
+                width: 260, height: 140, points: points)
             let mapWidth = Int(260 * ratio)
             for point in points {
                 let icon = sheetImage.cropped(to: index[point.icon]!)
-                let score = difference(icon, in: map, mapWidth: mapWidth, centreX: Int(Double(point.x) * ratio),
-                                       centreY: Int(Double(point.y) * ratio))
+                let score = difference(
+                    icon, in: map, mapWidth: mapWidth, centreX: Int(Double(point.x) * ratio),
+                    centreY: Int(Double(point.y) * ratio))
                 #expect(score < 16, "\(point.icon) at \(ratio)x: mean difference \(score)")
             }
             // The check can fail: the purple flag is not where the red one is drawn.
             let purple = sheetImage.cropped(to: index["flag-selected"]!)
             let red = points.first { $0.icon == "flag?flag_color=ff0000" }!
-            #expect(difference(purple, in: map, mapWidth: mapWidth, centreX: Int(Double(red.x) * ratio),
-                               centreY: Int(Double(red.y) * ratio)) >= 16)
+            #expect(
+                difference(
+                    purple, in: map, mapWidth: mapWidth, centreX: Int(Double(red.x) * ratio),
+                    centreY: Int(Double(red.y) * ratio)) >= 16)
         }
     }
 
@@ -153,7 +173,8 @@ struct MapLibreTests {
     func iconsSplitOverSeveralSheetsAllLoad() throws {
         let maki = TestSupport.svgFiles(in: "maki").prefix(10)
         for file in maki {
-            try FileManager.default.copyItem(at: file, to: directory.appendingPathComponent("icons/\(file.lastPathComponent)"))
+            try FileManager.default.copyItem(
+                at: file, to: directory.appendingPathComponent("icons/\(file.lastPathComponent)"))
         }
         // 30 px icons at 2x with 2 px padding: four fit a 64 px sheet.
         try iconr(["sprite", "icons", "-o", "out/multi", "--max-size", "64", "--no-cache"])
@@ -178,8 +199,9 @@ struct MapLibreTests {
             #expect(points.count == 10)
             let map = try render(sprite: sprite, ratio: ratio, width: 260, height: 100, points: points)
             for point in points {
-                let score = difference(expected[point.icon]!, in: map, mapWidth: Int(260 * ratio),
-                                       centreX: Int(Double(point.x) * ratio), centreY: Int(Double(point.y) * ratio))
+                let score = difference(
+                    expected[point.icon]!, in: map, mapWidth: Int(260 * ratio),
+                    centreX: Int(Double(point.x) * ratio), centreY: Int(Double(point.y) * ratio))
                 #expect(score < 16, "\(point.icon) at \(ratio)x: mean difference \(score)")
             }
         }
@@ -187,13 +209,17 @@ struct MapLibreTests {
 
     /// Pixels within 60 of `color` in a square of `radius` around (`x`, `y`): how many, and
     /// how wide their bounding box is.
-    private func colored(_ pixels: [UInt8], width: Int, x: Int, y: Int, radius: Int, color: (Int, Int, Int)) -> (count: Int, width: Int) {
+    private func colored(
+        _ pixels: [UInt8], width: Int, x: Int, y: Int, radius: Int, color: (Int, Int, Int)
+    ) -> (count: Int, width: Int) {
         var count = 0, minX = Int.max, maxX = Int.min
         let height = pixels.count / 4 / width
         for py in max(0, y - radius)..<min(height, y + radius) {
             for px in max(0, x - radius)..<min(width, x + radius) {
                 let offset = (py * width + px) * 4
-                let distance = abs(Int(pixels[offset]) - color.0) + abs(Int(pixels[offset + 1]) - color.1) + abs(Int(pixels[offset + 2]) - color.2)
+                let distance =
+                    abs(Int(pixels[offset]) - color.0) + abs(Int(pixels[offset + 1]) - color.1)
+                    + abs(Int(pixels[offset + 2]) - color.2)
                 if distance < 60 {
                     count += 1
                     minX = min(minX, px)
@@ -206,7 +232,9 @@ struct MapLibreTests {
 
     /// Where a longitude and latitude fall in a `width` x `height` map centred on
     /// (24.6881, 60.185755) at zoom 16 (Web Mercator, 512-pixel tiles).
-    private func helsinkiPixel(_ longitude: Double, _ latitude: Double, ratio: Double, width: Int, height: Int) -> (Int, Int) {
+    private func helsinkiPixel(
+        _ longitude: Double, _ latitude: Double, ratio: Double, width: Int, height: Int
+    ) -> (Int, Int) {
         let world = 512 * pow(2, 16) * ratio
         func project(_ longitude: Double, _ latitude: Double) -> (Double, Double) {
             let radians = latitude * .pi / 180
@@ -222,20 +250,24 @@ struct MapLibreTests {
     /// twice as large.
     @Test func theHelsinkiFlagsRenderInMapLibreFromTheEmittedStyle() throws {
         let example = TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json").path
-        try iconr(["sprite", TestSupport.icons.path, "--style", example, "-o", "out/sprite", "--emit-style", "out/style.json",
-                   "--preview", "out/preview.png", "--preview-size", "320x280", "--no-cache"])
+        try iconr([
+            "sprite", TestSupport.icons.path, "--style", example, "-o", "out/sprite", "--emit-style", "out/style.json",
+            "--preview", "out/preview.png", "--preview-size", "320x280", "--no-cache",
+        ])
         let flags: [(name: String, longitude: Double, latitude: Double, color: (Int, Int, Int))] = [
             ("flag-red", 24.68727, 60.185755, (255, 0, 0)),
             ("flag-yellow", 24.68827, 60.186255, (255, 255, 0)),
             ("flag-purple", 24.68927, 60.186055, (128, 0, 128)),
         ]
-        let preview = try PNGDecoder.decode([UInt8](try Data(contentsOf: directory.appendingPathComponent("out/preview.png"))))
+        let preview = try PNGDecoder.decode(
+            [UInt8](try Data(contentsOf: directory.appendingPathComponent("out/preview.png"))))
         #expect(preview.size == PixelSize(width: 640, height: 560))
         var pictures: [(String, [UInt8], Double)] = [("iconr preview", preview.pixels, 2)]
         for ratio in [1.0, 2.0] {
             for client in MapClient.allCases {
-                let map = try client.render(style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
-                                            width: 320, height: 280, zoom: 16, longitude: 24.6881, latitude: 60.185755)
+                let map = try client.render(
+                    style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
+                    width: 320, height: 280, zoom: 16, longitude: 24.6881, latitude: 60.185755)
                 pictures.append(("\(client) at \(Int(ratio))x", map, ratio))
             }
         }
@@ -244,13 +276,17 @@ struct MapLibreTests {
             var widths: [String: Int] = [:]
             for flag in flags {
                 // The cloth is right of the pole and above the anchor (the icon's centre).
-                let (x, y) = helsinkiPixel(flag.longitude, flag.latitude, ratio: ratio, width: width, height: Int(280 * ratio))
+                let (x, y) = helsinkiPixel(
+                    flag.longitude, flag.latitude, ratio: ratio, width: width, height: Int(280 * ratio))
                 let found = colored(pixels, width: width, x: x, y: y, radius: Int(30 * ratio), color: flag.color)
                 #expect(found.count > Int(40 * ratio * ratio), "\(picture): \(flag.name) not found near its point")
                 widths[flag.name] = found.width
             }
-            let selected = Double(widths["flag-red"]!), others = Double(widths["flag-yellow"]! + widths["flag-purple"]!) / 2
-            #expect(selected / others > 1.7 && selected / others < 2.3, "\(picture): selected \(selected), others \(others)")
+            let selected = Double(widths["flag-red"]!),
+                others = Double(widths["flag-yellow"]! + widths["flag-purple"]!) / 2
+            #expect(
+                selected / others > 1.7 && selected / others < 2.3, "\(picture): selected \(selected), others \(others)"
+            )
         }
     }
 }

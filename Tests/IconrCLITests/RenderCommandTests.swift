@@ -16,7 +16,10 @@ struct RenderCommandTests {
 
     private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String, raw: Data) {
         let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self), result.stdout)
+        return (
+            result.status, String(decoding: result.stdout, as: UTF8.self),
+            String(decoding: result.stderr, as: UTF8.self), result.stdout
+        )
     }
 
     private func files() throws -> [String] {
@@ -52,7 +55,8 @@ struct RenderCommandTests {
 
     @Test func outputIsAPNGOtherToolsRead() throws {
         _ = try iconr("render", flag, "-s", "3")
-        let pngcheck = try #require(TestSupport.which("pngcheck"), "pngcheck is not installed (apt-get install pngcheck)")
+        let pngcheck = try #require(
+            TestSupport.which("pngcheck"), "pngcheck is not installed (apt-get install pngcheck)")
         let check = try TestSupport.run(pngcheck, [directory.appendingPathComponent("flag@3x.png").path])
         #expect(check.status == 0)
         #expect(String(decoding: check.stdout, as: UTF8.self).contains("72x72, 32-bit RGB+alpha"))
@@ -61,18 +65,28 @@ struct RenderCommandTests {
     @Test func warnsAboutUnknownParameters() throws {
         let result = try iconr("render", flag, "-p", "flag_colour=red")
         #expect(result.status == 0)
-        #expect(result.stderr == "warning: \(flag): ignoring unknown parameter \"flag_colour\" (it declares flag_color)\n")
+        #expect(
+            result.stderr == "warning: \(flag): ignoring unknown parameter \"flag_colour\" (it declares flag_color)\n")
     }
 
     @Test(arguments: [
         (["render"], "error: missing <template.svg>"),
         (["render", "a.svg", "b.svg"], "error: unexpected argument 'b.svg'"),
         (["render", "a.svg", "--scale", "0"], "error: invalid value '0' for --scale: expected a finite number > 0"),
-        (["render", "a.svg", "--scale", "inf"], "error: invalid value 'inf' for --scale: expected a finite number > 0"),
+        (
+            ["render", "a.svg", "--scale", "inf"],
+            "error: invalid value 'inf' for --scale: expected a finite number > 0"
+        ),
         (["render", "a.svg", "--scale"], "error: missing value for --scale"),
-        (["render", "a.svg", "--param", "flag_color"], "error: invalid value 'flag_color' for --param: expected NAME=COLOR"),
+        (
+            ["render", "a.svg", "--param", "flag_color"],
+            "error: invalid value 'flag_color' for --param: expected NAME=COLOR"
+        ),
         (["render", "a.svg", "--bogus"], "error: unknown option '--bogus'"),
-        (["render", "a.svg", "--max-size", "0"], "error: invalid value '0' for --max-size: expected PX or WxH, whole numbers from 1 to 32767"),
+        (
+            ["render", "a.svg", "--max-size", "0"],
+            "error: invalid value '0' for --max-size: expected PX or WxH, whole numbers from 1 to 32767"
+        ),
         (["render", "a.svg", "-s", "1", "-s", "2"], "error: -s given more than once"),
     ])
     func usageMistakesExit64WithTheUsageLine(_ arguments: [String], _ message: String) throws {
@@ -87,11 +101,20 @@ struct RenderCommandTests {
 
     @Test func failuresExit1WithOneErrorLineAndNoOutputFile() throws {
         let cases: [([String], String)] = [
-            (["render", flag, "-p", "flag_color=#12"], "error: \(flag): invalid color \"#12\" for parameter \"flag_color\"\n"),
+            (
+                ["render", flag, "-p", "flag_color=#12"],
+                "error: \(flag): invalid color \"#12\" for parameter \"flag_color\"\n"
+            ),
             (["render", "missing.svg"], "error: missing.svg: no such file\n"),
             (["render", flag, "-s", "500"], "error: \(flag): a 12000x12000 raster exceeds the limit of 4096x4096\n"),
-            (["render", flag, "-s", "5", "--max-size", "100"], "error: \(flag): a 120x120 raster exceeds the limit of 100x100\n"),
-            (["render", flag, "-o", "no/such/dir/x.png"], "error: no/such/dir/x.png: cannot write it: no such directory no/such/dir\n"),
+            (
+                ["render", flag, "-s", "5", "--max-size", "100"],
+                "error: \(flag): a 120x120 raster exceeds the limit of 100x100\n"
+            ),
+            (
+                ["render", flag, "-o", "no/such/dir/x.png"],
+                "error: no/such/dir/x.png: cannot write it: no such directory no/such/dir\n"
+            ),
         ]
         for (arguments, expected) in cases {
             let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
@@ -103,20 +126,23 @@ struct RenderCommandTests {
 
     @Test func malformedTemplatesNameFileLineAndValue() throws {
         let bad = directory.appendingPathComponent("bad.svg")
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
               <m:metadata><m:parameters>
                 <m:parameter m:name="flag_color" m:type="color" m:value="#12"/>
               </m:parameters></m:metadata>
             </svg>
-            """.utf8).write(to: bad)
+            """.utf8
+        ).write(to: bad)
         let result = try iconr("render", "bad.svg")
         #expect(result.status == 1)
         #expect(result.stderr == "error: bad.svg:3:53: m:parameter \"flag_color\" has an invalid m:value \"#12\"\n")
     }
 
-    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
-          arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
+    @Test(
+        .enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
+        arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
     func crashersExit1WithoutASignal(_ file: URL) throws {
         let result = try iconr("render", file.path, "--timeout", "3")
         #expect(result.status == 1, "\(result.stderr)")
@@ -127,13 +153,16 @@ struct RenderCommandTests {
 
     @Test func anInterruptLeavesNoOutputBehind() throws {
         // A document that renders for minutes, interrupted while the CLI waits for it.
-        try Data("""
+        try Data(
+            """
             <svg xmlns='http://www.w3.org/2000/svg' width='100' height='100'>
               <filter id='a'><feTurbulence numOctaves='33333333333'/></filter>
               <path d='m10 10 H1 V1' filter='url(#a)'/>
             </svg>
-            """.utf8).write(to: directory.appendingPathComponent("slow.svg"))
-        let process = try ChildProcess(TestSupport.iconrExecutable, ["render", "slow.svg", "-o", "slow.png"], directory: directory)
+            """.utf8
+        ).write(to: directory.appendingPathComponent("slow.svg"))
+        let process = try ChildProcess(
+            TestSupport.iconrExecutable, ["render", "slow.svg", "-o", "slow.png"], directory: directory)
         Thread.sleep(forTimeInterval: 1)
         process.signal(SIGINT)
         let status = process.wait(timeout: 30)

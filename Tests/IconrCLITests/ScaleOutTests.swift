@@ -16,7 +16,8 @@ struct ScaleOutTests {
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-scale-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
@@ -37,27 +38,37 @@ struct ScaleOutTests {
     }
 
     @Test func aReplicaKilledUnderLoadCostsNoRequest() throws {
-        let nginx = try #require(["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) },
-                                 "nginx is needed (Debian's nginx; .ci/install installs it)")
+        let nginx = try #require(
+            ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) },
+            "nginx is needed (Debian's nginx; .ci/install installs it)")
         let port = try freePort()
         let publicURL = ["--public-url", "http://127.0.0.1:\(port)"]
-        let replicas = [try ServerProcess(["--icons", "icons", "--no-cache"] + publicURL, directory: directory),
-                        try ServerProcess(["--icons", "icons", "--no-cache"] + publicURL, directory: directory)]
+        let replicas = [
+            try ServerProcess(["--icons", "icons", "--no-cache"] + publicURL, directory: directory),
+            try ServerProcess(["--icons", "icons", "--no-cache"] + publicURL, directory: directory),
+        ]
         let state = directory.appendingPathComponent("nginx")
         try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
         // nginx's workers may run as another user: its folders must be theirs to write.
         chmod(state.path, 0o777)
-        var config = try String(contentsOf: TestSupport.repository.appendingPathComponent("examples/nginx/iconr.conf"), encoding: .utf8)
-        for (from, to) in [("127.0.0.1:8080", "127.0.0.1:\(port)"), ("127.0.0.1:8081", "127.0.0.1:\(replicas[0].port)"),
-                           ("127.0.0.1:8082", "127.0.0.1:\(replicas[1].port)"), ("/tmp/iconr-nginx", state.path + "/iconr-nginx")] {
+        var config = try String(
+            contentsOf: TestSupport.repository.appendingPathComponent("examples/nginx/iconr.conf"), encoding: .utf8)
+        for (from, to) in [
+            ("127.0.0.1:8080", "127.0.0.1:\(port)"), ("127.0.0.1:8081", "127.0.0.1:\(replicas[0].port)"),
+            ("127.0.0.1:8082", "127.0.0.1:\(replicas[1].port)"), ("/tmp/iconr-nginx", state.path + "/iconr-nginx"),
+        ] {
             config = config.replacingOccurrences(of: from, with: to)
         }
-        let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map { "    \($0)_temp_path \(state.path)/\($0);" }
-        config = config.replacingOccurrences(of: "http {\n", with: "http {\n" + temporary.joined(separator: "\n") + "\n")
+        let temporary = ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"].map {
+            "    \($0)_temp_path \(state.path)/\($0);"
+        }
+        config = config.replacingOccurrences(
+            of: "http {\n", with: "http {\n" + temporary.joined(separator: "\n") + "\n")
         let configFile = state.appendingPathComponent("nginx.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
-        let proxy = try ChildProcess(nginx, ["-p", state.path, "-c", configFile.path, "-g", "daemon off;"],
-                                     stderr: state.appendingPathComponent("stderr").path)
+        let proxy = try ChildProcess(
+            nginx, ["-p", state.path, "-c", configFile.path, "-g", "daemon off;"],
+            stderr: state.appendingPathComponent("stderr").path)
         defer {
             proxy.signal(SIGTERM)
             proxy.wait(timeout: 20)
@@ -67,7 +78,10 @@ struct ScaleOutTests {
             ready = (try? HTTPConnection(port: port).request("/health").status) == 200
             if !ready { usleep(20_000) }
         }
-        try #require(ready, "nginx did not start: \((try? String(contentsOf: state.appendingPathComponent("stderr"), encoding: .utf8)) ?? "")")
+        try #require(
+            ready,
+            "nginx did not start: \((try? String(contentsOf: state.appendingPathComponent("stderr"), encoding: .utf8)) ?? "")"
+        )
 
         // 48 variants: half of them asked for 3 times each, then all of them 3 times each, in
         // shuffled orders, by 4 clients; one replica is killed while the first half is under
@@ -80,8 +94,10 @@ struct ScaleOutTests {
         }
         var generator = SeededGenerator(seed: 11)
         let firstHalf = Array(targets.shuffled(using: &generator).prefix(targets.count / 2))
-        let before = (Array(repeating: firstHalf, count: 3).flatMap { $0 } + ["/sprites/icons/sprite@2x.png"]).shuffled(using: &generator)
-        let after = (Array(repeating: targets, count: 3).flatMap { $0 } + ["/sprites/icons/sprite.json"]).shuffled(using: &generator)
+        let before = (Array(repeating: firstHalf, count: 3).flatMap { $0 } + ["/sprites/icons/sprite@2x.png"]).shuffled(
+            using: &generator)
+        let after = (Array(repeating: targets, count: 3).flatMap { $0 } + ["/sprites/icons/sprite.json"]).shuffled(
+            using: &generator)
         let requests = before + after
         let killAt = before.count - 8
         let results = Mutex<[(target: String, reply: HTTPReply?)]>([])
@@ -111,7 +127,8 @@ struct ScaleOutTests {
         #expect(hits >= requests.count / 2, "\(hits) of \(requests.count) answered by nginx's cache")
         // The survivor rendered the variants first asked for after the kill.
         let survivor = try replicas[1].get("/metrics").text
-        let rendered = survivor.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total ") }
+        let rendered =
+            survivor.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total ") }
             .flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
         #expect(rendered >= targets.count / 2, "the surviving replica rendered \(rendered) variants")
 
@@ -125,7 +142,8 @@ struct ScaleOutTests {
             }
             #expect(TestSupport.maxChannelDifference(image, try #require(expected[target])) == 0, "\(target)")
         }
-        let flag = try IconSource(path: directory.appendingPathComponent("icons/flag.svg").path).render(params: ["flag_color": "#800080"], scale: 2)
+        let flag = try IconSource(path: directory.appendingPathComponent("icons/flag.svg").path).render(
+            params: ["flag_color": "#800080"], scale: 2)
         let served = try #require(expected["/icons/flag@2x.png?flag_color=%23800080"])
         #expect(TestSupport.maxChannelDifference(served, flag.image) == 0)
     }

@@ -41,7 +41,8 @@ struct ServeCommandTests {
     }
 
     private func serve(_ extra: [String] = []) throws -> ServerProcess {
-        try ServerProcess(["--icons", "icons=bundled", "--no-cache", "--max-scale", "16"] + extra, directory: directory)
+        try ServerProcess(
+            ["--icons", "icons=bundled", "--no-cache", "--max-scale", "16"] + extra, directory: directory)
     }
 
     @Test func oneConnectionServesManyRequestsAndHEAD() throws {
@@ -56,14 +57,16 @@ struct ServeCommandTests {
         #expect(icon.headers["content-length"] == String(icon.body.count))
         #expect(icon.headers["access-control-allow-origin"] == "https://maps.example")
         #expect(icon.headers["vary"] == "Origin")
-        let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(params: ["flag_color": "#800080"], scale: 2)
+        let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(
+            params: ["flag_color": "#800080"], scale: 2)
         #expect(TestSupport.maxChannelDifference(try PNGDecoder.decode(icon.body), expected.image) == 0)
         // HEAD: the same headers, no body; the connection stays usable.
         let head = try connection.request("/icons/flag@2x.png?flag_color=%23800080", method: "HEAD")
         #expect(head.status == 200 && head.body.isEmpty)
         #expect(head.headers["content-length"] == String(icon.body.count))
         #expect(head.headers["etag"] == icon.headers["etag"])
-        let revalidated = try connection.request("/icons/flag@2x.png?flag_color=%23800080", headers: ["If-None-Match": icon.headers["etag"] ?? ""])
+        let revalidated = try connection.request(
+            "/icons/flag@2x.png?flag_color=%23800080", headers: ["If-None-Match": icon.headers["etag"] ?? ""])
         #expect(revalidated.status == 304)
         #expect(try connection.request("/sprites/bundled/sprite@2x.json").status == 200)
     }
@@ -72,7 +75,11 @@ struct ServeCommandTests {
         let server = try serve()
         let cases: [(bytes: [UInt8], statuses: Set<Int>)] = [
             (Array("GET /\(String(repeating: "a", count: 200_000)) HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [414]),
-            (Array("GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 200_000))\r\n\r\n".utf8), [431]),
+            (
+                Array(
+                    "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "b", count: 200_000))\r\n\r\n".utf8),
+                [431]
+            ),
             (Array("GET /icons/fl\u{0}ag.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400, 404]),
             (Array("GET /icons/%2e%2e/%2e%2e/etc/passwd.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400, 404]),
             (Array("GET /icons/flag.png?flag_color=%00red HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [400]),
@@ -84,7 +91,9 @@ struct ServeCommandTests {
             let connection = try HTTPConnection(port: server.port)
             try connection.send(bytes)
             let reply = try connection.readReply()
-            #expect(statuses.contains(reply.status), "\(String(decoding: bytes.prefix(60), as: UTF8.self)): \(reply.status)")
+            #expect(
+                statuses.contains(reply.status), "\(String(decoding: bytes.prefix(60), as: UTF8.self)): \(reply.status)"
+            )
         }
         // Not HTTP at all: libmicrohttpd closes the connection without a word.
         let garbage = try HTTPConnection(port: server.port)
@@ -96,8 +105,9 @@ struct ServeCommandTests {
 
     @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
     func anIconThatCrashesLibrsvgFailsItsOwnRequestsOnly() throws {
-        try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg"),
-                                         to: icons.appendingPathComponent("crasher.svg"))
+        try FileManager.default.copyItem(
+            at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg"),
+            to: icons.appendingPathComponent("crasher.svg"))
         let server = try serve()
         let first = try server.get("/icons/crasher.png")
         #expect(first.status == 500)
@@ -116,20 +126,27 @@ struct ServeCommandTests {
     /// icon's folder is drawn, one outside is not; a document that includes itself (librsvg
     /// may overflow its stack once it has a base URI) costs its own request only.
     @Test func workersDrawReferencedFilesInTheIconsFolder() throws {
-        try FileManager.default.createDirectory(at: icons.appendingPathComponent("img"), withIntermediateDirectories: true)
-        let green = RasterImage(size: PixelSize(width: 8, height: 8), pixels: Array([[UInt8]](repeating: [0, 255, 0, 255], count: 64).joined()))
+        try FileManager.default.createDirectory(
+            at: icons.appendingPathComponent("img"), withIntermediateDirectories: true)
+        let green = RasterImage(
+            size: PixelSize(width: 8, height: 8),
+            pixels: Array([[UInt8]](repeating: [0, 255, 0, 255], count: 64).joined()))
         try Data(try PNGEncoder.encode(green)).write(to: icons.appendingPathComponent("img/green.png"))
         try Data(try PNGEncoder.encode(green)).write(to: directory.appendingPathComponent("secret.png"))
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" width="8" height="8">
               <image href="img/green.png" width="8" height="4"/><image href="../secret.png" y="4" width="8" height="4"/>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("pic.svg"))
-        try Data("""
+            """.utf8
+        ).write(to: icons.appendingPathComponent("pic.svg"))
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:xi="http://www.w3.org/2001/XInclude" width="8" height="8">
               <xi:include href="self.svg"/><rect width="4" height="4"/>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("self.svg"))
+            """.utf8
+        ).write(to: icons.appendingPathComponent("self.svg"))
         let server = try serve(["--timeout", "10"])
         let picture = try server.get("/icons/pic.png")
         #expect(picture.status == 200)
@@ -168,7 +185,9 @@ struct ServeCommandTests {
         let replies = Mutex<[HTTPReply]>([])
         let port = server.port
         DispatchQueue.concurrentPerform(iterations: 4) { index in
-            if let reply = try? HTTPConnection(port: port).request("/icons/slow@8x.png?fill_color=%23\(index)\(index)0000") {
+            if let reply = try? HTTPConnection(port: port).request(
+                "/icons/slow@8x.png?fill_color=%23\(index)\(index)0000")
+            {
                 replies.withLock { $0.append(reply) }
             }
         }
@@ -193,7 +212,9 @@ struct ServeCommandTests {
         }
         // Until the render is under way.
         let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, !((try? server.get("/metrics").text.contains("iconr_renders_in_flight 1")) ?? false) {
+        while ContinuousClock.now < deadline,
+            !((try? server.get("/metrics").text.contains("iconr_renders_in_flight 1")) ?? false)
+        {
             usleep(20_000)
         }
         server.process.signal(SIGTERM)
@@ -209,15 +230,23 @@ struct ServeCommandTests {
     @Test func aServerOpensLibmicrohttpd() throws {
         let log = directory.appendingPathComponent("ld-serve").path
         let stdout = directory.appendingPathComponent("ld-serve.out").path
-        let process = try ChildProcess(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:0", "--no-cache"],
-                                       directory: directory, stdout: stdout, environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": log])
+        let process = try ChildProcess(
+            TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:0", "--no-cache"],
+            directory: directory, stdout: stdout, environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": log])
         let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline, ((try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "").isEmpty { usleep(20_000) }
+        while ContinuousClock.now < deadline, ((try? String(contentsOfFile: stdout, encoding: .utf8)) ?? "").isEmpty {
+            usleep(20_000)
+        }
         process.signal(SIGTERM)
         #expect(process.wait(timeout: 20) == 0)
-        let logs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("ld-serve.") && $0 != "ld-serve.out" }
-        #expect(try logs.contains { String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self)
-            .contains("file=libmicrohttpd.so.12") })
+        let logs = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter {
+            $0.hasPrefix("ld-serve.") && $0 != "ld-serve.out"
+        }
+        #expect(
+            try logs.contains {
+                String(decoding: try Data(contentsOf: directory.appendingPathComponent($0)), as: UTF8.self)
+                    .contains("file=libmicrohttpd.so.12")
+            })
     }
 
     @Test func usageMistakesAndBusyPortsAreOneLine() throws {
@@ -226,7 +255,9 @@ struct ServeCommandTests {
         #expect(missing.status == 64)
         #expect(missing.stderr.hasPrefix("error: missing --icons DIR"))
         let twice = InProcess.iconr(["serve", "--icons", icons.path, "--icons", icons.path + "/"])
-        #expect(twice.status == 64 && twice.stderr.hasPrefix("error: --icons: the name 'icons' is given twice"), "\(twice.stderr)")
+        #expect(
+            twice.status == 64 && twice.stderr.hasPrefix("error: --icons: the name 'icons' is given twice"),
+            "\(twice.stderr)")
         #expect(InProcess.iconr(["serve", "--icons", icons.path, "--max-scale", "0"]).status == 64)
         #expect(InProcess.iconr(["serve", "--icons", icons.path + "=a:b"]).status == 64)
         let nowhere = directory.appendingPathComponent("nothing").path
@@ -235,11 +266,13 @@ struct ServeCommandTests {
         #expect(notFolder.stderr == "error: \(nowhere): not a folder of icons\n")
         // These two need the binary: the port is opened after the signals are blocked.
         let server = try serve()
-        let busy = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:\(server.port)"],
-                                       directory: directory)
+        let busy = try TestSupport.run(
+            TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:\(server.port)"],
+            directory: directory)
         #expect(busy.status == 1)
         #expect(String(decoding: busy.stderr, as: UTF8.self).contains("Address already in use"))
-        let address = try TestSupport.run(TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "nowhere"], directory: directory)
+        let address = try TestSupport.run(
+            TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "nowhere"], directory: directory)
         #expect(address.status == 1)
         #expect(String(decoding: address.stderr, as: UTF8.self).contains("invalid listen address 'nowhere'"))
     }
@@ -262,20 +295,29 @@ struct ServeCommandTests {
         let server = try serve(["--style", "points.json", "--cors", "*"])
         var generator = SeededGenerator(seed: UInt64(ratio * 1000))
         let features = (0..<50).map { index -> (x: Int, y: Int, color: (Int, Int, Int)) in
-            (30 + (index % 10) * 60, 30 + (index / 10) * 60,
-             (Int.random(in: 0...255, using: &generator), Int.random(in: 0...255, using: &generator), Int.random(in: 0...255, using: &generator)))
+            (
+                30 + (index % 10) * 60, 30 + (index / 10) * 60,
+                (
+                    Int.random(in: 0...255, using: &generator), Int.random(in: 0...255, using: &generator),
+                    Int.random(in: 0...255, using: &generator)
+                )
+            )
         }
         let request: [String: Any] = [
             "server": server.url, "style": "points", "ratio": ratio, "width": 600, "height": 300, "zoom": 2,
-            "features": features.map { ["x": $0.x, "y": $0.y, "color": String(format: "#%02x%02x%02x", $0.color.0, $0.color.1, $0.color.2)] },
+            "features": features.map {
+                ["x": $0.x, "y": $0.y, "color": String(format: "#%02x%02x%02x", $0.color.0, $0.color.1, $0.color.2)]
+            },
         ]
         let map = try drawInGLJS(request)
         #expect(map.size == PixelSize(width: Int(600 * ratio), height: Int(300 * ratio)))
         for feature in features {
             let pixel = map[Int(Double(feature.x) * ratio), Int(Double(feature.y) * ratio)]
             let found = (Int(pixel.red), Int(pixel.green), Int(pixel.blue))
-            #expect(abs(found.0 - feature.color.0) <= 2 && abs(found.1 - feature.color.1) <= 2 && abs(found.2 - feature.color.2) <= 2,
-                    "feature at \(feature.x),\(feature.y): expected \(feature.color), found \(found)")
+            #expect(
+                abs(found.0 - feature.color.0) <= 2 && abs(found.1 - feature.color.1) <= 2
+                    && abs(found.2 - feature.color.2) <= 2,
+                "feature at \(feature.x),\(feature.y): expected \(feature.color), found \(found)")
         }
         let metrics = try server.get("/metrics").text
         #expect(metrics.contains(#"iconr_requests_total{route="icons",status="200"} 50"#), "\(metrics)")
@@ -287,19 +329,25 @@ struct ServeCommandTests {
         let readme = try String(contentsOf: TestSupport.repository.appendingPathComponent("README.md"), encoding: .utf8)
         let start = try #require(readme.range(of: "```html\n"), "the README has an HTML page")
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-        try FileManager.default.copyItem(at: TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json"),
-                                         to: directory.appendingPathComponent("style.json"))
+        try FileManager.default.copyItem(
+            at: TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json"),
+            to: directory.appendingPathComponent("style.json"))
         let server = try serve(["--style", "style.json", "--cors", "*"])
         let page = String(readme[start.upperBound..<end.lowerBound])
             .replacingOccurrences(of: "https://unpkg.com/maplibre-gl@5/dist/maplibre-gl.js", with: "/maplibre-gl.js")
-            .replacingOccurrences(of: "<link rel=\"stylesheet\" href=\"https://unpkg.com/maplibre-gl@5/dist/maplibre-gl.css\">\n", with: "")
+            .replacingOccurrences(
+                of: "<link rel=\"stylesheet\" href=\"https://unpkg.com/maplibre-gl@5/dist/maplibre-gl.css\">\n",
+                with: ""
+            )
             .replacingOccurrences(of: "http://127.0.0.1:8080", with: server.url)
         #expect(!page.contains("unpkg.com"))
         let screenshot = try drawInGLJS(["page": page, "width": 640, "height": 480])
         // The map fills the window, the teal flag at its center: the cloth 2 px right of and
         // 4 px above it.
         let (x, y) = (screenshot.size.width / 2, screenshot.size.height / 2)
-        #expect(screenshot.hex(x: x + 2, y: y - 4) == "#008080ff", "the flag's cloth at \(x + 2),\(y - 4) of \(screenshot.size)")
+        #expect(
+            screenshot.hex(x: x + 2, y: y - 4) == "#008080ff",
+            "the flag's cloth at \(x + 2),\(y - 4) of \(screenshot.size)")
     }
 
     private func drawInGLJS(_ request: [String: Any]) throws -> RasterImage {
@@ -311,14 +359,18 @@ struct ServeCommandTests {
         let result = try TestSupport.run(python, [script, requestFile.path, output.path], timeout: 180)
         let messages = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n")
             .filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(separator: "\n")
-        try #require(result.status == 0, Comment(rawValue: "MapLibre GL JS failed (chromium, chromium-driver, selenium, maplibre): \(messages)"))
+        try #require(
+            result.status == 0,
+            Comment(rawValue: "MapLibre GL JS failed (chromium, chromium-driver, selenium, maplibre): \(messages)"))
         return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
     }
 
     /// MapLibre Native loads a sprite from the server by URL, and a style from the server
     /// whose features' colors were enumerated (prebaked in the style's hashed sprite).
     @Test func nativeDrawsSpritesAndStylesFromTheServer() throws {
-        let features = [(x: 40, y: 50, color: "#e01030"), (x: 120, y: 50, color: "#10a040"), (x: 200, y: 50, color: "#2040f0")]
+        let features = [
+            (x: 40, y: 50, color: "#e01030"), (x: 120, y: 50, color: "#10a040"), (x: 200, y: 50, color: "#2040f0"),
+        ]
         let featureJSON = features.map { feature in
             #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": \#(lngLat(feature.x, feature.y))}, "properties": {"color": "\#(feature.color)"}}"#
         }.joined(separator: ", ")
@@ -336,16 +388,22 @@ struct ServeCommandTests {
         try Data(served.body).write(to: directory.appendingPathComponent("served.json"))
         #expect(served.text.contains("\"sprite\":\"\(server.url)/styles/prebaked/sprite."))
         for ratio in [1.0, 2.0] {
-            let map = try drawInNative(["style_file": directory.appendingPathComponent("served.json").path, "ratio": ratio, "width": 240,
-                                        "height": 100, "zoom": 2, "longitude": 0, "latitude": 0])
+            let map = try drawInNative([
+                "style_file": directory.appendingPathComponent("served.json").path, "ratio": ratio, "width": 240,
+                "height": 100, "zoom": 2, "longitude": 0, "latitude": 0,
+            ])
             for feature in features {
-                #expect(map.hex(x: Int(Double(feature.x) * ratio), y: Int(Double(feature.y) * ratio)) == feature.color + "ff",
-                        "ratio \(ratio), feature at \(feature.x),\(feature.y)")
+                #expect(
+                    map.hex(x: Int(Double(feature.x) * ratio), y: Int(Double(feature.y) * ratio)) == feature.color
+                        + "ff",
+                    "ratio \(ratio), feature at \(feature.x),\(feature.y)")
             }
         }
         // The sprite of a folder, by URL: the flag's cloth where the sheet has it.
-        let map = try drawInNative(["sprite": "\(server.url)/sprites/bundled/sprite", "ratio": 2, "width": 100, "height": 60, "zoom": 1,
-                                    "points": [["icon": "flag", "x": 50, "y": 30]]])
+        let map = try drawInNative([
+            "sprite": "\(server.url)/sprites/bundled/sprite", "ratio": 2, "width": 100, "height": 60, "zoom": 1,
+            "points": [["icon": "flag", "x": 50, "y": 30]],
+        ])
         let flag = try PNGDecoder.decode(try server.get("/icons/flag@2x.png").body)
         #expect(map.hex(x: 100 - 24 + 26, y: 60 - 24 + 16) == flag.hex(x: 26, y: 16))
     }
@@ -364,9 +422,12 @@ struct ServeCommandTests {
         try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
         let output = directory.appendingPathComponent("native-\(UUID().uuidString).png")
         let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/render.py").path
-        let result = try TestSupport.run("/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
-                                         timeout: 180)
-        try #require(result.status == 0, Comment(rawValue: "MapLibre Native (pymgl) failed: \(String(decoding: result.stderr, as: UTF8.self))"))
+        let result = try TestSupport.run(
+            "/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
+            timeout: 180)
+        try #require(
+            result.status == 0,
+            Comment(rawValue: "MapLibre Native (pymgl) failed: \(String(decoding: result.stderr, as: UTF8.self))"))
         return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
     }
 }

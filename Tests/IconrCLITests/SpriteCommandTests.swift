@@ -11,16 +11,21 @@ struct SpriteCommandTests {
 
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-sprite-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons/more"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("icons/more"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
-        try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("maki/airport.svg"),
-                                         to: directory.appendingPathComponent("icons/more/airport.svg"))
+        try FileManager.default.copyItem(
+            at: TestSupport.corpora.appendingPathComponent("maki/airport.svg"),
+            to: directory.appendingPathComponent("icons/more/airport.svg"))
     }
 
     @discardableResult
     private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
         let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+        return (
+            result.status, String(decoding: result.stdout, as: UTF8.self),
+            String(decoding: result.stderr, as: UTF8.self)
+        )
     }
 
     private func data(_ path: String) throws -> Data {
@@ -55,16 +60,22 @@ struct SpriteCommandTests {
     }
 
     @Test func variantsRecursiveIdsAndFractionalRatios() throws {
-        try Data("""
+        try Data(
+            """
             {"flag": [{"params": {"flag_color": "red"}}, {"id": "flag-selected", "params": {"flag_color": "#800080"}},
                       {"params": {"flag_color": "black"}}],
              "more/airport": [{"params": {}}]}
-            """.utf8).write(to: directory.appendingPathComponent("variants.json"))
-        let result = try iconr("sprite", "icons", "-o", "out/s", "--variants", "variants.json", "--recursive",
-                               "--ratio", "1.5", "-r", "3x", "--no-cache")
+            """.utf8
+        ).write(to: directory.appendingPathComponent("variants.json"))
+        let result = try iconr(
+            "sprite", "icons", "-o", "out/s", "--variants", "variants.json", "--recursive",
+            "--ratio", "1.5", "-r", "3x", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
         let entries = try index("out/s@1.5x.json")
-        #expect(entries.keys.sorted() == ["badge", "flag", "flag-selected", "flag?flag_color=ff0000", "label", "marker", "more/airport"])
+        #expect(
+            entries.keys.sorted() == [
+                "badge", "flag", "flag-selected", "flag?flag_color=ff0000", "label", "marker", "more/airport",
+            ])
         #expect(entries["flag"]?["width"] as? Int == 36 && entries["flag"]?["pixelRatio"] as? Double == 1.5)
         #expect(try image("out/s@1.5x.png", entries["flag-selected"]!).hex(x: 20, y: 12) == "#800080ff")
         #expect(try image("out/s@1.5x.png", entries["flag?flag_color=ff0000"]!).hex(x: 20, y: 12) == "#ff0000ff")
@@ -85,8 +96,9 @@ struct SpriteCommandTests {
     }
 
     @Test func uniqueStoresIdenticalImagesOnceAndMinifyDropsWhiteSpace() throws {
-        try FileManager.default.copyItem(at: directory.appendingPathComponent("icons/flag.svg"),
-                                         to: directory.appendingPathComponent("icons/flag-copy.svg"))
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("icons/flag.svg"),
+            to: directory.appendingPathComponent("icons/flag-copy.svg"))
         #expect(try iconr("sprite", "icons", "-o", "u/sprite", "--unique", "--minify", "--no-cache").status == 0)
         let entries = try index("u/sprite.json")
         #expect(entries["flag"]?["x"] as? Int == entries["flag-copy"]?["x"] as? Int)
@@ -95,22 +107,28 @@ struct SpriteCommandTests {
         #expect(!json.contains(" ") && !json.contains("\n"))
         #expect(try iconr("sprite", "icons", "-o", "n/sprite", "--no-cache").status == 0)
         let separate = try index("n/sprite.json")
-        #expect(separate["flag"]?["x"] as? Int != separate["flag-copy"]?["x"] as? Int
+        #expect(
+            separate["flag"]?["x"] as? Int != separate["flag-copy"]?["x"] as? Int
                 || separate["flag"]?["y"] as? Int != separate["flag-copy"]?["y"] as? Int)
     }
 
     @Test func invalidIconsFailTheBuildByNameOrAreSkipped() throws {
         for name in ["empty-region.svg", "bug928-empty-feTile-bounds.svg"] {
-            try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/\(name)"),
-                                             to: directory.appendingPathComponent("icons/\(name)"))
+            try FileManager.default.copyItem(
+                at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/\(name)"),
+                to: directory.appendingPathComponent("icons/\(name)"))
         }
-        try Data("<svg xmlns='http://www.w3.org/2000/svg'><g>".utf8).write(to: directory.appendingPathComponent("icons/broken.svg"))
+        try Data("<svg xmlns='http://www.w3.org/2000/svg'><g>".utf8).write(
+            to: directory.appendingPathComponent("icons/broken.svg"))
         let failed = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache")
         #expect(failed.status == 1)
         #expect(failed.stderr.contains("error: 3 icons are invalid, no sheets written"))
-        #expect(failed.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("error: ") }, "one error line each: \(failed.stderr)")
+        #expect(
+            failed.stderr.split(separator: "\n").allSatisfy { $0.hasPrefix("error: ") },
+            "one error line each: \(failed.stderr)")
         #expect(failed.stderr.contains("icons/empty-region.svg: librsvg crashed on this document (SIGABRT)"))
-        #expect(failed.stderr.contains("icons/bug928-empty-feTile-bounds.svg: librsvg crashed on this document (SIGABRT)"))
+        #expect(
+            failed.stderr.contains("icons/bug928-empty-feTile-bounds.svg: librsvg crashed on this document (SIGABRT)"))
         #expect(failed.stderr.contains("icons/broken.svg: "))
         #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out").path))
         let skipped = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache", "--skip-invalid")
@@ -124,21 +142,32 @@ struct SpriteCommandTests {
     /// and every other icon still makes it into the sheet, drawn.
     @Test func crashesAndTimeoutsAmongManyIconsArePinnedOnTheirIcons() throws {
         let maki = TestSupport.corpora.appendingPathComponent("maki")
-        let names = try FileManager.default.contentsOfDirectory(atPath: maki.path).filter { $0.hasSuffix(".svg") }.sorted().prefix(60)
+        let names = try FileManager.default.contentsOfDirectory(atPath: maki.path).filter { $0.hasSuffix(".svg") }
+            .sorted().prefix(60)
         for name in names {
-            try FileManager.default.copyItem(at: maki.appendingPathComponent(name), to: directory.appendingPathComponent("icons/\(name)"))
+            try FileManager.default.copyItem(
+                at: maki.appendingPathComponent(name), to: directory.appendingPathComponent("icons/\(name)"))
         }
-        let crashers = ["empty-region.svg", "bug928-empty-feTile-bounds.svg", "bug1064-private-lang-tag-in-lang-selector.svg"]
+        let crashers = [
+            "empty-region.svg", "bug928-empty-feTile-bounds.svg", "bug1064-private-lang-tag-in-lang-selector.svg",
+        ]
         for name in crashers + ["bug1062-feTurbulence-limit-numOctaves.svg"] {
-            try FileManager.default.copyItem(at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/\(name)"),
-                                             to: directory.appendingPathComponent("icons/\(name)"))
+            try FileManager.default.copyItem(
+                at: TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/\(name)"),
+                to: directory.appendingPathComponent("icons/\(name)"))
         }
-        let result = try iconr("sprite", "icons", "-o", "out/sprite", "--skip-invalid", "--timeout", "1", "--cache-dir", "cache")
+        let result = try iconr(
+            "sprite", "icons", "-o", "out/sprite", "--skip-invalid", "--timeout", "1", "--cache-dir", "cache")
         #expect(result.status == 0, "\(result.stderr)")
         let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }.sorted()
-        #expect(result.stderr.split(separator: "\n").last?.hasPrefix("sprite: 64 icons") == true, "the summary ends stderr")
-        #expect(warnings == (crashers.sorted().map { "warning: skipped icons/\($0): librsvg crashed on this document (SIGABRT)" }
-            + ["warning: skipped icons/bug1062-feTurbulence-limit-numOctaves.svg: rendering took longer than the 1 s limit"]).sorted())
+        #expect(
+            result.stderr.split(separator: "\n").last?.hasPrefix("sprite: 64 icons") == true, "the summary ends stderr")
+        #expect(
+            warnings
+                == (crashers.sorted().map { "warning: skipped icons/\($0): librsvg crashed on this document (SIGABRT)" }
+                + [
+                    "warning: skipped icons/bug1062-feTurbulence-limit-numOctaves.svg: rendering took longer than the 1 s limit"
+                ]).sorted())
         let entries = try index("out/sprite@2x.json")
         #expect(entries.count == names.count + 4)
         for name in names {
@@ -147,15 +176,21 @@ struct SpriteCommandTests {
                 Issue.record("\(id) is missing")
                 continue
             }
-            #expect(try image("out/sprite@2x.png", entry).pixels.enumerated().contains { $0.offset % 4 == 3 && $0.element > 0 },
-                    "\(id) is blank")
+            #expect(
+                try image("out/sprite@2x.png", entry).pixels.enumerated().contains {
+                    $0.offset % 4 == 3 && $0.element > 0
+                },
+                "\(id) is blank")
         }
     }
 
     @Test func tooManyIconsSplitAndAnIconOverTheLimitIsNamed() throws {
         let split = try iconr("sprite", "icons", "-o", "out/sprite", "--max-size", "90", "--no-cache")
         #expect(split.status == 0, "\(split.stderr)")
-        #expect(split.stderr.contains(#""sprite": [{"id":"default","url":"out/sprite"},{"id":"sprite-2","url":"out/sprite-2"}"#), "\(split.stderr)")
+        #expect(
+            split.stderr.contains(
+                #""sprite": [{"id":"default","url":"out/sprite"},{"id":"sprite-2","url":"out/sprite-2"}"#),
+            "\(split.stderr)")
         let first = try index("out/sprite@2x.json"), second = try index("out/sprite-2@2x.json")
         #expect(Set(first.keys).isDisjoint(with: second.keys))
         #expect(try index("out/sprite.json").keys.sorted() == first.keys.sorted())
@@ -179,14 +214,16 @@ struct SpriteCommandTests {
     }
 
     @Test func spritezeroElementIDsMarkStretchAndContentAreas() throws {
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" width="30" height="20" viewBox="0 0 30 20">
               <rect x="0.5" y="0.5" width="29" height="19" rx="4" fill="#fff" stroke="#000"/>
               <rect id="mapbox-stretch-x" x="6" y="0" width="18" height="20" fill="none"/>
               <rect id="mapbox-stretch-y-2" x="0" y="5" width="30" height="10" fill="none"/>
               <g transform="translate(2 1)"><rect id="mapbox-content" x="2" y="2" width="22" height="14" fill="none"/></g>
             </svg>
-            """.utf8).write(to: directory.appendingPathComponent("icons/more/shield.svg"))
+            """.utf8
+        ).write(to: directory.appendingPathComponent("icons/more/shield.svg"))
         #expect(try iconr("sprite", "icons/more", "-o", "out/shield", "--no-cache").status == 0)
         let shield = try #require(try index("out/shield@2x.json")["shield"])
         #expect(shield["stretchX"] as? [[Double]] == [[12, 48]] && shield["stretchY"] as? [[Double]] == [[10, 30]])
@@ -195,35 +232,54 @@ struct SpriteCommandTests {
     }
 
     @Test func aStyleAddsTheVariantsItsFeaturesNeed() throws {
-        try Data("""
+        try Data(
+            """
             {"version": 8, "sources": {"p": {"type": "geojson", "data": "https://example.org/data/points.geojson"}},
              "layers": [{"id": "s", "type": "symbol", "source": "p", "layout": {
                "icon-image": ["match", ["get", "kind"], "pin", ["image", "marker", {"params": {"fill_color": ["get", "color"]}}], "flag"],
                "icon-size": 1.5}},
                {"id": "t", "type": "symbol", "source": "p", "layout": {"icon-image": "not-an-icon"}}]}
-            """.utf8).write(to: directory.appendingPathComponent("style.json"))
-        try Data("""
+            """.utf8
+        ).write(to: directory.appendingPathComponent("style.json"))
+        try Data(
+            """
             {"type": "FeatureCollection", "features": [
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"kind": "pin", "color": "teal"}},
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [1, 0]}, "properties": {"kind": "pin", "color": "#2a9d8f"}},
               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [2, 0]}, "properties": {"kind": "other"}}]}
-            """.utf8).write(to: directory.appendingPathComponent("points.geojson"))
+            """.utf8
+        ).write(to: directory.appendingPathComponent("points.geojson"))
         // Without the data, the build takes the style's literal values and says so.
         let missing = try iconr("sprite", "icons", "--style", "style.json", "-o", "out/without", "--no-cache")
         #expect(missing.status == 0)
-        #expect(missing.stderr.contains("warning: style.json: source \"p\" loads https://example.org/data/points.geojson at run time"))
-        #expect(missing.stderr.contains("warning: style.json: layer \"s\": layers[0].layout.icon-image[3][2].params.fill_color comes from feature data"))
+        #expect(
+            missing.stderr.contains(
+                "warning: style.json: source \"p\" loads https://example.org/data/points.geojson at run time"))
+        #expect(
+            missing.stderr.contains(
+                "warning: style.json: layer \"s\": layers[0].layout.icon-image[3][2].params.fill_color comes from feature data"
+            ))
         // The literal outputs, at the layer's size: the marker with its default color, and the flag.
         let without = try index("out/without.json")
         #expect(without["marker"]?["pixelRatio"] as? Double == 1.5 && without["flag"]?["pixelRatio"] as? Double == 1.5)
         // --config names a schema option: one the style lacks is an error, a malformed one a usage mistake.
-        let unknownOption = try iconr("sprite", "icons", "--style", "style.json", "--config", "theme=night", "-o", "out/c", "--no-cache")
-        #expect(unknownOption.status == 1 && unknownOption.stderr == "error: style.json: --config theme: the style's schema has no option \"theme\"\n")
-        #expect(try iconr("sprite", "icons", "--style", "style.json", "--config", "=x", "-o", "out/c", "--no-cache").status == 64)
-        let result = try iconr("sprite", "icons", "--style", "style.json", "--data", "points.geojson", "-o", "out/sprite",
-                               "--emit-style", "out/style.json", "--no-cache")
+        let unknownOption = try iconr(
+            "sprite", "icons", "--style", "style.json", "--config", "theme=night", "-o", "out/c", "--no-cache")
+        #expect(
+            unknownOption.status == 1
+                && unknownOption.stderr
+                    == "error: style.json: --config theme: the style's schema has no option \"theme\"\n"
+        )
+        #expect(
+            try iconr("sprite", "icons", "--style", "style.json", "--config", "=x", "-o", "out/c", "--no-cache").status
+                == 64)
+        let result = try iconr(
+            "sprite", "icons", "--style", "style.json", "--data", "points.geojson", "-o", "out/sprite",
+            "--emit-style", "out/style.json", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("warning: style.json: the style shows icon \"not-an-icon\", which is not among the icons"))
+        #expect(
+            result.stderr.contains(
+                "warning: style.json: the style shows icon \"not-an-icon\", which is not among the icons"))
         let entries = try index("out/sprite.json")
         #expect(entries["marker?fill_color=008080"]?["pixelRatio"] as? Double == 1.5)
         #expect(entries["marker?fill_color=2a9d8f"]?["width"] as? Int == 30)
@@ -232,24 +288,34 @@ struct SpriteCommandTests {
         let style = try JSONSerialization.jsonObject(with: data("out/style.json")) as! [String: Any]
         #expect((style["sprite"] as? String) == "file://" + directory.appendingPathComponent("out/sprite").path)
         let layout = ((style["layers"] as! [[String: Any]])[0]["layout"] as! [String: Any])
-        let image = try JSONSerialization.data(withJSONObject: layout["icon-image"]!, options: [.sortedKeys, .withoutEscapingSlashes])
-        #expect(String(decoding: image, as: UTF8.self).contains(#""0,128,128,255|122,31,26,255","marker?fill_color=008080""#))
+        let image = try JSONSerialization.data(
+            withJSONObject: layout["icon-image"]!, options: [.sortedKeys, .withoutEscapingSlashes])
+        #expect(
+            String(decoding: image, as: UTF8.self).contains(
+                #""0,128,128,255|122,31,26,255","marker?fill_color=008080""#))
     }
 
     @Test func anInterruptedBuildLeavesAllSheetsOrNone() throws {
         for delay in [0.1, 0.3] {
             let out = directory.appendingPathComponent("interrupted-\(delay)")
-            let process = try ChildProcess(TestSupport.iconrExecutable,
-                                           ["sprite", TestSupport.corpora.appendingPathComponent("maki").path, "-o", out.path + "/sprite", "--no-cache"])
+            let process = try ChildProcess(
+                TestSupport.iconrExecutable,
+                [
+                    "sprite", TestSupport.corpora.appendingPathComponent("maki").path, "-o", out.path + "/sprite",
+                    "--no-cache",
+                ])
             Thread.sleep(forTimeInterval: delay)
             process.signal(SIGINT)
             let status = process.wait(timeout: 60)
             #expect(status != nil, "still running 60 s after the interrupt")
             // Done, or interrupted (130); or, when the signal came before the process set up
             // its handlers (a slow start, under ThreadSanitizer), ended by it before any work.
-            #expect(status == 0 || status == 130 || status == -SIGINT, "exit status \(String(describing: status)) after SIGINT at \(delay) s")
+            #expect(
+                status == 0 || status == 130 || status == -SIGINT,
+                "exit status \(String(describing: status)) after SIGINT at \(delay) s")
             let files = ((try? FileManager.default.contentsOfDirectory(atPath: out.path)) ?? []).sorted()
-            #expect(files.isEmpty || files == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"], "\(files)")
+            #expect(
+                files.isEmpty || files == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"], "\(files)")
         }
     }
 
@@ -263,6 +329,8 @@ struct SpriteCommandTests {
         #expect(missing.status == 1 && missing.stderr == "error: no SVG icons in nowhere\n")
         try Data("{\"nope\": [{\"params\": {}}]}".utf8).write(to: directory.appendingPathComponent("v.json"))
         let unknown = try iconr("sprite", "icons", "-o", "x", "--variants", "v.json", "--no-cache")
-        #expect(unknown.status == 1 && unknown.stderr.contains("the variants name icon \"nope\", which is not among the icons"))
+        #expect(
+            unknown.status == 1
+                && unknown.stderr.contains("the variants name icon \"nope\", which is not among the icons"))
     }
 }

@@ -11,22 +11,29 @@ struct SpriteConventionsTests {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-conventions-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iconr-conventions-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
     private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
         let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (result.status, String(decoding: result.stdout, as: UTF8.self), String(decoding: result.stderr, as: UTF8.self))
+        return (
+            result.status, String(decoding: result.stdout, as: UTF8.self),
+            String(decoding: result.stderr, as: UTF8.self)
+        )
     }
 
     private func files(_ folder: String) -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? []).sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? [])
+            .sorted()
     }
 
     private func index(_ path: String) throws -> [String: [String: Any]] {
-        try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path))) as! [String: [String: Any]]
+        try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path)))
+            as! [String: [String: Any]]
     }
 
     /// A variants file's colors are parsed when it is read: a bad one names the file, the
@@ -36,19 +43,28 @@ struct SpriteConventionsTests {
             .write(to: directory.appendingPathComponent("variants.json"), atomically: true, encoding: .utf8)
         let result = try iconr("sprite", "icons", "-o", "out/", "--variants", "variants.json", "--no-cache")
         #expect(result.status == 1)
-        #expect(result.stderr == "error: variants.json: icon \"flag\": invalid color \"#12\" for parameter \"flag_color\"\n")
+        #expect(
+            result.stderr == "error: variants.json: icon \"flag\": invalid color \"#12\" for parameter \"flag_color\"\n"
+        )
         #expect(files("out").isEmpty)
     }
 
     @Test func ratioListsRetinaAndAnOutputFolder() throws {
         let listed = try iconr("sprite", "icons", "-o", "a/", "--ratio", "1,2,3", "--no-cache")
         #expect(listed.status == 0, "\(listed.stderr)")
-        #expect(files("a") == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png", "sprite@3x.json", "sprite@3x.png"])
+        #expect(
+            files("a") == [
+                "sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png", "sprite@3x.json", "sprite@3x.png",
+            ])
         // Results on stdout, the summary on stderr.
-        #expect(listed.stdout.split(separator: "\n") == ["a/sprite.png", "a/sprite.json", "a/sprite@2x.png", "a/sprite@2x.json",
-                                                        "a/sprite@3x.png", "a/sprite@3x.json"])
+        #expect(
+            listed.stdout.split(separator: "\n") == [
+                "a/sprite.png", "a/sprite.json", "a/sprite@2x.png", "a/sprite@2x.json",
+                "a/sprite@3x.png", "a/sprite@3x.json",
+            ])
         #expect(listed.stderr.hasPrefix("sprite: 4 icons, 0 variants, 1 sheet x 3 ratios"), "\(listed.stderr)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("b"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("b"), withIntermediateDirectories: true)
         #expect(try iconr("sprite", "icons", "-o", "b", "--retina", "--no-cache").status == 0)
         #expect(files("b") == ["sprite@2x.json", "sprite@2x.png"])
         #expect(try index("b/sprite@2x.json")["flag"]?["pixelRatio"] as? Int == 2)
@@ -57,7 +73,9 @@ struct SpriteConventionsTests {
     }
 
     @Test func sdfTakesGlobsAndAll() throws {
-        #expect(try iconr("sprite", "icons", "-o", "g/sprite", "-r", "1", "--sdf", "ma*", "--sdf", "fla?", "--no-cache").status == 0)
+        #expect(
+            try iconr("sprite", "icons", "-o", "g/sprite", "-r", "1", "--sdf", "ma*", "--sdf", "fla?", "--no-cache")
+                .status == 0)
         let globbed = try index("g/sprite.json")
         #expect(globbed.filter { $0.value["sdf"] as? Bool == true }.keys.sorted() == ["flag", "marker"])
         #expect(try iconr("sprite", "icons", "-o", "all/sprite", "-r", "1", "--sdf-all", "--no-cache").status == 0)
@@ -71,7 +89,8 @@ struct SpriteConventionsTests {
         let result = try iconr("sprite", "icons", "-o", "j/sprite", "--json", "--no-cache")
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
-        #expect(summary["files"] as? [String] == ["j/sprite.png", "j/sprite.json", "j/sprite@2x.png", "j/sprite@2x.json"])
+        #expect(
+            summary["files"] as? [String] == ["j/sprite.png", "j/sprite.json", "j/sprite@2x.png", "j/sprite@2x.json"])
         #expect(summary["icons"] as? Int == 4 && summary["sheetCount"] as? Int == 1 && summary["rendered"] as? Int == 8)
         #expect(summary["sprite"] as? String == "j/sprite")
         let sheets = try #require(summary["sheets"] as? [[String: Any]])
@@ -83,7 +102,10 @@ struct SpriteConventionsTests {
         let split = try iconr("sprite", "icons", "-o", "s/sprite", "--max-size", "96", "--no-cache")
         #expect(split.status == 0, "\(split.stderr)")
         #expect(files("s").contains("sprite-2@2x.png"))
-        #expect(split.stderr.contains(#""sprite": [{"id":"default","url":"s/sprite"},{"id":"sprite-2","url":"s/sprite-2"}"#), "\(split.stderr)")
+        #expect(
+            split.stderr.contains(
+                #""sprite": [{"id":"default","url":"s/sprite"},{"id":"sprite-2","url":"s/sprite-2"}"#),
+            "\(split.stderr)")
         #expect(try iconr("sprite", "icons", "-o", "s/sprite", "--no-cache").status == 0)
         #expect(files("s") == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"])
     }
@@ -93,35 +115,49 @@ struct SpriteConventionsTests {
     @Test func everyInputKind() throws {
         let icons = directory.appendingPathComponent("kinds")
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("flag.svg"))
-        let gzip = try TestSupport.run("/bin/gzip", ["-c", TestSupport.icons.appendingPathComponent("marker.svg").path])
+        try FileManager.default.copyItem(
+            at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("flag.svg"))
+        let gzip = try TestSupport.run(
+            "/bin/gzip", ["-c", TestSupport.icons.appendingPathComponent("marker.svg").path])
         try gzip.stdout.write(to: icons.appendingPathComponent("marker.svgz"))
-        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("Badge.SVG"))
-        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("label.svg"), to: icons.appendingPathComponent(".hidden.svg"))
+        try FileManager.default.copyItem(
+            at: TestSupport.icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("Badge.SVG"))
+        try FileManager.default.copyItem(
+            at: TestSupport.icons.appendingPathComponent("label.svg"), to: icons.appendingPathComponent(".hidden.svg"))
         // flag@2x: a red square, so that the 2x sheet shows which file drew it.
-        try Data("<svg xmlns='http://www.w3.org/2000/svg' width='48' height='48'><rect width='48' height='48' fill='#ff0000'/></svg>".utf8)
-            .write(to: icons.appendingPathComponent("flag@2x.svg"))
-        let blue = RasterImage(size: PixelSize(width: 10, height: 6), pixels: Array([UInt8]([0, 0, 255, 255]).repeated(60)))
+        try Data(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='48' height='48'><rect width='48' height='48' fill='#ff0000'/></svg>"
+                .utf8
+        )
+        .write(to: icons.appendingPathComponent("flag@2x.svg"))
+        let blue = RasterImage(
+            size: PixelSize(width: 10, height: 6), pixels: Array([UInt8]([0, 0, 255, 255]).repeated(60)))
         try Data(try PNGEncoder.encode(blue)).write(to: icons.appendingPathComponent("dot.png"))
 
         let result = try iconr("sprite", "kinds", "-o", "k/sprite", "--ratio", "1,2", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("warning: kinds/dot.png: a PNG icon enlarged 2 times for 2x blurs"), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("warning: kinds/dot.png: a PNG icon enlarged 2 times for 2x blurs"),
+            "\(result.stderr)")
         for (suffix, ratio) in [("", 1), ("@2x", 2)] {
             let entries = try index("k/sprite\(suffix).json")
             #expect(entries.keys.sorted() == ["Badge", "dot", "flag", "marker"])
             #expect(entries["dot"]?["width"] as? Int == 10 * ratio && entries["dot"]?["height"] as? Int == 6 * ratio)
             #expect(entries["marker"]?["width"] as? Int == 20 * ratio)
-            let sheet = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("k/sprite\(suffix).png"))))
+            let sheet = try PNGDecoder.decode(
+                [UInt8](Data(contentsOf: directory.appendingPathComponent("k/sprite\(suffix).png"))))
             let flag = try #require(entries["flag"]), dot = try #require(entries["dot"])
             let flagCenter = sheet.hex(x: (flag["x"] as! Int) + 2 * ratio, y: (flag["y"] as! Int) + 20 * ratio)
-            #expect(ratio == 2 ? flagCenter == "#ff0000ff" : flagCenter != "#ff0000ff", "flag at \(ratio)x: \(flagCenter)")
+            #expect(
+                ratio == 2 ? flagCenter == "#ff0000ff" : flagCenter != "#ff0000ff", "flag at \(ratio)x: \(flagCenter)")
             #expect(sheet.hex(x: (dot["x"] as! Int) + 3 * ratio, y: (dot["y"] as! Int) + 3 * ratio) == "#0000ffff")
         }
         let svgz = try iconr("render", "kinds/marker.svgz", "-o", "m.png", "--no-cache")
         #expect(svgz.status == 0, "\(svgz.stderr)")
         let png = try iconr("render", "kinds/dot.png", "--no-cache")
-        #expect(png.status == 1 && png.stderr.hasPrefix("error: kinds/dot.png: is a PNG image, not an SVG template"), "\(png.stderr)")
+        #expect(
+            png.status == 1 && png.stderr.hasPrefix("error: kinds/dot.png: is a PNG image, not an SVG template"),
+            "\(png.stderr)")
     }
 
     /// Ids that would break `["image", id]`, `id:name` prefixes or `{token}` strings are an
@@ -129,14 +165,19 @@ struct SpriteConventionsTests {
     @Test func idsAStyleCannotUseAreRefused() throws {
         let icons = directory.appendingPathComponent("ids")
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a:b.svg"))
+        try FileManager.default.copyItem(
+            at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a:b.svg"))
         let refused = try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache")
-        #expect(refused.status == 1 && refused.stderr.hasPrefix("error: ids/a:b.svg: its id would hold \":\""), "\(refused.stderr)")
+        #expect(
+            refused.status == 1 && refused.stderr.hasPrefix("error: ids/a:b.svg: its id would hold \":\""),
+            "\(refused.stderr)")
         #expect(try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache", "--sanitize-ids").status == 0)
         #expect(try index("i/sprite.json").keys.sorted() == ["a_b"])
-        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a{b.svg"))
+        try FileManager.default.copyItem(
+            at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a{b.svg"))
         let collision = try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache", "--sanitize-ids")
-        #expect(collision.status == 1 && collision.stderr.contains("two icons have the id \"a_b\""), "\(collision.stderr)")
+        #expect(
+            collision.status == 1 && collision.stderr.contains("two icons have the id \"a_b\""), "\(collision.stderr)")
     }
 
     /// `--check` writes nothing and names each output a build would change.
@@ -148,7 +189,8 @@ struct SpriteConventionsTests {
         try FileManager.default.removeItem(at: directory.appendingPathComponent("c/sprite.png"))
         let dirty = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache", "--check")
         #expect(dirty.status == 1)
-        #expect(dirty.stderr == "error: c/sprite.png would change\nerror: c/sprite@2x.json would change\n"
+        #expect(
+            dirty.stderr == "error: c/sprite.png would change\nerror: c/sprite@2x.json would change\n"
                 + "error: 2 outputs not up to date (--check)\n", "\(dirty.stderr)")
         #expect(files("c") == ["sprite.json", "sprite@2x.json", "sprite@2x.png"], "nothing written")
     }
@@ -158,18 +200,24 @@ struct SpriteConventionsTests {
     @Test func elementAreasAreValidated() throws {
         let icons = directory.appendingPathComponent("shields")
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" width="20" height="14.4" viewBox="0 0 20 14.4">
               <rect id="mapbox-stretch-x" x="4" y="0" width="12" height="14.4" fill="none"/>
               <rect id="mapbox-stretch-x-2" x="6" y="0" width="4" height="14.4" fill="none"/>
               <rect id="mapbox-content" x="2" y="2" width="16" height="10" style="display:none"/>
               <rect width="20" height="14.4" fill="#345"/>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("shield.svg"))
+            """.utf8
+        ).write(to: icons.appendingPathComponent("shield.svg"))
         let built = try iconr("sprite", "shields", "-o", "e/sprite", "-r", "1", "--no-cache")
         #expect(built.status == 0)
-        #expect(built.stderr.contains("warning: shields/shield.svg: element \"mapbox-content\" draws nothing (hidden, or no geometry)"))
-        #expect(built.stderr.contains("warning: shields/shield.svg: stretch x area [6, 10] overlaps [4, 16]: it is left out"))
+        #expect(
+            built.stderr.contains(
+                "warning: shields/shield.svg: element \"mapbox-content\" draws nothing (hidden, or no geometry)"))
+        #expect(
+            built.stderr.contains(
+                "warning: shields/shield.svg: stretch x area [6, 10] overlaps [4, 16]: it is left out"))
         let entry = try #require(try index("e/sprite.json")["shield"])
         #expect(entry["content"] == nil)
         #expect((entry["stretchX"] as? [[Int]]) == [[4, 16]])
@@ -186,50 +234,66 @@ struct SpriteConventionsTests {
     /// that includes itself ends as an error, never a hang.
     @Test func referencedFilesInsideTheFolderAreDrawn() throws {
         let icons = directory.appendingPathComponent("refs")
-        try FileManager.default.createDirectory(at: icons.appendingPathComponent("img"), withIntermediateDirectories: true)
-        let green = RasterImage(size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([0, 255, 0, 255]).repeated(64)))
+        try FileManager.default.createDirectory(
+            at: icons.appendingPathComponent("img"), withIntermediateDirectories: true)
+        let green = RasterImage(
+            size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([0, 255, 0, 255]).repeated(64)))
         try Data(try PNGEncoder.encode(green)).write(to: icons.appendingPathComponent("img/green.png"))
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8">
               <image href="img/green.png" width="8" height="8"/>
               <image xlink:href="../secret.png" width="1" height="1"/>
               <image href="http://127.0.0.1:9/x.png" width="1" height="1"/>
               <rect width="2" height="2" fill="url(/etc/hostname#x)"/>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("pic.svg"))
+            """.utf8
+        ).write(to: icons.appendingPathComponent("pic.svg"))
         try Data(try PNGEncoder.encode(green)).write(to: directory.appendingPathComponent("secret.png"))
         let cache = directory.appendingPathComponent("cache").path
         let built = try iconr("sprite", "refs", "-o", "r/sprite", "-r", "1", "--cache-dir", cache)
         #expect(built.status == 0, "\(built.stderr)")
-        for (reference, reason) in [("../secret.png", "outside the icon's folder"),
-                                    ("http://127.0.0.1:9/x.png", "which is not a local file (iconr never uses the network)"),
-                                    ("/etc/hostname#x", "outside the icon's folder")] {
-            #expect(built.stderr.contains("warning: refs/pic.svg: refers to \"\(reference)\", \(reason): not drawn"), "\(built.stderr)")
+        for (reference, reason) in [
+            ("../secret.png", "outside the icon's folder"),
+            ("http://127.0.0.1:9/x.png", "which is not a local file (iconr never uses the network)"),
+            ("/etc/hostname#x", "outside the icon's folder"),
+        ] {
+            #expect(
+                built.stderr.contains("warning: refs/pic.svg: refers to \"\(reference)\", \(reason): not drawn"),
+                "\(built.stderr)")
         }
         let sheet = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("r/sprite.png"))))
         #expect(sheet.hex(x: 5, y: 5) == "#00ff00ff")
         let rendered = try iconr("render", "refs/pic.svg", "-o", "pic.png", "--cache-dir", cache)
         #expect(rendered.status == 0)
-        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("pic.png")))).hex(x: 5, y: 5) == "#00ff00ff")
+        #expect(
+            try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("pic.png")))).hex(
+                x: 5, y: 5) == "#00ff00ff")
         // Editing the referenced file makes a new key: the next build draws the new pixels.
-        let red = RasterImage(size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([255, 0, 0, 255]).repeated(64)))
+        let red = RasterImage(
+            size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([255, 0, 0, 255]).repeated(64)))
         try Data(try PNGEncoder.encode(red)).write(to: icons.appendingPathComponent("img/green.png"))
         #expect(try iconr("sprite", "refs", "-o", "r/sprite", "-r", "1", "--cache-dir", cache).status == 0)
         let again = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("r/sprite.png"))))
         #expect(again.hex(x: 5, y: 5) == "#ff0000ff")
 
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:xi="http://www.w3.org/2001/XInclude" width="8" height="8">
               <xi:include href="self.svg"/><rect width="4" height="4"/>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("self.svg"))
+            """.utf8
+        ).write(to: icons.appendingPathComponent("self.svg"))
         // libxml2 stops the recursion, or librsvg overflows its stack on a worker thread (then
         // the supervisor names the icon): drawn, or one error line, never a signal or a hang.
         let recursive = try iconr("sprite", "refs", "-o", "s/sprite", "-r", "1", "--no-cache", "--timeout", "10")
-        #expect(recursive.status == 0 || (recursive.status == 1 && recursive.stderr.contains("error: refs/self.svg: ")),
-                "\(recursive.status): \(recursive.stderr)")
+        #expect(
+            recursive.status == 0 || (recursive.status == 1 && recursive.stderr.contains("error: refs/self.svg: ")),
+            "\(recursive.status): \(recursive.stderr)")
         let alone = try iconr("render", "refs/self.svg", "--no-cache", "--timeout", "10", "-o", "self.png")
-        #expect(alone.status == 0 || (alone.status == 1 && alone.stderr.hasPrefix("error: refs/self.svg: ")), "\(alone.stderr)")
+        #expect(
+            alone.status == 0 || (alone.status == 1 && alone.stderr.hasPrefix("error: refs/self.svg: ")),
+            "\(alone.stderr)")
     }
 
     /// spritezero's `mapbox-text-placeholder`, and a sidecar `name.json` (MapLibre's
@@ -237,29 +301,41 @@ struct SpriteConventionsTests {
     @Test func placeholdersAndSidecarsReachTheIndex() throws {
         let icons = directory.appendingPathComponent("meta")
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" width="30" height="20">
               <rect id="mapbox-text-placeholder" x="5" y="4" width="20" height="12" fill="none"/>
               <rect width="30" height="20" fill="#345"/>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("shield.svg"))
-        try FileManager.default.copyItem(at: TestSupport.icons.appendingPathComponent("label.svg"), to: icons.appendingPathComponent("label.svg"))
-        try Data(#"{"textFitWidth": "stretchOnly", "textFitHeight": "proportional", "content": [6, 5, 34, 19], "visible": true, "colour": 1}"#.utf8)
-            .write(to: icons.appendingPathComponent("label.json"))
+            """.utf8
+        ).write(to: icons.appendingPathComponent("shield.svg"))
+        try FileManager.default.copyItem(
+            at: TestSupport.icons.appendingPathComponent("label.svg"), to: icons.appendingPathComponent("label.svg"))
+        try Data(
+            #"{"textFitWidth": "stretchOnly", "textFitHeight": "proportional", "content": [6, 5, 34, 19], "visible": true, "colour": 1}"#
+                .utf8
+        )
+        .write(to: icons.appendingPathComponent("label.json"))
         let result = try iconr("sprite", "meta", "-o", "m/sprite", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
-        #expect(result.stderr.contains("warning: meta/label.json: ignoring the unknown key \"colour\""), "\(result.stderr)")
+        #expect(
+            result.stderr.contains("warning: meta/label.json: ignoring the unknown key \"colour\""), "\(result.stderr)")
         let index2x = try index("m/sprite@2x.json")
         #expect(index2x["shield"]?["placeholder"] as? [Int] == [10, 8, 50, 32])
         let label = try #require(index2x["label"])
-        #expect(label["textFitWidth"] as? String == "stretchOnly" && label["textFitHeight"] as? String == "proportional")
+        #expect(
+            label["textFitWidth"] as? String == "stretchOnly" && label["textFitHeight"] as? String == "proportional")
         #expect(label["visible"] as? Bool == true && label["content"] as? [Int] == [12, 10, 68, 38])
-        #expect((label["stretchX"] as? [[Int]]) == [[16, 64]], "the SVG's metadata stays where the sidecar says nothing")
+        #expect(
+            (label["stretchX"] as? [[Int]]) == [[16, 64]], "the SVG's metadata stays where the sidecar says nothing")
         try Data(#"{"textFitWidth": "sideways"}"#.utf8).write(to: icons.appendingPathComponent("label.json"))
         let invalid = try iconr("sprite", "meta", "-o", "m/sprite", "--no-cache")
         #expect(invalid.status == 1)
-        #expect(invalid.stderr.contains("error: meta/label.svg: meta/label.json: textFitWidth: expected one of stretchOrShrink, stretchOnly, proportional"),
-                "\(invalid.stderr)")
+        #expect(
+            invalid.stderr.contains(
+                "error: meta/label.svg: meta/label.json: textFitWidth: expected one of stretchOrShrink, stretchOnly, proportional"
+            ),
+            "\(invalid.stderr)")
     }
 
     /// `--hash-names`: names after the content, the same for the same input, new for a new
@@ -286,7 +362,8 @@ struct SpriteConventionsTests {
         let cache = directory.appendingPathComponent("cache").path
         let first = try iconr("sprite", "icons", "-o", "a/sprite", "--cache-dir", cache)
         #expect(first.stderr.contains(", 8 rendered, 0 from cache"), "\(first.stderr)")
-        try FileManager.default.moveItem(at: directory.appendingPathComponent("icons"), to: directory.appendingPathComponent("moved"))
+        try FileManager.default.moveItem(
+            at: directory.appendingPathComponent("icons"), to: directory.appendingPathComponent("moved"))
         let moved = try iconr("sprite", "moved", "-o", "b/sprite", "--cache-dir", cache)
         #expect(moved.stderr.contains(", 0 rendered, 8 from cache"), "\(moved.stderr)")
         let added = try iconr("sprite", "moved", "-o", "c/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
@@ -302,15 +379,19 @@ struct SpriteConventionsTests {
         let cache = directory.appendingPathComponent("cache").path
         func contents(_ folder: String) throws -> [String: Data] {
             var found: [String: Data] = [:]
-            for name in files(folder) { found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name)) }
+            for name in files(folder) {
+                found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name))
+            }
             return found
         }
         /// Builds with `--json` and says whether the sheets came from the cache.
         func build(_ out: String, _ extra: String...) throws -> Bool? {
-            let result = try TestSupport.run(TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
-                                             directory: directory)
+            let result = try TestSupport.run(
+                TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
+                directory: directory)
             guard result.status == 0 else { return nil }
-            return (try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])?["sheetsFromCache"] as? Bool
+            return (try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])?["sheetsFromCache"]
+                as? Bool
         }
         #expect(try build("fresh/", "--no-cache") == false)
         #expect(try build("first/", "--cache-dir", cache) == false)
@@ -328,9 +409,11 @@ struct SpriteConventionsTests {
         #expect(try contents("padded") == contents("padded-fresh"))
         #expect(try contents("padded") != contents("fresh"))
         // The padded build's archive planted under the plain build's name is not served.
-        let padded = try #require(try FileManager.default.contentsOfDirectory(atPath: archives.path).first { $0 != archive })
+        let padded = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: archives.path).first { $0 != archive })
         try FileManager.default.removeItem(at: archives.appendingPathComponent(archive))
-        try FileManager.default.copyItem(at: archives.appendingPathComponent(padded), to: archives.appendingPathComponent(archive))
+        try FileManager.default.copyItem(
+            at: archives.appendingPathComponent(padded), to: archives.appendingPathComponent(archive))
         #expect(try build("planted/", "--cache-dir", cache) == false)
         #expect(try contents("planted") == contents("fresh"))
     }

@@ -30,53 +30,100 @@ struct StyleScenarioTests {
     static let width = 480, height = 360, zoom = 2.0
 
     static let scenarios: [Scenario] = [
-        Scenario(name: "params/color (literal)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "red"}}]"##,
-                 features: [("{}", [Check(color: (255, 0, 0), width: 16)])]),
-        Scenario(name: "data-driven param", layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["get", "c"]}}]"##,
-                 features: [(##"{"c": "#800080"}"##, [Check(color: (128, 0, 128), width: 16)]),
-                            (##"{"c": "not a color"}"##, [Check(color: (0, 0, 0), width: 16)]),
-                            (##"{"c": "rgba(255, 0, 0, 0)"}"##, [Check(color: background)])]),
-        Scenario(name: "params/transparent-color", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "rgba(255, 255, 0, 0.5)"}}]"##,
-                 features: [("{}", [Check(color: (192, 192, 64), width: 16)])]),
-        Scenario(name: "params/transparent-image", layer: ##""icon-image": ["image", "ghost", {"params": {"fill": "#0000ff"}}]"##,
-                 features: [("{}", [Check(color: (64, 64, 192), width: 16)])]),
-        Scenario(name: "partly constant params", layer: ##""icon-image": ["image", "duo", {"params": {"left": "red", "right": ["get", "r"]}}]"##,
-                 features: [(##"{"r": "#00ff00"}"##, [Check(dx: -4, color: (255, 0, 0)), Check(dx: 4, color: (0, 255, 0))])]),
-        Scenario(name: "coalesce", layer: ##""icon-image": ["coalesce", ["image", "nope"], ["image", "sq", {"params": {"fill": "#0000ff"}}]]"##,
-                 features: [("{}", [Check(color: (0, 0, 255), width: 16)])]),
-        Scenario(name: "second image (cross-fade partner)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#ff00ff"}}, "plain", {}]"##,
-                 features: [("{}", [Check(color: (255, 0, 255), width: 16)])]),
-        Scenario(name: "data-driven name", layer: ##""icon-image": ["image", ["get", "icon"], {"params": {"fill": ["get", "c"]}}]"##,
-                 features: [(##"{"icon": "sq", "c": "#00ffff"}"##, [Check(color: (0, 255, 255), width: 16)]),
-                            (##"{"icon": "plain", "c": "#ff0000"}"##, [Check(color: (0, 170, 0), width: 16)])]),
-        Scenario(name: "legacy token", layer: ##""icon-image": "{icon}""##,
-                 features: [(##"{"icon": "plain"}"##, [Check(color: (0, 170, 0), width: 16)])]),
-        Scenario(name: "step around images", layer: ##""icon-image": ["step", ["zoom"], ["image", "sq", {"params": {"fill": "#ff8000"}}], 22, "plain"]"##,
-                 features: [("{}", [Check(color: (255, 128, 0), width: 16)])]),
-        Scenario(name: "case around images", layer: ##""icon-image": ["case", ["==", ["get", "k"], "a"], ["image", "sq", {"params": {"fill": "#008000"}}], "plain"]"##,
-                 features: [(##"{"k": "a"}"##, [Check(color: (0, 128, 0), width: 16)])]),
-        Scenario(name: "zoom-interpolated icon-size", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#004080"}}], "icon-size": ["interpolate", ["linear"], ["zoom"], 0, 1, 4, 3]"##,
-                 features: [("{}", [Check(color: (0, 64, 128), width: 32)])]),
-        Scenario(name: "scale-factor-icon-size (data-driven size)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#400040"}}], "icon-size": ["get", "s"]"##,
-                 features: [(##"{"s": 2}"##, [Check(color: (64, 0, 64), width: 32)]), (##"{"s": 0.5}"##, [Check(color: (64, 0, 64), width: 8)])]),
-        Scenario(name: "Mapbox-only properties", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#804000"}}], "icon-size-scale-range": [0.8, 2]"##,
-                 features: [("{}", [Check(color: (128, 64, 0), width: 16)])]),
-        Scenario(name: "Standard-like POI (config, match, hsla, step)",
-                 layer: ##""icon-image": ["image", ["match", ["get", "class"], "food", "sq", "plain"], {"params": {"fill": ["match", ["config", "theme"], "faded", "hsla(200, 100, 40, 1)", "hsl(0, 100%, 50%)"]}}], "icon-size": ["step", ["zoom"], 1, 1, 1.5]"##,
-                 features: [(##"{"class": "food"}"##, [Check(color: (0, 136, 204), width: 24)]),
-                            (##"{"class": "bar"}"##, [Check(color: (0, 170, 0), width: 24)])]),
+        Scenario(
+            name: "params/color (literal)", layer: ##""icon-image": ["image", "sq", {"params": {"fill": "red"}}]"##,
+            features: [("{}", [Check(color: (255, 0, 0), width: 16)])]),
+        Scenario(
+            name: "data-driven param", layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["get", "c"]}}]"##,
+            features: [
+                (##"{"c": "#800080"}"##, [Check(color: (128, 0, 128), width: 16)]),
+                (##"{"c": "not a color"}"##, [Check(color: (0, 0, 0), width: 16)]),
+                (##"{"c": "rgba(255, 0, 0, 0)"}"##, [Check(color: background)]),
+            ]),
+        Scenario(
+            name: "params/transparent-color",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": "rgba(255, 255, 0, 0.5)"}}]"##,
+            features: [("{}", [Check(color: (192, 192, 64), width: 16)])]),
+        Scenario(
+            name: "params/transparent-image",
+            layer: ##""icon-image": ["image", "ghost", {"params": {"fill": "#0000ff"}}]"##,
+            features: [("{}", [Check(color: (64, 64, 192), width: 16)])]),
+        Scenario(
+            name: "partly constant params",
+            layer: ##""icon-image": ["image", "duo", {"params": {"left": "red", "right": ["get", "r"]}}]"##,
+            features: [(##"{"r": "#00ff00"}"##, [Check(dx: -4, color: (255, 0, 0)), Check(dx: 4, color: (0, 255, 0))])]),
+        Scenario(
+            name: "coalesce",
+            layer:
+                ##""icon-image": ["coalesce", ["image", "nope"], ["image", "sq", {"params": {"fill": "#0000ff"}}]]"##,
+            features: [("{}", [Check(color: (0, 0, 255), width: 16)])]),
+        Scenario(
+            name: "second image (cross-fade partner)",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#ff00ff"}}, "plain", {}]"##,
+            features: [("{}", [Check(color: (255, 0, 255), width: 16)])]),
+        Scenario(
+            name: "data-driven name",
+            layer: ##""icon-image": ["image", ["get", "icon"], {"params": {"fill": ["get", "c"]}}]"##,
+            features: [
+                (##"{"icon": "sq", "c": "#00ffff"}"##, [Check(color: (0, 255, 255), width: 16)]),
+                (##"{"icon": "plain", "c": "#ff0000"}"##, [Check(color: (0, 170, 0), width: 16)]),
+            ]),
+        Scenario(
+            name: "legacy token", layer: ##""icon-image": "{icon}""##,
+            features: [(##"{"icon": "plain"}"##, [Check(color: (0, 170, 0), width: 16)])]),
+        Scenario(
+            name: "step around images",
+            layer:
+                ##""icon-image": ["step", ["zoom"], ["image", "sq", {"params": {"fill": "#ff8000"}}], 22, "plain"]"##,
+            features: [("{}", [Check(color: (255, 128, 0), width: 16)])]),
+        Scenario(
+            name: "case around images",
+            layer:
+                ##""icon-image": ["case", ["==", ["get", "k"], "a"], ["image", "sq", {"params": {"fill": "#008000"}}], "plain"]"##,
+            features: [(##"{"k": "a"}"##, [Check(color: (0, 128, 0), width: 16)])]),
+        Scenario(
+            name: "zoom-interpolated icon-size",
+            layer:
+                ##""icon-image": ["image", "sq", {"params": {"fill": "#004080"}}], "icon-size": ["interpolate", ["linear"], ["zoom"], 0, 1, 4, 3]"##,
+            features: [("{}", [Check(color: (0, 64, 128), width: 32)])]),
+        Scenario(
+            name: "scale-factor-icon-size (data-driven size)",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#400040"}}], "icon-size": ["get", "s"]"##,
+            features: [
+                (##"{"s": 2}"##, [Check(color: (64, 0, 64), width: 32)]),
+                (##"{"s": 0.5}"##, [Check(color: (64, 0, 64), width: 8)]),
+            ]),
+        Scenario(
+            name: "Mapbox-only properties",
+            layer:
+                ##""icon-image": ["image", "sq", {"params": {"fill": "#804000"}}], "icon-size-scale-range": [0.8, 2]"##,
+            features: [("{}", [Check(color: (128, 64, 0), width: 16)])]),
+        Scenario(
+            name: "Standard-like POI (config, match, hsla, step)",
+            layer:
+                ##""icon-image": ["image", ["match", ["get", "class"], "food", "sq", "plain"], {"params": {"fill": ["match", ["config", "theme"], "faded", "hsla(200, 100, 40, 1)", "hsl(0, 100%, 50%)"]}}], "icon-size": ["step", ["zoom"], 1, 1, 1.5]"##,
+            features: [
+                (##"{"class": "food"}"##, [Check(color: (0, 136, 204), width: 24)]),
+                (##"{"class": "bar"}"##, [Check(color: (0, 170, 0), width: 24)]),
+            ]),
     ]
 
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-scenarios-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        let header = #"<svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="16" height="16">"#
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iconr-scenarios-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        let header =
+            #"<svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="16" height="16">"#
         let icons = [
-            "sq": header + ##"<m:metadata><m:parameters><m:parameter m:name="fill" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" fill="#000000"/></svg>"##,
-            "ghost": header + ##"<m:metadata><m:parameters><m:parameter m:name="fill" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" fill="#000000" fill-opacity="0.5"/></svg>"##,
-            "duo": header + ##"<m:metadata><m:parameters><m:parameter m:name="left" m:type="color" m:value="#000000"/><m:parameter m:name="right" m:type="color" m:value="#0000ff"/></m:parameters></m:metadata><rect width="8" height="16" fill="#000000"/><rect x="8" width="8" height="16" fill="#0000ff"/></svg>"##,
+            "sq": header
+                + ##"<m:metadata><m:parameters><m:parameter m:name="fill" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" fill="#000000"/></svg>"##,
+            "ghost": header
+                + ##"<m:metadata><m:parameters><m:parameter m:name="fill" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" fill="#000000" fill-opacity="0.5"/></svg>"##,
+            "duo": header
+                + ##"<m:metadata><m:parameters><m:parameter m:name="left" m:type="color" m:value="#000000"/><m:parameter m:name="right" m:type="color" m:value="#0000ff"/></m:parameters></m:metadata><rect width="8" height="16" fill="#000000"/><rect x="8" width="8" height="16" fill="#0000ff"/></svg>"##,
             "plain": header + ##"<rect width="16" height="16" fill="#00aa00"/></svg>"##,
         ]
         for (name, svg) in icons { try Data(svg.utf8).write(to: directory.appendingPathComponent("icons/\(name).svg")) }
@@ -101,11 +148,17 @@ struct StyleScenarioTests {
             for feature in scenario.features {
                 let (x, y) = position(index)
                 let (longitude, latitude) = lngLat(x, y)
-                let properties = String(feature.properties.dropLast()) + (feature.properties == "{}" ? "" : ", ") + #""scenario": \#(number)}"#
-                features.append(#"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [\#(longitude), \#(latitude)]}, "properties": \#(properties)}"#)
+                let properties =
+                    String(feature.properties.dropLast()) + (feature.properties == "{}" ? "" : ", ")
+                    + #""scenario": \#(number)}"#
+                features.append(
+                    #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [\#(longitude), \#(latitude)]}, "properties": \#(properties)}"#
+                )
                 index += 1
             }
-            layers.append(#"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["==", ["get", "scenario"], \#(number)], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}}"#)
+            layers.append(
+                #"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["==", ["get", "scenario"], \#(number)], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}}"#
+            )
         }
         return """
             {"version": 8, "center": [0, 0], "zoom": \(zoom), "schema": {"theme": {"default": "faded", "type": "string", "values": ["default", "faded"]}},
@@ -143,19 +196,27 @@ struct StyleScenarioTests {
     @Test func everyScenarioDrawsRightInBothClientsAtRatios1And2() throws {
         let styleFile = directory.appendingPathComponent("style.json")
         try Data(Self.style().utf8).write(to: styleFile)
-        let build = try TestSupport.run(TestSupport.iconrExecutable, ["sprite", "icons", "-o", "out/sprite", "--style", "style.json",
-                                                                      "--emit-style", "out/style.json", "--max-size", "96", "--no-cache"],
-                                        directory: directory)
+        let build = try TestSupport.run(
+            TestSupport.iconrExecutable,
+            [
+                "sprite", "icons", "-o", "out/sprite", "--style", "style.json",
+                "--emit-style", "out/style.json", "--max-size", "96", "--no-cache",
+            ],
+            directory: directory)
         let stderr = String(decoding: build.stderr, as: UTF8.self)
         try #require(build.status == 0, "\(stderr)")
-        #expect(stderr.contains("removed Mapbox-only \"icon-size-scale-range\"") && stderr.contains("removed Mapbox-only \"schema\""))
-        let emitted = try JSONValue.parse([UInt8](try Data(contentsOf: directory.appendingPathComponent("out/style.json"))))
+        #expect(
+            stderr.contains("removed Mapbox-only \"icon-size-scale-range\"")
+                && stderr.contains("removed Mapbox-only \"schema\""))
+        let emitted = try JSONValue.parse(
+            [UInt8](try Data(contentsOf: directory.appendingPathComponent("out/style.json"))))
         #expect((emitted["sprite"]?.arrayValue?.count ?? 0) > 1, "the sprite should need several sheets")
         var failures: [String] = []
         for client in MapClient.allCases {
             for ratio in [1.0, 2.0] {
-                let pixels = try client.render(style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
-                                               width: Self.width, height: Self.height, zoom: Self.zoom, longitude: 0, latitude: 0)
+                let pixels = try client.render(
+                    style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
+                    width: Self.width, height: Self.height, zoom: Self.zoom, longitude: 0, latitude: 0)
                 let mapWidth = Int(Double(Self.width) * ratio)
                 var index = 0
                 for scenario in Self.scenarios {
@@ -163,9 +224,11 @@ struct StyleScenarioTests {
                         let (x, y) = Self.position(index)
                         index += 1
                         for check in feature.checks {
-                            let found = Self.measure(pixels, width: mapWidth, x: Int(((x + check.dx) * ratio).rounded(.down)),
-                                                     y: Int((y * ratio).rounded(.down)))
-                            let place = "\(client) at \(Int(ratio))x: \(scenario.name) \(feature.properties) at dx \(check.dx)"
+                            let found = Self.measure(
+                                pixels, width: mapWidth, x: Int(((x + check.dx) * ratio).rounded(.down)),
+                                y: Int((y * ratio).rounded(.down)))
+                            let place =
+                                "\(client) at \(Int(ratio))x: \(scenario.name) \(feature.properties) at dx \(check.dx)"
                             let (r, g, b) = found.color
                             if max(abs(r - check.color.0), abs(g - check.color.1), abs(b - check.color.2)) > 40 {
                                 failures.append("\(place): color \(found.color), expected \(check.color)")
@@ -178,6 +241,8 @@ struct StyleScenarioTests {
                 }
             }
         }
-        #expect(failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n")))
+        #expect(
+            failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n"))
+        )
     }
 }

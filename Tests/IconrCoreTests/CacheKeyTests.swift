@@ -1,12 +1,15 @@
 import Testing
+
 @testable import IconrCore
 
 struct SHA256Tests {
     @Test(arguments: [
         ("", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
         ("abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"),
-        ("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"),
+        (
+            "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        ),
     ])
     func matchesTheStandardVectors(_ text: String, _ digest: String) {
         #expect(SHA256.hex(Array(text.utf8)) == digest)
@@ -14,36 +17,42 @@ struct SHA256Tests {
 
     @Test func handlesLongInputs() {
         // One million 'a's: the FIPS 180-2 long-message vector.
-        #expect(SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
+        #expect(
+            SHA256.hex([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000))
                 == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
     }
 }
 
 struct VariantKeyTests {
-    private let template = try! SVGTemplate(bytes: Array("""
-        <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
-          <m:metadata><m:parameters>
-            <m:parameter m:name="flag_color" m:type="color" m:value="#000000"/>
-            <m:parameter m:name="edge" m:type="color" m:value="#ffffff"/>
-          </m:parameters></m:metadata>
-        </svg>
-        """.utf8))
+    private let template = try! SVGTemplate(
+        bytes: Array(
+            """
+            <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
+              <m:metadata><m:parameters>
+                <m:parameter m:name="flag_color" m:type="color" m:value="#000000"/>
+                <m:parameter m:name="edge" m:type="color" m:value="#ffffff"/>
+              </m:parameters></m:metadata>
+            </svg>
+            """.utf8))
 
     private func key(_ params: [String: String], scale: Double = 1) throws -> VariantKey {
-        VariantKey(name: "flag", templateDigest: "d1", params: try template.resolve(IconParameters(parsing: params)), scale: scale)
+        VariantKey(
+            name: "flag", templateDigest: "d1", params: try template.resolve(IconParameters(parsing: params)),
+            scale: scale)
     }
 
-    @Test(arguments: [
-        ([:], 1.0, "flag@1x"),
-        (["flag_color": "#800080"], 2.0, "flag?flag_color=#800080@2x"),
-        (["flag_color": "red"], 1.5, "flag?flag_color=#ff0000@1.5x"),
-        (["flag_color": "rgba(255, 0, 0, 0.5)"], 3.0, "flag?flag_color=#ff000080@3x"),
-        (["flag_color": "#000000"], 2.0, "flag@2x"),
-        (["flag_color": "black", "edge": "white"], 1.0, "flag@1x"),
-        (["flag_color": "purple", "edge": "RED"], 1.0, "flag?edge=#ff0000&flag_color=#800080@1x"),
-        (["unknown": "red"], 1.0, "flag@1x"),
-        (["edge": "red", "flag_color": "purple"], 0.25, "flag?edge=#ff0000&flag_color=#800080@0.25x"),
-    ] as [([String: String], Double, String)])
+    @Test(
+        arguments: [
+            ([:], 1.0, "flag@1x"),
+            (["flag_color": "#800080"], 2.0, "flag?flag_color=#800080@2x"),
+            (["flag_color": "red"], 1.5, "flag?flag_color=#ff0000@1.5x"),
+            (["flag_color": "rgba(255, 0, 0, 0.5)"], 3.0, "flag?flag_color=#ff000080@3x"),
+            (["flag_color": "#000000"], 2.0, "flag@2x"),
+            (["flag_color": "black", "edge": "white"], 1.0, "flag@1x"),
+            (["flag_color": "purple", "edge": "RED"], 1.0, "flag?edge=#ff0000&flag_color=#800080@1x"),
+            (["unknown": "red"], 1.0, "flag@1x"),
+            (["edge": "red", "flag_color": "purple"], 0.25, "flag?edge=#ff0000&flag_color=#800080@0.25x"),
+        ] as [([String: String], Double, String)])
     func readableCanonicalForm(_ params: [String: String], _ scale: Double, _ expected: String) throws {
         #expect(try key(params, scale: scale).description == expected)
     }
@@ -63,4 +72,3 @@ struct VariantKeyTests {
         #expect(a.identity == "aaa:flag?flag_color=#ff0000@1x")
     }
 }
-

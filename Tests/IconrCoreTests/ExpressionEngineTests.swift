@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IconrCore
 
 /// What the MapLibre suite does not cover: Mapbox's additions, the engine's limits, and the
@@ -6,19 +7,25 @@ import Testing
 struct ExpressionEngineTests {
     private func json(_ text: String) throws -> JSONValue { try JSONValue.parse(Array(text.utf8)) }
 
-    private func evaluate(_ expression: String, type: String = "", properties: [String: StyleValue] = [:],
-                          context: EvaluationContext = EvaluationContext()) throws -> StyleValue {
-        let compiled = try CompiledExpression.compile(try json(expression), specification: PropertySpecification(type: type)).get()
+    private func evaluate(
+        _ expression: String, type: String = "", properties: [String: StyleValue] = [:],
+        context: EvaluationContext = EvaluationContext()
+    ) throws -> StyleValue {
+        let compiled = try CompiledExpression.compile(
+            try json(expression), specification: PropertySpecification(type: type)
+        ).get()
         var context = context
         context.feature = ExpressionFeature(properties: properties)
         return try compiled.evaluate(context)
     }
 
-    @Test(arguments: [
-        ("hsla(0, 0, 0, 0)", [0.0, 0, 0, 0]), ("hsl(120, 100, 25)", [0, 0.5, 0, 1]), ("hsl(120, 100%, 25%)", [0, 0.5, 0, 1]),
-        ("#f00", [1, 0, 0, 1]), ("#ff000080", [1, 0, 0, 128.0 / 255]), ("rgb(255 0 0 / 50%)", [1, 0, 0, 0.5]),
-        ("transparent", [0, 0, 0, 0]), ("RED", [1, 0, 0, 1]),
-    ] as [(String, [Double])])
+    @Test(
+        arguments: [
+            ("hsla(0, 0, 0, 0)", [0.0, 0, 0, 0]), ("hsl(120, 100, 25)", [0, 0.5, 0, 1]),
+            ("hsl(120, 100%, 25%)", [0, 0.5, 0, 1]),
+            ("#f00", [1, 0, 0, 1]), ("#ff000080", [1, 0, 0, 128.0 / 255]), ("rgb(255 0 0 / 50%)", [1, 0, 0, 0.5]),
+            ("transparent", [0, 0, 0, 0]), ("RED", [1, 0, 0, 1]),
+        ] as [(String, [Double])])
     func colorsParseAsTheSpecificationAndMapboxDo(_ text: String, _ expected: [Double]) throws {
         let color = try #require(StyleColor(css: text))
         #expect(zip([color.red, color.green, color.blue, color.alpha], expected).allSatisfy { abs($0 - $1) < 0.002 })
@@ -33,25 +40,34 @@ struct ExpressionEngineTests {
         var context = EvaluationContext()
         context.config = ["theme": .string("night")]
         #expect(try evaluate(#"["match", ["config", "theme"], "night", 1, 2]"#, context: context) == .number(1))
-        #expect(try evaluate(#"["to-hsla", ["hsl", 120, 100, 25]]"#) == .array([.number(120), .number(100), .number(25), .number(1)]))
+        #expect(
+            try evaluate(#"["to-hsla", ["hsl", 120, 100, 25]]"#)
+                == .array([.number(120), .number(100), .number(25), .number(1)]))
         // A data value that is no color is dropped: the parameter keeps its default.
         let image = #"["image", "flag", {"params": {"flag_color": ["get", "c"]}}]"#
         guard case .image(let bad) = try evaluate(image, type: "resolvedImage", properties: ["c": .string("nope")]),
-              case .image(let good) = try evaluate(image, type: "resolvedImage", properties: ["c": .string("#0000ff")]) else {
+            case .image(let good) = try evaluate(image, type: "resolvedImage", properties: ["c": .string("#0000ff")])
+        else {
             Issue.record("image did not give an image")
             return
         }
         #expect(bad.params.isEmpty && good.params["flag_color"] == StyleColor(red: 0, green: 0, blue: 1))
         // A literal that is no color is an error at its place.
-        let result = CompiledExpression.compile(try json(#"["image", "flag", {"params": {"flag_color": 3}}]"#),
-                                                specification: PropertySpecification(type: "resolvedImage"))
-        guard case .failure(let failure) = result else { Issue.record("a number param compiled"); return }
+        let result = CompiledExpression.compile(
+            try json(#"["image", "flag", {"params": {"flag_color": 3}}]"#),
+            specification: PropertySpecification(type: "resolvedImage"))
+        guard case .failure(let failure) = result else {
+            Issue.record("a number param compiled")
+            return
+        }
         #expect(failure.errors.first?.key == "[2].params.flag_color")
         // The second image is a cross-fade partner: the image is there only when both are.
         var images = EvaluationContext()
         images.availableImages = ["a", "c"]
-        #expect(try evaluate(#"["coalesce", ["image", "a", {}, "b", {}], ["image", "c"]]"#, type: "resolvedImage", context: images)
-                    == .image(ResolvedImage(name: "c", available: true)))
+        #expect(
+            try evaluate(
+                #"["coalesce", ["image", "a", {}, "b", {}], ["image", "c"]]"#, type: "resolvedImage", context: images)
+                == .image(ResolvedImage(name: "c", available: true)))
     }
 
     @Test func nestingIsBoundedAndNumbersPrintAsJavaScript() throws {
@@ -60,33 +76,45 @@ struct ExpressionEngineTests {
         // JSON text nests at most 1,000 deep; an expression built in code is bounded too.
         var built = JSONValue.array([.string("get"), .string("x")])
         for _ in 0..<1_200 { built = .array([.string("-"), built]) }
-        guard case .failure(let failure) = CompiledExpression.compile(built, specification: PropertySpecification(type: "number")) else {
+        guard
+            case .failure(let failure) = CompiledExpression.compile(
+                built, specification: PropertySpecification(type: "number"))
+        else {
             Issue.record("1,200 levels compiled")
             return
         }
         #expect(failure.errors.first?.message == "Expressions may be nested at most 1000 deep.")
-        #expect([1.0, 0.5, 1e-7, 1e21, 123456789012345680000, -0.000001, 0.1 + 0.2].map(\.javaScriptText)
-                    == ["1", "0.5", "1e-7", "1e+21", "123456789012345680000", "-0.000001", "0.30000000000000004"])
+        #expect(
+            [1.0, 0.5, 1e-7, 1e21, 123456789012345680000, -0.000001, 0.1 + 0.2].map(\.javaScriptText)
+                == ["1", "0.5", "1e-7", "1e+21", "123456789012345680000", "-0.000001", "0.30000000000000004"])
     }
 
     @Test func outputsWithoutDataAreTheLiteralBranches() throws {
         let compiled = try CompiledExpression.compile(
-            try json(#"["image", ["case", ["has", "x"], "a", "b"], {"params": {"fill": ["coalesce", ["get", "c"], "red", "blue"]}}]"#),
-            specification: PropertySpecification(type: "resolvedImage")).get()
+            try json(
+                #"["image", ["case", ["has", "x"], "a", "b"], {"params": {"fill": ["coalesce", ["get", "c"], "red", "blue"]}}]"#
+            ),
+            specification: PropertySpecification(type: "resolvedImage")
+        ).get()
         let outputs = ExpressionOutputs.enumerate(compiled.root, context: EvaluationContext())
         let described = outputs.values.compactMap { value -> String? in
             guard case .image(let image) = value else { return nil }
             return image.name + (image.params["fill"].map { " " + $0.text } ?? "")
         }
-        #expect(described == ["a rgba(255,0,0,1)", "a rgba(0,0,255,1)", "a", "b rgba(255,0,0,1)", "b rgba(0,0,255,1)", "b"])
+        #expect(
+            described == ["a rgba(255,0,0,1)", "a rgba(0,0,255,1)", "a", "b rgba(255,0,0,1)", "b rgba(0,0,255,1)", "b"])
         #expect(outputs.open == ["[2].params.fill"])
     }
 
     @Test func legacyFiltersMeanWhatTheyMeant() throws {
-        let filter = LegacyFilter.convert(try json(#"["all", ["==", "$type", "Point"], ["in", "class", "a", "b"], ["<", "rank", 3], ["!has", "closed"]]"#))
-        let compiled = try CompiledExpression.compile(filter, specification: PropertySpecification(type: "boolean")).get()
+        let filter = LegacyFilter.convert(
+            try json(
+                #"["all", ["==", "$type", "Point"], ["in", "class", "a", "b"], ["<", "rank", 3], ["!has", "closed"]]"#))
+        let compiled = try CompiledExpression.compile(filter, specification: PropertySpecification(type: "boolean"))
+            .get()
         func shows(_ properties: [String: StyleValue]) throws -> StyleValue {
-            try compiled.evaluate(EvaluationContext(feature: ExpressionFeature(properties: properties, geometryType: "Point")))
+            try compiled.evaluate(
+                EvaluationContext(feature: ExpressionFeature(properties: properties, geometryType: "Point")))
         }
         #expect(try shows(["class": .string("a"), "rank": .number(1)]) == .boolean(true))
         #expect(try shows(["class": .string("c"), "rank": .number(1)]) == .boolean(false))
@@ -104,16 +132,25 @@ struct ExpressionEngineTests {
 struct ExpressionLimitTests {
     @Test func hugeNumbersBecomeErrorsOrBoundsNotTraps() throws {
         let format = ExpressionReport.make(
-            expression: try JSONValue.parse(Array(#"["number-format", 1.5, {"min-fraction-digits": ["get", "x"]}]"#.utf8)),
+            expression: try JSONValue.parse(
+                Array(#"["number-format", 1.5, {"min-fraction-digits": ["get", "x"]}]"#.utf8)),
             specification: PropertySpecification(json: nil),
             inputs: [try JSONValue.parse(Array(#"[{}, {"properties": {"x": 1e300}}]"#.utf8))])
         #expect(format["outputs"]?.arrayValue?.first?.stringValue == "1.50000000000000000000")
         let within = ExpressionReport.make(
-            expression: try JSONValue.parse(Array(#"["within", {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}]"#.utf8)),
+            expression: try JSONValue.parse(
+                Array(#"["within", {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}]"#.utf8)),
             specification: PropertySpecification(json: nil),
-            inputs: [try JSONValue.parse(Array(#"[{"canonicalID": {"z": 1e300, "x": -1, "y": 0.5}}, {"geometry": {"type": "Point", "coordinates": [0.5, 0.2]}}]"#.utf8))])
+            inputs: [
+                try JSONValue.parse(
+                    Array(
+                        #"[{"canonicalID": {"z": 1e300, "x": -1, "y": 0.5}}, {"geometry": {"type": "Point", "coordinates": [0.5, 0.2]}}]"#
+                            .utf8))
+            ])
         #expect(within["outputs"] == .array([.bool(false)]))
-        #expect(StyleColor(red: .nan, green: 2, blue: -1, alpha: .nan).color == Color(red: 0, green: 255, blue: 0, alpha: 0))
+        #expect(
+            StyleColor(red: .nan, green: 2, blue: -1, alpha: .nan).color == Color(red: 0, green: 255, blue: 0, alpha: 0)
+        )
     }
 
     @Test func enumeratingWithoutDataIsBounded() throws {
@@ -124,10 +161,13 @@ struct ExpressionLimitTests {
         }
         let names = (0..<300).map { "\($0), \"n\($0)\"" }.joined(separator: ", ")
         let colors = (0..<300).map { "\($0), \"\(hex($0))\"" }.joined(separator: ", ")
-        let text = "[\"image\", [\"match\", [\"get\", \"k\"], \(names), \"other\"], "
+        let text =
+            "[\"image\", [\"match\", [\"get\", \"k\"], \(names), \"other\"], "
             + "{\"params\": {\"fill\": [\"match\", [\"get\", \"c\"], \(colors), \"#ffffff\"]}}]"
-        let compiled = try CompiledExpression.compile(try JSONValue.parse(Array(text.utf8)),
-                                                      specification: PropertySpecification(type: "resolvedImage")).get()
+        let compiled = try CompiledExpression.compile(
+            try JSONValue.parse(Array(text.utf8)),
+            specification: PropertySpecification(type: "resolvedImage")
+        ).get()
         let outputs = ExpressionOutputs.enumerate(compiled.root, context: EvaluationContext())
         #expect(outputs.values.count == ExpressionOutputs.maximumValues)
         #expect(outputs.open.contains { $0.contains("more than 20000 values") })

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IconrCore
 
 private func template(_ body: String, metadata: String = "") throws -> SVGTemplate {
@@ -17,19 +18,22 @@ private func parameter(_ name: String, _ value: String) -> String {
 
 struct SVGTemplateMetadataTests {
     @Test func readsParametersStretchAreasAndContent() throws {
-        let parsed = try template("<rect width='10' height='10'/>", metadata: """
-            <m:parameters>
-              <m:parameter m:name="flag_color" m:type="color" m:value="#000000"/>
-              <m:parameter m:name="edge" m:type="color" m:value="rgb(255, 0, 0)"/>
-            </m:parameters>
-            <m:stretch-x-areas><m:stretch-x-area m:left="2" m:width="3"/><m:stretch-x-area m:left="6" m:width="1.5"/></m:stretch-x-areas>
-            <m:stretch-y-areas><m:stretch-y-area m:top="1" m:height="4"/></m:stretch-y-areas>
-            <m:content m:left="1" m:top="2" m:width="6" m:height="5"/>
-            """)
-        #expect(parsed.parameters == [
-            TemplateParameter(name: "flag_color", defaultColor: .black),
-            TemplateParameter(name: "edge", defaultColor: Color(red: 255, green: 0, blue: 0)),
-        ])
+        let parsed = try template(
+            "<rect width='10' height='10'/>",
+            metadata: """
+                <m:parameters>
+                  <m:parameter m:name="flag_color" m:type="color" m:value="#000000"/>
+                  <m:parameter m:name="edge" m:type="color" m:value="rgb(255, 0, 0)"/>
+                </m:parameters>
+                <m:stretch-x-areas><m:stretch-x-area m:left="2" m:width="3"/><m:stretch-x-area m:left="6" m:width="1.5"/></m:stretch-x-areas>
+                <m:stretch-y-areas><m:stretch-y-area m:top="1" m:height="4"/></m:stretch-y-areas>
+                <m:content m:left="1" m:top="2" m:width="6" m:height="5"/>
+                """)
+        #expect(
+            parsed.parameters == [
+                TemplateParameter(name: "flag_color", defaultColor: .black),
+                TemplateParameter(name: "edge", defaultColor: Color(red: 255, green: 0, blue: 0)),
+            ])
         #expect(parsed.stretchX == [StretchArea(start: 2, end: 5), StretchArea(start: 6, end: 7.5)])
         #expect(parsed.stretchY == [StretchArea(start: 1, end: 5)])
         #expect(parsed.content == ContentBox(left: 1, top: 2, right: 7, bottom: 7))
@@ -54,32 +58,52 @@ struct SVGTemplateMetadataTests {
             <svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><title>&name;</title>&dot;&dot;</svg>
             """
         let parsed = try SVGTemplate(bytes: Array(svg.utf8), file: "t.svg")
-        #expect(parsed.warnings.map(\.message) == ["the entity &dot; holds elements: they are drawn, but parameters do not reach their paints"])
+        #expect(
+            parsed.warnings.map(\.message) == [
+                "the entity &dot; holds elements: they are drawn, but parameters do not reach their paints"
+            ])
     }
 
     @Test func plainSVGHasNoParameters() throws {
-        let parsed = try SVGTemplate(bytes: Array("<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/>".utf8))
+        let parsed = try SVGTemplate(
+            bytes: Array("<svg xmlns='http://www.w3.org/2000/svg' width='1' height='1'/>".utf8))
         #expect(parsed.isPlain)
         #expect(parsed.content == nil && parsed.stretchX.isEmpty)
     }
 
     @Test(arguments: [
-        ("<m:parameters><m:parameter m:type=\"color\" m:value=\"#000\"/></m:parameters>",
-         "t.svg:2:27: m:parameter has no m:name"),
-        ("<m:parameters><m:parameter m:name=\"\" m:type=\"color\" m:value=\"#000\"/></m:parameters>",
-         "t.svg:2:27: m:parameter has no m:name"),
-        ("<m:parameters><m:parameter m:name=\"a\" m:type=\"color\" m:value=\"#000\"/>\n<m:parameter m:name=\"a\" m:type=\"color\" m:value=\"#fff\"/></m:parameters>",
-         "t.svg:3:1: duplicate m:parameter \"a\" (first declared at 2:27)"),
-        ("<m:parameters><m:parameter m:name=\"a\" m:type=\"number\" m:value=\"1\"/></m:parameters>",
-         "t.svg:2:51: m:parameter \"a\" has unsupported m:type \"number\" (only \"color\" exists)"),
-        ("<m:parameters><m:parameter m:name=\"flag_color\" m:type=\"color\" m:value=\"#12\"/></m:parameters>",
-         "t.svg:2:75: m:parameter \"flag_color\" has an invalid m:value \"#12\""),
-        ("<m:parameters><m:parameter m:name=\"a\" m:value=\"#000\"/></m:parameters>",
-         "t.svg:2:27: m:parameter \"a\" has no m:type (expected \"color\")"),
-        ("<m:parameters><m:parameter m:name=\"a\" m:type=\"color\"/></m:parameters>",
-         "t.svg:2:27: m:parameter \"a\" has no m:value"),
-        ("<m:stretch-x-areas><m:stretch-x-area m:left=\"x\" m:width=\"2\"/></m:stretch-x-areas>",
-         "t.svg:2:50: m:stretch-x-area has an invalid m:left \"x\" (expected a number >= 0)"),
+        (
+            "<m:parameters><m:parameter m:type=\"color\" m:value=\"#000\"/></m:parameters>",
+            "t.svg:2:27: m:parameter has no m:name"
+        ),
+        (
+            "<m:parameters><m:parameter m:name=\"\" m:type=\"color\" m:value=\"#000\"/></m:parameters>",
+            "t.svg:2:27: m:parameter has no m:name"
+        ),
+        (
+            "<m:parameters><m:parameter m:name=\"a\" m:type=\"color\" m:value=\"#000\"/>\n<m:parameter m:name=\"a\" m:type=\"color\" m:value=\"#fff\"/></m:parameters>",
+            "t.svg:3:1: duplicate m:parameter \"a\" (first declared at 2:27)"
+        ),
+        (
+            "<m:parameters><m:parameter m:name=\"a\" m:type=\"number\" m:value=\"1\"/></m:parameters>",
+            "t.svg:2:51: m:parameter \"a\" has unsupported m:type \"number\" (only \"color\" exists)"
+        ),
+        (
+            "<m:parameters><m:parameter m:name=\"flag_color\" m:type=\"color\" m:value=\"#12\"/></m:parameters>",
+            "t.svg:2:75: m:parameter \"flag_color\" has an invalid m:value \"#12\""
+        ),
+        (
+            "<m:parameters><m:parameter m:name=\"a\" m:value=\"#000\"/></m:parameters>",
+            "t.svg:2:27: m:parameter \"a\" has no m:type (expected \"color\")"
+        ),
+        (
+            "<m:parameters><m:parameter m:name=\"a\" m:type=\"color\"/></m:parameters>",
+            "t.svg:2:27: m:parameter \"a\" has no m:value"
+        ),
+        (
+            "<m:stretch-x-areas><m:stretch-x-area m:left=\"x\" m:width=\"2\"/></m:stretch-x-areas>",
+            "t.svg:2:50: m:stretch-x-area has an invalid m:left \"x\" (expected a number >= 0)"
+        ),
         ("<m:content m:left=\"1\" m:top=\"1\" m:width=\"2\"/>", "t.svg:2:13: m:content has no m:height"),
     ])
     func reportsMalformedMetadataWithFileLineAndValue(_ metadata: String, _ message: String) {
@@ -89,13 +113,16 @@ struct SVGTemplateMetadataTests {
     }
 
     @Test func warnsWhenTwoParametersShareADefault() throws {
-        let parsed = try template("", metadata: """
-            <m:parameters><m:parameter m:name="a" m:type="color" m:value="#000"/><m:parameter m:name="b" m:type="color" m:value="black"/></m:parameters>
-            """)
+        let parsed = try template(
+            "",
+            metadata: """
+                <m:parameters><m:parameter m:name="a" m:type="color" m:value="#000"/><m:parameter m:name="b" m:type="color" m:value="black"/></m:parameters>
+                """)
         #expect(parsed.parameters.count == 2)
-        #expect(parsed.warnings.map(\.message) == [
-            "parameters \"a\" and \"b\" share the default color #000000, so they cannot be set independently (the one declared last wins)",
-        ])
+        #expect(
+            parsed.warnings.map(\.message) == [
+                "parameters \"a\" and \"b\" share the default color #000000, so they cannot be set independently (the one declared last wins)"
+            ])
     }
 
     @Test func rejectsNonSVGRoot() {
@@ -105,19 +132,23 @@ struct SVGTemplateMetadataTests {
 }
 
 struct SVGTemplateSubstitutionTests {
-    private func applied(_ body: String, _ values: [String: String], default value: String = "#000000") throws -> String {
+    private func applied(_ body: String, _ values: [String: String], default value: String = "#000000") throws -> String
+    {
         let parsed = try template(body, metadata: parameter("p", value))
         return String(decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: values))), as: UTF8.self)
     }
 
     @Test func rewritesPresentationAttributesSpelledAnyWay() throws {
-        let out = try applied("<path fill='black'/><path stroke=\"#000\"/><path fill='rgb(0,0,0)'/><path fill='#111'/>",
-                              ["p": "#800080"])
-        #expect(out.contains("<path fill='#800080'/><path stroke=\"#800080\"/><path fill='#800080'/><path fill='#111'/>"))
+        let out = try applied(
+            "<path fill='black'/><path stroke=\"#000\"/><path fill='rgb(0,0,0)'/><path fill='#111'/>",
+            ["p": "#800080"])
+        #expect(
+            out.contains("<path fill='#800080'/><path stroke=\"#800080\"/><path fill='#800080'/><path fill='#111'/>"))
     }
 
     @Test func rewritesStyleAttributesAndSheetsKeepingImportant() throws {
-        let out = try applied("""
+        let out = try applied(
+            """
             <style>.a { fill: #000 !important; stroke:red } @media screen { .b{stop-color:black} }</style>
             <path style="fill:#000000;stroke-width:2" class="a"/>
             """, ["p": "red"])
@@ -131,17 +162,20 @@ struct SVGTemplateSubstitutionTests {
     }
 
     @Test func insertsInitialValuesOnRootAndStops() throws {
-        let out = try applied("<linearGradient><stop offset='0'/><stop offset='1' stop-color='red'/></linearGradient>",
-                              ["p": "#00ff00"])
+        let out = try applied(
+            "<linearGradient><stop offset='0'/><stop offset='1' stop-color='red'/></linearGradient>",
+            ["p": "#00ff00"])
         #expect(out.contains("width=\"10\" height=\"10\" fill=\"#00ff00\" color=\"#00ff00\">"))
         #expect(out.contains("<stop offset='0' stop-color=\"#00ff00\"/><stop offset='1' stop-color='red'/>"))
     }
 
     @Test func leavesTheRootAloneWhenItSetsItsOwnFill() throws {
-        let svg = "<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' fill='red' width='1' height='1'>"
+        let svg =
+            "<svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' fill='red' width='1' height='1'>"
             + "<m:metadata>\(parameter("p", "#000"))</m:metadata></svg>"
         let parsed = try SVGTemplate(bytes: Array(svg.utf8))
-        let out = String(decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: ["p": "blue"]))), as: UTF8.self)
+        let out = String(
+            decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: ["p": "blue"]))), as: UTF8.self)
         #expect(out.contains("fill='red' width='1' height='1' color=\"#0000ff\">"))
     }
 
@@ -162,14 +196,20 @@ struct SVGTemplateSubstitutionTests {
         let resolved = try parsed.resolve(IconParameters(parsing: ["nope": "red", "p": "blue"]))
         #expect(resolved.unknownNames == ["nope"])
         #expect(resolved.effectiveValues == ["p": Color(red: 0, green: 0, blue: 255)])
-        #expect(throws: ParameterError(name: "p", value: "#12")) { try parsed.resolve(IconParameters(parsing: ["p": "#12"])) }
+        #expect(throws: ParameterError(name: "p", value: "#12")) {
+            try parsed.resolve(IconParameters(parsing: ["p": "#12"]))
+        }
     }
 
     @Test func theParameterDeclaredLastWinsACollision() throws {
-        let parsed = try template("<path fill='#000'/>", metadata: """
-            <m:parameters><m:parameter m:name="a" m:type="color" m:value="#000"/><m:parameter m:name="b" m:type="color" m:value="#000"/></m:parameters>
-            """)
-        let out = String(decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: ["a": "red", "b": "blue"]))), as: UTF8.self)
+        let parsed = try template(
+            "<path fill='#000'/>",
+            metadata: """
+                <m:parameters><m:parameter m:name="a" m:type="color" m:value="#000"/><m:parameter m:name="b" m:type="color" m:value="#000"/></m:parameters>
+                """)
+        let out = String(
+            decoding: parsed.apply(try parsed.resolve(IconParameters(parsing: ["a": "red", "b": "blue"]))),
+            as: UTF8.self)
         #expect(out.contains("<path fill='#0000ff'/>"))
     }
 

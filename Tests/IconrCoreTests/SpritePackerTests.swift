@@ -1,4 +1,5 @@
 import Testing
+
 @testable import IconrCore
 
 struct SpritePackerTests {
@@ -19,8 +20,12 @@ struct SpritePackerTests {
         // Checked in plain code, one expectation for all: an #expect per pair made this slow.
         var problems: [String] = []
         for (index, rect) in rects.enumerated() {
-            if rect.width != sizes[index].width || rect.height != sizes[index].height { problems.append("\(rect) is not \(sizes[index])") }
-            if rect.x < 0 || rect.y < 0 || rect.maxX > sheet.width || rect.maxY > sheet.height { problems.append("\(rect) is outside") }
+            if rect.width != sizes[index].width || rect.height != sizes[index].height {
+                problems.append("\(rect) is not \(sizes[index])")
+            }
+            if rect.x < 0 || rect.y < 0 || rect.maxX > sheet.width || rect.maxY > sheet.height {
+                problems.append("\(rect) is outside")
+            }
         }
         problems += touching(rects, padding: padding)
         #expect(problems.isEmpty, "\(problems.prefix(5))")
@@ -30,9 +35,11 @@ struct SpritePackerTests {
     static func touching(_ rects: [PixelRect], padding: Int) -> [String] {
         var problems: [String] = []
         for a in rects.indices {
-            let grownA = PixelRect(x: rects[a].x, y: rects[a].y, width: rects[a].width + padding, height: rects[a].height + padding)
+            let grownA = PixelRect(
+                x: rects[a].x, y: rects[a].y, width: rects[a].width + padding, height: rects[a].height + padding)
             for b in rects.indices where b > a {
-                let grownB = PixelRect(x: rects[b].x, y: rects[b].y, width: rects[b].width + padding, height: rects[b].height + padding)
+                let grownB = PixelRect(
+                    x: rects[b].x, y: rects[b].y, width: rects[b].width + padding, height: rects[b].height + padding)
                 if grownA.intersects(grownB) { problems.append("\(rects[a]) touches \(rects[b])") }
             }
         }
@@ -104,21 +111,29 @@ struct SpriteGroupingTests {
         }
     }
 
-    static func layouts(_ generator: inout Generator, count: Int, largest: Int, ratios: [Double], padding: Int,
-                        shared: Bool) -> [SpritePacker.Layout] {
+    static func layouts(
+        _ generator: inout Generator, count: Int, largest: Int, ratios: [Double], padding: Int,
+        shared: Bool
+    ) -> [SpritePacker.Layout] {
         let base = (0..<count).map { _ in (generator.next(1...largest), generator.next(1...largest)) }
         // With sharing, about one item in four has the pixels of an earlier one.
-        let sharing = (0..<count).map { item in shared && item > 0 && generator.next(0...3) == 0 ? generator.next(0...(item - 1)) : item }
+        let sharing = (0..<count).map { item in
+            shared && item > 0 && generator.next(0...3) == 0 ? generator.next(0...(item - 1)) : item
+        }
         return ratios.sorted(by: >).map { ratio in
-            let sizes = base.map { PixelSize(width: max(1, Int((Double($0.0) * ratio).rounded())),
-                                             height: max(1, Int((Double($0.1) * ratio).rounded()))) }
+            let sizes = base.map {
+                PixelSize(
+                    width: max(1, Int((Double($0.0) * ratio).rounded())),
+                    height: max(1, Int((Double($0.1) * ratio).rounded())))
+            }
             // An item shares only with an owner of the same size (same pixels).
             let resolved = sharing.indices.map { item in
                 let owner = sharing[item] == item ? item : sharing[sharing[item]]
                 return sizes[owner] == sizes[item] ? owner : item
             }
-            return SpritePacker.Layout(sizes: sizes, padding: Int((Double(padding) * ratio).rounded(.up)),
-                                       sharing: shared ? resolved : nil)
+            return SpritePacker.Layout(
+                sizes: sizes, padding: Int((Double(padding) * ratio).rounded(.up)),
+                sharing: shared ? resolved : nil)
         }
     }
 
@@ -133,9 +148,13 @@ struct SpriteGroupingTests {
         #expect(members.sorted() == (0..<count).filter { !expectedTooLarge.contains($0) }, "\(label): each item once")
         var problems: [String] = []
         for group in result.groups {
-            if group.sheets.count != layouts.count { problems.append("\(group.sheets.count) sheets for \(layouts.count) layouts") }
+            if group.sheets.count != layouts.count {
+                problems.append("\(group.sheets.count) sheets for \(layouts.count) layouts")
+            }
             for (layout, sheet) in zip(layouts, group.sheets) {
-                if sheet.width > maxSide || sheet.height > maxSide { problems.append("sheet \(sheet.width)x\(sheet.height)") }
+                if sheet.width > maxSide || sheet.height > maxSide {
+                    problems.append("sheet \(sheet.width)x\(sheet.height)")
+                }
                 var owned: [PixelRect: Int] = [:]
                 for item in group.members {
                     guard let rect = sheet.placements[item] else {
@@ -150,7 +169,8 @@ struct SpriteGroupingTests {
                     }
                     if let other = owned[rect] {
                         if !(layout.sharing?[item] == other || layout.sharing?[other] == item
-                             || layout.sharing?[item] == layout.sharing?[other]) {
+                            || layout.sharing?[item] == layout.sharing?[other])
+                        {
                             problems.append("\(item) on \(other)'s place")
                         }
                     } else {
@@ -173,9 +193,12 @@ struct SpriteGroupingTests {
             let largest = max(1, maxSide / Int(ratios.max()!.rounded(.up)) + generator.next(-4...4))
             let padding = generator.next(0...3)
             let shared = generator.next(0...1) == 1
-            let layouts = Self.layouts(&generator, count: count, largest: max(1, largest), ratios: ratios,
-                                       padding: padding, shared: shared)
-            Self.check(layouts, maxSide: maxSide, "case \(index): \(count) items, max \(maxSide), ratios \(ratios), padding \(padding)")
+            let layouts = Self.layouts(
+                &generator, count: count, largest: max(1, largest), ratios: ratios,
+                padding: padding, shared: shared)
+            Self.check(
+                layouts, maxSide: maxSide,
+                "case \(index): \(count) items, max \(maxSide), ratios \(ratios), padding \(padding)")
         }
     }
 
@@ -196,9 +219,10 @@ struct SpriteIndexTests {
     @Test func writesSortedDeterministicJSON() {
         let entries = [
             "b": SpriteIndexEntry(rect: PixelRect(x: 0, y: 0, width: 30, height: 30), pixelRatio: 2),
-            "a \"q\"": SpriteIndexEntry(rect: PixelRect(x: 31, y: 0, width: 80, height: 48), pixelRatio: 1.5, sdf: true,
-                                        content: ContentBox(left: 9, top: 7.5, right: 51, bottom: 28.5),
-                                        stretchX: [StretchArea(start: 12, end: 48)], stretchY: [StretchArea(start: 12, end: 24)]),
+            "a \"q\"": SpriteIndexEntry(
+                rect: PixelRect(x: 31, y: 0, width: 80, height: 48), pixelRatio: 1.5, sdf: true,
+                content: ContentBox(left: 9, top: 7.5, right: 51, bottom: 28.5),
+                stretchX: [StretchArea(start: 12, end: 48)], stretchY: [StretchArea(start: 12, end: 24)]),
         ]
         let expected = """
             {
@@ -208,14 +232,16 @@ struct SpriteIndexTests {
 
             """
         #expect(String(decoding: SpriteIndex.json(entries, minified: false), as: UTF8.self) == expected)
-        #expect(String(decoding: SpriteIndex.json(["b": entries["b"]!], minified: true), as: UTF8.self)
+        #expect(
+            String(decoding: SpriteIndex.json(["b": entries["b"]!], minified: true), as: UTF8.self)
                 == #"{"b":{"height":30,"pixelRatio":2,"width":30,"x":0,"y":0}}"#)
     }
 
     @Test func validatesMetadataAgainstTheImage() {
-        var entry = SpriteIndexEntry(rect: PixelRect(x: 5, y: 5, width: 40, height: 24), pixelRatio: 1,
-                                     content: ContentBox(left: 6, top: 5, right: 34, bottom: 19),
-                                     stretchX: [StretchArea(start: 8, end: 32)])
+        var entry = SpriteIndexEntry(
+            rect: PixelRect(x: 5, y: 5, width: 40, height: 24), pixelRatio: 1,
+            content: ContentBox(left: 6, top: 5, right: 34, bottom: 19),
+            stretchX: [StretchArea(start: 8, end: 32)])
         #expect(entry.metadataProblem == nil)
         entry.stretchX = [StretchArea(start: 20, end: 30), StretchArea(start: 8, end: 12)]
         #expect(entry.metadataProblem == "stretchX [8, 12] is not ordered inside the 40x24 image")
@@ -226,8 +252,11 @@ struct SpriteIndexTests {
         entry.stretchX = [StretchArea(start: 20, end: 30), StretchArea(start: 8, end: 12)]
         entry.stretchY = [StretchArea(start: 2, end: 20)]
         let (valid, problems) = entry.validated()
-        #expect(problems == ["stretchX [8, 12] is not ordered inside the 40x24 image",
-                             "content [6, 5, 44, 19] is not inside the 40x24 image"])
+        #expect(
+            problems == [
+                "stretchX [8, 12] is not ordered inside the 40x24 image",
+                "content [6, 5, 44, 19] is not inside the 40x24 image",
+            ])
         #expect(valid.stretchX.isEmpty && valid.content == nil && valid.stretchY == [StretchArea(start: 2, end: 20)])
         #expect(valid.metadataProblem == nil)
     }

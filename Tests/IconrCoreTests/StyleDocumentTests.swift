@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import IconrCore
 
 struct StyleDocumentTests {
@@ -19,21 +20,28 @@ struct StyleDocumentTests {
 
     static func template(_ parameters: String) -> SVGTemplate {
         // A literal template of this test: parsing it cannot fail.
-        try! SVGTemplate(bytes: Array("""
-            <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
-              <m:metadata><m:parameters>\(parameters)</m:parameters></m:metadata>
-            </svg>
-            """.utf8))
+        try! SVGTemplate(
+            bytes: Array(
+                """
+                <svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="4" height="4">
+                  <m:metadata><m:parameters>\(parameters)</m:parameters></m:metadata>
+                </svg>
+                """.utf8))
     }
 
     static let flagTemplate = template(##"<m:parameter m:name="flag_color" m:type="color" m:value="#000000"/>"##)
 
-    static func style(_ text: String, data: [String: String] = [:], config: [String: JSONValue] = [:]) throws -> StyleDocument {
-        try StyleDocument(bytes: Array(text.utf8), file: "style.json", data: data.mapValues { Array($0.utf8) }, config: config)
+    static func style(
+        _ text: String, data: [String: String] = [:], config: [String: JSONValue] = [:]
+    ) throws -> StyleDocument {
+        try StyleDocument(
+            bytes: Array(text.utf8), file: "style.json", data: data.mapValues { Array($0.utf8) }, config: config)
     }
 
     static func described(_ needed: NeededIcons) -> [String] {
-        needed.icons.map { "\($0.image.name) \($0.image.params.mapValues(\.hexString).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) \($0.scale)" }
+        needed.icons.map {
+            "\($0.image.name) \($0.image.params.mapValues(\.hexString).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }) \($0.scale)"
+        }
     }
 
     /// A symbol layer over one GeoJSON source of `features` (JSON property objects).
@@ -41,7 +49,8 @@ struct StyleDocumentTests {
         let list = features.enumerated().map { index, properties in
             #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": [\#(index), 0]}, "properties": \#(properties)}"#
         }.joined(separator: ",")
-        return #"{"version": 8, \#(extra) "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\#(list)]}}}, "layers": [{"id": "l", "type": "symbol", "source": "s", \#(layer)}]}"#
+        return
+            #"{"version": 8, \#(extra) "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\#(list)]}}}, "layers": [{"id": "l", "type": "symbol", "source": "s", \#(layer)}]}"#
     }
 
     @Test func findsTheVariantsAndTheSizeEachFeatureNeeds() throws {
@@ -49,31 +58,36 @@ struct StyleDocumentTests {
         #expect(style.layers.map(\.id) == ["points", "plain"])
         // Mapbox rasterizes a data-driven icon-size per feature: only the red flag is at 2x;
         // the feature whose color is no color shows the default.
-        #expect(Self.described(style.neededIcons()) == [
-            "flag [] 1.0", "flag [\"flag_color=#800080\"] 1.0", "flag [\"flag_color=#ff0000\"] 2.0",
-            "flag [\"flag_color=#ffff00\"] 1.0", "marker [] 1.0",
-        ])
+        #expect(
+            Self.described(style.neededIcons()) == [
+                "flag [] 1.0", "flag [\"flag_color=#800080\"] 1.0", "flag [\"flag_color=#ff0000\"] 2.0",
+                "flag [\"flag_color=#ffff00\"] 1.0", "marker [] 1.0",
+            ])
     }
 
     @Test func aBranchNoFeatureReachesSetsNoSize() throws {
-        let style = try Self.style(Self.layerStyle(#""layout": {"icon-image": "a", "icon-size": ["match", ["get", "k"], "never", 4, 1]}"#,
-                                                   features: [#"{"k": "x"}"#]))
+        let style = try Self.style(
+            Self.layerStyle(
+                #""layout": {"icon-image": "a", "icon-size": ["match", ["get", "k"], "never", 4, 1]}"#,
+                features: [#"{"k": "x"}"#]))
         #expect(Self.described(style.neededIcons()) == ["a [] 1.0"])
     }
 
     @Test func zoomCurvesTakeTheUpperCoveringStopAndCompositeTheLargerOfTwo() throws {
         // camera: at tile zoom z the value at the first stop >= z+1 (clamped to the last).
-        let camera = try Self.style(Self.layerStyle(
-            #""minzoom": 10, "maxzoom": 12, "layout": {"icon-image": "a", "icon-size": ["interpolate", ["linear"], ["zoom"], 10, 1, 11, 3, 20, 2]}"#,
-            features: ["{}"]))
+        let camera = try Self.style(
+            Self.layerStyle(
+                #""minzoom": 10, "maxzoom": 12, "layout": {"icon-image": "a", "icon-size": ["interpolate", ["linear"], ["zoom"], 10, 1, 11, 3, 20, 2]}"#,
+                features: ["{}"]))
         let layer = try #require(camera.layers.first)
         #expect(layer.tileZooms == [10, 11])
         #expect(layer.rasterSize(for: ExpressionFeature(), tileZoom: 10) == 3)
         #expect(layer.rasterSize(for: ExpressionFeature(), tileZoom: 11) == 2)
         #expect(Self.described(camera.neededIcons()) == ["a [] 3.0"])
-        let composite = try Self.style(Self.layerStyle(
-            #""layout": {"icon-image": "a", "icon-size": ["interpolate", ["linear"], ["zoom"], 5, ["get", "s"], 6, 1]}"#,
-            features: [#"{"s": 4}"#]))
+        let composite = try Self.style(
+            Self.layerStyle(
+                #""layout": {"icon-image": "a", "icon-size": ["interpolate", ["linear"], ["zoom"], 5, ["get", "s"], 6, 1]}"#,
+                features: [#"{"s": 4}"#]))
         let feature = ExpressionFeature(properties: ["s": .number(4)])
         #expect(try #require(composite.layers.first).rasterSize(for: feature, tileZoom: 5) == 4)
         #expect(try #require(composite.layers.first).rasterSize(for: feature, tileZoom: 9) == 1)
@@ -81,16 +95,23 @@ struct StyleDocumentTests {
 
     @Test func filtersAndZoomRangesDecideWhichFeaturesShow() throws {
         let layer = #""filter": ["==", ["get", "kind"], "shop"], "layout": {"icon-image": ["get", "icon"]}"#
-        let style = try Self.style(Self.layerStyle(layer, features: [#"{"kind": "shop", "icon": "a"}"#, #"{"kind": "park", "icon": "b"}"#]))
+        let style = try Self.style(
+            Self.layerStyle(layer, features: [#"{"kind": "shop", "icon": "a"}"#, #"{"kind": "park", "icon": "b"}"#]))
         #expect(Self.described(style.neededIcons()) == ["a [] 1.0"])
         // Legacy filters mean what they meant.
-        let legacy = try Self.style(Self.layerStyle(#""filter": ["all", ["==", "kind", "park"], ["!has", "closed"]], "layout": {"icon-image": ["get", "icon"]}"#,
-                                                    features: [#"{"kind": "shop", "icon": "a"}"#, #"{"kind": "park", "icon": "b"}"#,
-                                                               #"{"kind": "park", "icon": "c", "closed": true}"#]))
+        let legacy = try Self.style(
+            Self.layerStyle(
+                #""filter": ["all", ["==", "kind", "park"], ["!has", "closed"]], "layout": {"icon-image": ["get", "icon"]}"#,
+                features: [
+                    #"{"kind": "shop", "icon": "a"}"#, #"{"kind": "park", "icon": "b"}"#,
+                    #"{"kind": "park", "icon": "c", "closed": true}"#,
+                ]))
         #expect(Self.described(legacy.neededIcons()) == ["b [] 1.0"])
         // A step on zoom shows each icon in its own range of the layer's zooms.
-        let stepped = try Self.style(Self.layerStyle(#""minzoom": 3, "maxzoom": 8, "layout": {"icon-image": ["step", ["zoom"], "small", 5, "large", 9, "never"]}"#,
-                                                     features: ["{}"]))
+        let stepped = try Self.style(
+            Self.layerStyle(
+                #""minzoom": 3, "maxzoom": 8, "layout": {"icon-image": ["step", ["zoom"], "small", 5, "large", 9, "never"]}"#,
+                features: ["{}"]))
         #expect(Self.described(stepped.neededIcons()) == ["large [] 1.0", "small [] 1.0"])
     }
 
@@ -107,64 +128,94 @@ struct StyleDocumentTests {
         let needed = style.neededIcons()
         #expect(Self.described(needed).contains("park [\"fill=#ff0000\"] 1.5"))
         #expect(Self.described(needed).contains("dot [] 1.5"))
-        #expect(needed.warnings.contains { $0.contains("layer \"poi\"") && $0.contains("layers[0].layout.icon-image[2].params.fill") })
+        #expect(
+            needed.warnings.contains {
+                $0.contains("layer \"poi\"") && $0.contains("layers[0].layout.icon-image[2].params.fill")
+            })
         // --config changes the schema default.
         let night = try Self.style(text, config: ["theme": .string("night")])
         #expect(Self.described(night.neededIcons()).contains("shop [\"fill=#333333\"] 1.5"))
-        #expect(performing: { try Self.style(text, config: ["nope": .bool(true)]) }, throws: {
-            "\($0)" == "style.json: --config nope: the style's schema has no option \"nope\""
-        })
+        #expect(
+            performing: { try Self.style(text, config: ["nope": .bool(true)]) },
+            throws: {
+                "\($0)" == "style.json: --config nope: the style's schema has no option \"nope\""
+            })
     }
 
     @Test func samplesFromDataFillSourcesWithoutData() throws {
-        let text = ##"{"version": 8, "sources": {"v": {"type": "vector"}}, "layers": [{"id": "l", "type": "symbol", "source": "v", "layout": {"icon-image": ["image", "flag", {"params": {"flag_color": ["get", "c"]}}]}}]}"##
+        let text =
+            ##"{"version": 8, "sources": {"v": {"type": "vector"}}, "layers": [{"id": "l", "type": "symbol", "source": "v", "layout": {"icon-image": ["image", "flag", {"params": {"flag_color": ["get", "c"]}}]}}]}"##
         let style = try Self.style(text, data: ["samples.ndjson": "{\"c\": \"#00ff00\"}\n\n{\"c\": \"blue\"}\n"])
-        #expect(Self.described(style.neededIcons()) == ["flag [] 1.0", "flag [\"flag_color=#0000ff\"] 1.0", "flag [\"flag_color=#00ff00\"] 1.0"])
-        #expect(performing: { try Self.style(text, data: ["bad.ndjson": "{\"c\": 1}\nnot json\n"]) }, throws: {
-            "\($0)" == "bad.ndjson: line 2: expected GeoJSON, or one JSON object of feature properties per line"
-        })
+        #expect(
+            Self.described(style.neededIcons()) == [
+                "flag [] 1.0", "flag [\"flag_color=#0000ff\"] 1.0", "flag [\"flag_color=#00ff00\"] 1.0",
+            ])
+        #expect(
+            performing: { try Self.style(text, data: ["bad.ndjson": "{\"c\": 1}\nnot json\n"]) },
+            throws: {
+                "\($0)" == "bad.ndjson: line 2: expected GeoJSON, or one JSON object of feature properties per line"
+            })
     }
 
     @Test func emitsVariantsPickedByColorNumbersNotColorText() throws {
         let style = try Self.style(Self.helsinki)
-        let emitted = style.emitted(sprite: .string("file:///out/sprite"), templates: ["flag": Self.flagTemplate],
-                                    needed: style.neededIcons().icons.map(\.image))
+        let emitted = style.emitted(
+            sprite: .string("file:///out/sprite"), templates: ["flag": Self.flagTemplate],
+            needed: style.neededIcons().icons.map(\.image))
         #expect(emitted.json["sprite"] == .string("file:///out/sprite"))
         let image = emitted.json["layers"]?.arrayValue?[1]["layout"]?["icon-image"]
-        let key = ##"["let","iconr_color1",["to-rgba",["to-color",["get","flagColor"],"#000000"]],["case",["==",["at",3,["var","iconr_color1"]],0],"t",["concat",["round",["at",0,["var","iconr_color1"]]],",",["round",["at",1,["var","iconr_color1"]]],",",["round",["at",2,["var","iconr_color1"]]],",",["round",["*",["at",3,["var","iconr_color1"]],255]]]]]"##
-        let expected = ##"["image",["match",KEY,"128,0,128,255","flag?flag_color=800080","255,0,0,255","flag?flag_color=ff0000","255,255,0,255","flag?flag_color=ffff00","flag"]]"##
+        let key =
+            ##"["let","iconr_color1",["to-rgba",["to-color",["get","flagColor"],"#000000"]],["case",["==",["at",3,["var","iconr_color1"]],0],"t",["concat",["round",["at",0,["var","iconr_color1"]]],",",["round",["at",1,["var","iconr_color1"]]],",",["round",["at",2,["var","iconr_color1"]]],",",["round",["*",["at",3,["var","iconr_color1"]],255]]]]]"##
+        let expected =
+            ##"["image",["match",KEY,"128,0,128,255","flag?flag_color=800080","255,0,0,255","flag?flag_color=ff0000","255,255,0,255","flag?flag_color=ffff00","flag"]]"##
         #expect(image?.serialized == expected.replacingOccurrences(of: "KEY", with: key))
         // Other layers and properties are kept.
         #expect(emitted.json["layers"]?.arrayValue?[2]["layout"]?["icon-image"] == .string("marker"))
-        #expect(emitted.json["layers"]?.arrayValue?[1]["layout"]?["icon-size"] == style.json["layers"]?.arrayValue?[1]["layout"]?["icon-size"])
+        #expect(
+            emitted.json["layers"]?.arrayValue?[1]["layout"]?["icon-size"]
+                == style.json["layers"]?.arrayValue?[1]["layout"]?["icon-size"])
         #expect(emitted.warnings.isEmpty)
     }
 
     @Test func constantParamsBecomeTheVariantIdAndPartlyConstantOnesKeepTheirLabel() throws {
-        let two = Self.template(##"<m:parameter m:name="a" m:type="color" m:value="#000000"/><m:parameter m:name="b" m:type="color" m:value="#ffffff"/>"##)
-        let text = Self.layerStyle(#""layout": {"icon-image": ["coalesce", ["image", "missing"], ["image", "two", {"params": {"a": "red", "b": ["get", "b"]}}]]}"#,
-                                   features: [#"{"b": "rgba(255, 255, 0, 0.5)"}"#, #"{"b": "rgba(255, 0, 0, 0)"}"#])
+        let two = Self.template(
+            ##"<m:parameter m:name="a" m:type="color" m:value="#000000"/><m:parameter m:name="b" m:type="color" m:value="#ffffff"/>"##
+        )
+        let text = Self.layerStyle(
+            #""layout": {"icon-image": ["coalesce", ["image", "missing"], ["image", "two", {"params": {"a": "red", "b": ["get", "b"]}}]]}"#,
+            features: [#"{"b": "rgba(255, 255, 0, 0.5)"}"#, #"{"b": "rgba(255, 0, 0, 0)"}"#])
         let style = try Self.style(text)
         let needed = style.neededIcons(imageExists: { $0 == "two" })
-        #expect(Self.described(needed) == ["two [\"a=#ff0000\", \"b=#ff000000\"] 1.0", "two [\"a=#ff0000\", \"b=#ffff0080\"] 1.0"])
+        #expect(
+            Self.described(needed) == [
+                "two [\"a=#ff0000\", \"b=#ff000000\"] 1.0", "two [\"a=#ff0000\", \"b=#ffff0080\"] 1.0",
+            ])
         let emitted = style.emitted(sprite: .string("s"), templates: ["two": two], needed: needed.icons.map(\.image))
         let image = try #require(emitted.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"])
         let serialized = image.serialized
         // coalesce keeps its images, so MapLibre still skips a missing one.
-        #expect(serialized.hasPrefix(##"["coalesce",["image","missing"],["image",["match",["concat","255,0,0,255","|",["let""##))
+        #expect(
+            serialized.hasPrefix(
+                ##"["coalesce",["image","missing"],["image",["match",["concat","255,0,0,255","|",["let""##))
         // A translucent color and a fully transparent one are labelled by numbers.
         #expect(serialized.contains(##""255,0,0,255|255,255,0,128","two?a=ff0000&b=ffff0080""##))
         #expect(serialized.contains(##""255,0,0,255|t","two?a=ff0000&b=ff000000""##))
         // Told which icons the sprite has, coalesce drops the one it lacks.
-        let known = style.emitted(sprite: .string("s"), templates: ["two": two], needed: needed.icons.map(\.image),
-                                  imageExists: { $0 == "two" })
+        let known = style.emitted(
+            sprite: .string("s"), templates: ["two": two], needed: needed.icons.map(\.image),
+            imageExists: { $0 == "two" })
         let kept = try #require(known.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized)
         #expect(kept.hasPrefix(##"["coalesce",["image",["match","##) && !kept.contains(##""missing""##))
         // All constant: the id itself.
-        let constant = try Self.style(Self.layerStyle(#""layout": {"icon-image": ["image", "flag", {"params": {"flag_color": "red"}}]}"#, features: []))
-        let constantEmitted = constant.emitted(sprite: .string("s"), templates: ["flag": Self.flagTemplate],
-                                               needed: constant.neededIcons().icons.map(\.image))
-        #expect(constantEmitted.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized == ##"["image","flag?flag_color=ff0000"]"##)
+        let constant = try Self.style(
+            Self.layerStyle(
+                #""layout": {"icon-image": ["image", "flag", {"params": {"flag_color": "red"}}]}"#, features: []))
+        let constantEmitted = constant.emitted(
+            sprite: .string("s"), templates: ["flag": Self.flagTemplate],
+            needed: constant.neededIcons().icons.map(\.image))
+        #expect(
+            constantEmitted.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized
+                == ##"["image","flag?flag_color=ff0000"]"##)
     }
 
     @Test func dataDrivenNamesLaterSheetsAndMapboxOnlyPartsAreHandled() throws {
@@ -181,8 +232,9 @@ struct StyleDocumentTests {
         let style = try Self.style(text)
         let needed = style.neededIcons()
         #expect(Self.described(needed) == ["flag [\"flag_color=#0000ff\"] 2.0"])
-        let emitted = style.emitted(sprite: .array([]), templates: ["flag": Self.flagTemplate], needed: needed.icons.map(\.image),
-                                    sheetOf: ["flag?flag_color=0000ff": "sprite-2"])
+        let emitted = style.emitted(
+            sprite: .array([]), templates: ["flag": Self.flagTemplate], needed: needed.icons.map(\.image),
+            sheetOf: ["flag?flag_color=0000ff": "sprite-2"])
         let layers = try #require(emitted.json["layers"]?.arrayValue)
         #expect(layers.count == 1)
         let layout = layers[0]["layout"]
@@ -195,27 +247,39 @@ struct StyleDocumentTests {
         let image = try #require(layout?["icon-image"]?.serialized)
         #expect(image.hasPrefix(##"["image",["match",["to-string",["get","icon"]],"flag",["match","##))
         #expect(image.contains(##""0,0,255,255","sprite-2:flag?flag_color=0000ff""##))
-        for part in ["\"schema\"", "\"imports\"", "\"fog\"", "layer \"m\"", "\"slot\"", "\"icon-size-scale-range\"", "\"icon-emissive-strength\"",
-                     "second image"] {
+        for part in [
+            "\"schema\"", "\"imports\"", "\"fog\"", "layer \"m\"", "\"slot\"", "\"icon-size-scale-range\"",
+            "\"icon-emissive-strength\"",
+            "second image",
+        ] {
             #expect(emitted.warnings.contains { $0.contains(part) }, "no warning names \(part)")
         }
     }
 
     @Test func errorsNameTheFileAndThePlace() {
         let bad = Self.helsinki.replacingOccurrences(of: #"["get", "flagColor"]"#, with: #"["fetch", "flagColor"]"#)
-        #expect(performing: { try Self.style(bad) }, throws: {
-            "\($0)" == "style.json: layers[1].layout.icon-image[2].params.flag_color[0]: Unknown expression \"fetch\". If you wanted a literal array, use [\"literal\", [...]]."
-        })
+        #expect(
+            performing: { try Self.style(bad) },
+            throws: {
+                "\($0)"
+                    == "style.json: layers[1].layout.icon-image[2].params.flag_color[0]: Unknown expression \"fetch\". If you wanted a literal array, use [\"literal\", [...]]."
+            })
         let literal = Self.helsinki.replacingOccurrences(of: #"["get", "flagColor"]"#, with: #""blurple""#)
-        #expect(performing: { try Self.style(literal) }, throws: {
-            "\($0)" == "style.json: layers[1].layout.icon-image[2].params.flag_color: Could not parse color from value 'blurple'"
-        })
+        #expect(
+            performing: { try Self.style(literal) },
+            throws: {
+                "\($0)"
+                    == "style.json: layers[1].layout.icon-image[2].params.flag_color: Could not parse color from value 'blurple'"
+            })
         let size = Self.helsinki.replacingOccurrences(of: #"2.0, 1.0]"#, with: #""big", 1.0]"#)
-        #expect(performing: { try Self.style(size) }, throws: {
-            "\($0)" == "style.json: layers[1].layout.icon-size[2]: Expected number but found string instead."
-        })
+        #expect(
+            performing: { try Self.style(size) },
+            throws: {
+                "\($0)" == "style.json: layers[1].layout.icon-size[2]: Expected number but found string instead."
+            })
         // A GeoJSON URL without --data is not an error: the build says what it will do.
-        let remote = #"{"version": 8, "sources": {"p": {"type": "geojson", "data": "https://example.org/points.geojson"}}, "layers": []}"#
+        let remote =
+            #"{"version": 8, "sources": {"p": {"type": "geojson", "data": "https://example.org/points.geojson"}}, "layers": []}"#
         #expect((try? Self.style(remote))?.warnings.first?.contains("give the data with --data points.geojson") == true)
         let given = try? Self.style(remote, data: ["points.geojson": #"{"type": "FeatureCollection", "features": []}"#])
         #expect(given?.features["p"]?.isEmpty == true)
@@ -224,7 +288,10 @@ struct StyleDocumentTests {
     @Test func deepExpressionsFinishCleanly() throws {
         let deep = String(repeating: #"["coalesce", "#, count: 990) + #""a""# + String(repeating: "]", count: 990)
         #expect((try? Self.style(Self.layerStyle(#""layout": {"icon-image": \#(deep)}"#, features: ["{}"]))) != nil)
-        let tooDeep = String(repeating: #"["coalesce", "#, count: 1_005) + #""a""# + String(repeating: "]", count: 1_005)
-        #expect(throws: StyleError.self) { try Self.style(Self.layerStyle(#""layout": {"icon-image": \#(tooDeep)}"#, features: ["{}"])) }
+        let tooDeep =
+            String(repeating: #"["coalesce", "#, count: 1_005) + #""a""# + String(repeating: "]", count: 1_005)
+        #expect(throws: StyleError.self) {
+            try Self.style(Self.layerStyle(#""layout": {"icon-image": \#(tooDeep)}"#, features: ["{}"]))
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import IconrCore
 
 /// The template scanner runs in the CLI's own process (a cache hit never reaches librsvg),
@@ -10,7 +11,8 @@ struct TemplateRobustnessTests {
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("shared/corpora")
         let icons = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("icons")
-        let files = ["maki/airport.svg", "maki/bakery.svg"].map { corpora.appendingPathComponent($0) }
+        let files =
+            ["maki/airport.svg", "maki/bakery.svg"].map { corpora.appendingPathComponent($0) }
             + ["flag.svg", "marker.svg", "badge.svg", "label.svg"].map { icons.appendingPathComponent($0) }
         return files.compactMap { try? [UInt8](Data(contentsOf: $0)) }
     }()
@@ -42,7 +44,9 @@ struct TemplateRobustnessTests {
             if let template = try? SVGTemplate(bytes: bytes) {
                 parsed += 1
                 // Applying parameters to whatever parsed must not crash either.
-                _ = template.apply(template.resolve(colors: Dictionary(uniqueKeysWithValues: template.parameters.map { ($0.name, Color.black) })))
+                _ = template.apply(
+                    template.resolve(
+                        colors: Dictionary(uniqueKeysWithValues: template.parameters.map { ($0.name, Color.black) })))
             } else {
                 rejected += 1
             }
@@ -59,20 +63,25 @@ struct EntityExpansionTests {
         for level in stride(from: 1, through: depth, by: 1) {
             doctype += "<!ENTITY e\(level) \"\(String(repeating: "&e\(level - 1);", count: breadth))\">"
         }
-        return Array(("<!DOCTYPE svg [\(doctype)]><svg xmlns='http://www.w3.org/2000/svg' width='4' height='4' "
-                      + "fill='&e\(depth);'><rect width='4' height='4'/></svg>").utf8)
+        return Array(
+            ("<!DOCTYPE svg [\(doctype)]><svg xmlns='http://www.w3.org/2000/svg' width='4' height='4' "
+                + "fill='&e\(depth);'><rect width='4' height='4'/></svg>").utf8)
     }
 
     @Test func declaredEntitiesStillExpand() throws {
-        let template = try SVGTemplate(bytes: Array("""
-            <!DOCTYPE svg [<!ENTITY ink "#000000">]>
-            <svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' width='4' height='4'>
-              <m:metadata><m:parameters><m:parameter m:name='c' m:type='color' m:value='&ink;'/></m:parameters></m:metadata>
-              <rect width='4' height='4' fill='&ink;'/>
-            </svg>
-            """.utf8))
+        let template = try SVGTemplate(
+            bytes: Array(
+                """
+                <!DOCTYPE svg [<!ENTITY ink "#000000">]>
+                <svg xmlns='http://www.w3.org/2000/svg' xmlns:m='https://www.mapbox.com' width='4' height='4'>
+                  <m:metadata><m:parameters><m:parameter m:name='c' m:type='color' m:value='&ink;'/></m:parameters></m:metadata>
+                  <rect width='4' height='4' fill='&ink;'/>
+                </svg>
+                """.utf8))
         #expect(template.parameters.first?.defaultColor == Color(css: "#000000"))
-        #expect(String(decoding: template.apply(template.resolve(colors: ["c": Color(css: "red")!])), as: UTF8.self).contains("#ff0000"))
+        #expect(
+            String(decoding: template.apply(template.resolve(colors: ["c": Color(css: "red")!])), as: UTF8.self)
+                .contains("#ff0000"))
     }
 
     @Test(arguments: [(2, 1_500), (3, 120), (4, 40), (6, 40)])
@@ -86,7 +95,9 @@ struct MessageTextTests {
     @Test func controlCharactersAreEscaped() {
         #expect("plain text: #fff".escapedForMessage == "plain text: #fff")
         #expect("a\nerror: b".escapedForMessage == #"a\nerror: b"#)
-        #expect("\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}".escapedForMessage == #"\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}"#)
+        #expect(
+            "\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}".escapedForMessage
+                == #"\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}"#)
         #expect("ünïcode ✓".escapedForMessage == "ünïcode ✓")
     }
 }

@@ -20,10 +20,12 @@ struct IconServerTests {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-server-\(UUID().uuidString)")
         icons = directory.appendingPathComponent("icons")
-        try FileManager.default.createDirectory(at: icons.appendingPathComponent("roads"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: icons.appendingPathComponent("roads"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: icons)
-        try FileManager.default.copyItem(at: icons.appendingPathComponent("marker.svg"),
-                                         to: icons.appendingPathComponent("roads/shield.svg"))
+        try FileManager.default.copyItem(
+            at: icons.appendingPathComponent("marker.svg"),
+            to: icons.appendingPathComponent("roads/shield.svg"))
         try "secret".write(to: directory.appendingPathComponent("secret.svg"), atomically: true, encoding: .utf8)
         let style = #"""
             {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
@@ -41,10 +43,12 @@ struct IconServerTests {
 
     private func get(_ target: String, headers: [String: String] = [:], method: String = "GET") -> HTTPResponse {
         let parts = target.split(separator: "?", maxSplits: 1)
-        let query: [(name: String, value: String)] = parts.count > 1 ? parts[1].split(separator: "&").map { pair in
-            let halves = pair.split(separator: "=", maxSplits: 1)
-            return (name: String(halves[0]), value: halves.count > 1 ? String(halves[1]) : "")
-        } : []
+        let query: [(name: String, value: String)] =
+            parts.count > 1
+            ? parts[1].split(separator: "&").map { pair in
+                let halves = pair.split(separator: "=", maxSplits: 1)
+                return (name: String(halves[0]), value: halves.count > 1 ? String(halves[1]) : "")
+            } : []
         return server.respond(to: HTTPRequest(method: method, path: String(parts[0]), query: query, headers: headers))
     }
 
@@ -54,7 +58,9 @@ struct IconServerTests {
 
     private func errorMessage(_ response: HTTPResponse) throws -> String {
         let json = try JSONValue.parse(response.body)
-        return try #require(json.objectValue?["error"]?.stringValue, "a one-line JSON error: \(String(decoding: response.body, as: UTF8.self))")
+        return try #require(
+            json.objectValue?["error"]?.stringValue,
+            "a one-line JSON error: \(String(decoding: response.body, as: UTF8.self))")
     }
 
     @Test func anIconIsTheVariantItsParamsAndScaleName() throws {
@@ -87,15 +93,22 @@ struct IconServerTests {
         let text = try #require(header(response, "Iconr-Image"))
         let metadata = try #require(try JSONValue.parse(Array(text.utf8)).objectValue)
         let label = try IconSource(path: icons.appendingPathComponent("label.svg").path).render(scale: 2)
-        #expect(metadata["width"] == .number(Double(label.size.width)) && metadata["height"] == .number(Double(label.size.height)))
+        #expect(
+            metadata["width"] == .number(Double(label.size.width))
+                && metadata["height"] == .number(Double(label.size.height)))
         #expect(metadata["stretchX"] == .array(label.stretchX.map { .array([.number($0.start), .number($0.end)]) }))
         #expect(metadata["stretchY"] == .array(label.stretchY.map { .array([.number($0.start), .number($0.end)]) }))
         let content = try #require(label.content)
-        #expect(metadata["content"] == .array([content.left, content.top, content.right, content.bottom].map { .number($0) }))
+        #expect(
+            metadata["content"]
+                == .array([content.left, content.top, content.right, content.bottom].map { .number($0) }))
         // The label is [8, 32] x [8, 16] stretchable at 1x (README): 16 to 64 at 2x.
         #expect(metadata["stretchX"] == .array([.array([.number(16), .number(64)])]))
-        let index = try #require(try JSONValue.parse(get("/sprites/bundled/sprite@2x.json").body).objectValue?["label"]?.objectValue)
-        #expect(index["stretchX"] == metadata["stretchX"] && index["stretchY"] == metadata["stretchY"] && index["content"] == metadata["content"])
+        let index = try #require(
+            try JSONValue.parse(get("/sprites/bundled/sprite@2x.json").body).objectValue?["label"]?.objectValue)
+        #expect(
+            index["stretchX"] == metadata["stretchX"] && index["stretchY"] == metadata["stretchY"]
+                && index["content"] == metadata["content"])
     }
 
     @Test func iconsCacheAsBrowsersExpect() throws {
@@ -142,9 +155,12 @@ struct IconServerTests {
     }
 
     @Test func namesCannotLeaveTheirFolders() throws {
-        for target in ["/icons/../secret.png", "/icons/%2e%2e/secret.png", "/icons/%2E%2E%2Fsecret.png", "/icons/roads/../../secret.png",
-                       "/icons//etc/passwd.png", "/icons/%2Fetc%2Fpasswd.png", "/icons/flag%00.png", "/icons/.hidden.png",
-                       "/sprites/..%2F..%2Fetc/sprite.json", "/styles/..%2Fflags.json"] {
+        for target in [
+            "/icons/../secret.png", "/icons/%2e%2e/secret.png", "/icons/%2E%2E%2Fsecret.png",
+            "/icons/roads/../../secret.png",
+            "/icons//etc/passwd.png", "/icons/%2Fetc%2Fpasswd.png", "/icons/flag%00.png", "/icons/.hidden.png",
+            "/sprites/..%2F..%2Fetc/sprite.json", "/styles/..%2Fflags.json",
+        ] {
             let response = get(target)
             #expect([400, 404].contains(response.status), "\(target): \(response.status)")
             #expect(header(response, "Content-Type") == "application/json", "\(target)")
@@ -160,7 +176,10 @@ struct IconServerTests {
         #expect(sheet.status == 200)
         let image = try PNGDecoder.decode(sheet.body)
         let flag = try #require(entries["flag"]?.objectValue)
-        guard case .number(let x)? = flag["x"], case .number(let y)? = flag["y"] else { Issue.record("no x, y"); return }
+        guard case .number(let x)? = flag["x"], case .number(let y)? = flag["y"] else {
+            Issue.record("no x, y")
+            return
+        }
         let rect = (x: Int(x), y: Int(y))
         let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(scale: 2).image
         #expect(image.hex(x: rect.x + 24, y: rect.y + 12) == expected.hex(x: 24, y: 12))
@@ -193,7 +212,8 @@ struct IconServerTests {
     @Test func aChangedFolderGivesANewSprite() throws {
         let before = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
         #expect(before["pin"] == nil)
-        try FileManager.default.copyItem(at: icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("pin.svg"))
+        try FileManager.default.copyItem(
+            at: icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("pin.svg"))
         Thread.sleep(forTimeInterval: 2.2)
         let after = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
         #expect(after["pin"] != nil)
@@ -202,15 +222,20 @@ struct IconServerTests {
     /// Many threads at once, as the HTTP server's pool calls it: every answer right, and
     /// each variant rendered once (also run under ThreadSanitizer by CI).
     @Test func manyThreadsAtOnceGetTheSameAnswers() throws {
-        let targets = ["/icons/flag.png?flag_color=red", "/icons/flag@2x.png?flag_color=blue", "/icons/marker.png",
-                       "/sprites/bundled/sprite.json", "/styles/flags.json", "/icons/nothing.png", "/metrics"]
+        let targets = [
+            "/icons/flag.png?flag_color=red", "/icons/flag@2x.png?flag_color=blue", "/icons/marker.png",
+            "/sprites/bundled/sprite.json", "/styles/flags.json", "/icons/nothing.png", "/metrics",
+        ]
         let expected = targets.map { get($0).status }
         let server = server
         let mismatches = Atomic<Int>(0)
         DispatchQueue.concurrentPerform(iterations: 64) { index in
             let target = targets[index % targets.count]
             let parts = target.split(separator: "?", maxSplits: 1)
-            let query = parts.count > 1 ? [(name: String(parts[1].split(separator: "=")[0]), value: String(parts[1].split(separator: "=")[1]))] : []
+            let query =
+                parts.count > 1
+                ? [(name: String(parts[1].split(separator: "=")[0]), value: String(parts[1].split(separator: "=")[1]))]
+                : []
             let response = server.respond(to: HTTPRequest(method: "GET", path: String(parts[0]), query: query))
             if response.status != expected[index % targets.count] { mismatches.add(1, ordering: .relaxed) }
         }
@@ -223,19 +248,23 @@ struct IconServerTests {
     @Test func requestsDuringARebuildGetTheLastBuild() throws {
         #expect(get("/sprites/bundled/sprite.json").status == 200)
         // An icon that takes librsvg seconds (a dilation of a large raster) makes the rebuild long.
-        try Data("""
+        try Data(
+            """
             <svg xmlns="http://www.w3.org/2000/svg" width="400" height="400">
               <filter id="b" x="-50%" y="-50%" width="200%" height="200%"><feMorphology radius="40"/><feGaussianBlur stdDeviation="30"/></filter>
               <g filter="url(#b)"><circle cx="200" cy="200" r="120"/></g>
             </svg>
-            """.utf8).write(to: icons.appendingPathComponent("slow.svg"))
+            """.utf8
+        ).write(to: icons.appendingPathComponent("slow.svg"))
         Thread.sleep(forTimeInterval: 2.2)
         let order = Mutex<[String]>([])
         let server = server
         let rebuilt = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
             let index = server.respond(to: HTTPRequest(method: "GET", path: "/sprites/bundled/sprite.json"))
-            order.withLock { $0.append(String(decoding: index.body, as: UTF8.self).contains(#""slow""#) ? "new" : "old") }
+            order.withLock {
+                $0.append(String(decoding: index.body, as: UTF8.self).contains(#""slow""#) ? "new" : "old")
+            }
             rebuilt.signal()
         }
         Thread.sleep(forTimeInterval: 0.3)

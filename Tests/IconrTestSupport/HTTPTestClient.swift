@@ -28,7 +28,9 @@ public final class HTTPConnection {
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else {
             close(descriptor)
@@ -49,7 +51,9 @@ public final class HTTPConnection {
     public func send(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
-            let count = bytes[sent...].withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            let count = bytes[sent...].withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+            }
             guard count > 0 else { throw Self.failure("send failed: \(String(cString: strerror(errno)))") }
             sent += count
         }
@@ -68,11 +72,14 @@ public final class HTTPConnection {
         }
         let lines = String(decoding: head, as: UTF8.self).components(separatedBy: "\r\n")
         let statusParts = lines[0].split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw Self.failure("bad status line: \(lines[0])") }
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw Self.failure("bad status line: \(lines[0])")
+        }
         var headers: [String: String] = [:]
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         let length = method == "HEAD" || status == 304 || status == 204 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
         while buffered.count < length { try fill() }
@@ -90,7 +97,10 @@ public final class HTTPConnection {
     private func fill() throws {
         var chunk = [UInt8](repeating: 0, count: 65536)
         let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        guard count > 0 else { throw Self.failure(count == 0 ? "the server closed the connection" : "recv failed: \(String(cString: strerror(errno)))") }
+        guard count > 0 else {
+            throw Self.failure(
+                count == 0 ? "the server closed the connection" : "recv failed: \(String(cString: strerror(errno)))")
+        }
         buffered += chunk[..<count]
     }
 
@@ -119,8 +129,9 @@ public final class ServerProcess {
         let name = UUID().uuidString
         let stdout = directory.appendingPathComponent("serve-\(name).out").path
         stderrPath = directory.appendingPathComponent("serve-\(name).err").path
-        process = try ChildProcess(TestSupport.iconrExecutable, ["serve", "--listen", listen] + arguments, directory: directory,
-                                   stdout: stdout, stderr: stderrPath)
+        process = try ChildProcess(
+            TestSupport.iconrExecutable, ["serve", "--listen", listen] + arguments, directory: directory,
+            stdout: stdout, stderr: stderrPath)
         let deadline = ContinuousClock.now + .seconds(30)
         var found: String?
         while found == nil, ContinuousClock.now < deadline, process.isRunning {
@@ -128,10 +139,12 @@ public final class ServerProcess {
             found = text.split(separator: "\n").first.map(String.init).flatMap { $0.hasPrefix("http://") ? $0 : nil }
             if found == nil { usleep(20_000) }
         }
-        guard let found, let colon = found.lastIndex(of: ":"), let port = Int(found[found.index(after: colon)...]) else {
+        guard let found, let colon = found.lastIndex(of: ":"), let port = Int(found[found.index(after: colon)...])
+        else {
             process.signal(SIGKILL)
             process.wait()
-            throw HTTPConnection.failure("iconr serve did not start: " + ((try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""))
+            throw HTTPConnection.failure(
+                "iconr serve did not start: " + ((try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? ""))
         }
         url = found
         self.port = port

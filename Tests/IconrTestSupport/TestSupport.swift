@@ -15,14 +15,16 @@ public enum TestSupport {
     /// Whether the tests that read `../shared/corpora` run: when it is there, and always in
     /// CI (`CI=true`), where a missing corpus must fail them rather than skip them. Elsewhere
     /// (a fresh clone) they are skipped, and Swift Testing prints `corporaMissing` for each.
-    public static let corporaAvailable = FileManager.default.fileExists(atPath: corpora.path)
+    public static let corporaAvailable =
+        FileManager.default.fileExists(atPath: corpora.path)
         || ProcessInfo.processInfo.environment["CI"] == "true"
     public static let corporaMissing = "needs ../shared/corpora beside the checkout (the project's shared/ folder)"
 
     /// The `iconr` executable built beside the test bundle: it serves isolated renders.
     public static let iconrExecutable: String = {
-        let testBinary = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-                             ?? CommandLine.arguments[0])
+        let testBinary = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0])
         var directory = testBinary.deletingLastPathComponent()
         // The bundle may be a directory (`iconrPackageTests.xctest/...`); walk up to the build folder.
         while directory.path != "/" {
@@ -38,8 +40,9 @@ public enum TestSupport {
     /// Copies the bundled icons (flag, marker, badge, label) into `folder`, which must exist.
     public static func copyBundledIcons(to folder: URL) throws {
         for name in ["flag", "marker", "badge", "label"] {
-            try FileManager.default.copyItem(at: icons.appendingPathComponent("\(name).svg"),
-                                             to: folder.appendingPathComponent("\(name).svg"))
+            try FileManager.default.copyItem(
+                at: icons.appendingPathComponent("\(name).svg"),
+                to: folder.appendingPathComponent("\(name).svg"))
         }
     }
 
@@ -63,8 +66,10 @@ public enum TestSupport {
     /// and stderr. A program still running after `timeout` seconds is killed (status -9): a
     /// hang fails its test instead of the run.
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String], stdin: Data? = nil,
-                           directory: URL? = nil, timeout: Double = 120) throws -> (status: Int32, stdout: Data, stderr: Data) {
+    public static func run(
+        _ executable: String, _ arguments: [String], stdin: Data? = nil,
+        directory: URL? = nil, timeout: Double = 120
+    ) throws -> (status: Int32, stdout: Data, stderr: Data) {
         // Output goes to files, so that a chatty process can never block on a full pipe.
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
@@ -72,8 +77,9 @@ public enum TestSupport {
         let inURL = scratch.appendingPathComponent("in"), outURL = scratch.appendingPathComponent("out")
         let errURL = scratch.appendingPathComponent("err")
         try (stdin ?? Data()).write(to: inURL)
-        let child = try ChildProcess(executable, arguments, directory: directory, stdin: inURL.path, stdout: outURL.path,
-                                     stderr: errURL.path)
+        let child = try ChildProcess(
+            executable, arguments, directory: directory, stdin: inURL.path, stdout: outURL.path,
+            stderr: errURL.path)
         let status = child.wait(timeout: timeout) ?? -SIGKILL
         return (status, try Data(contentsOf: outURL), try Data(contentsOf: errURL))
     }
@@ -104,7 +110,9 @@ extension RasterImage {
 
     /// The rectangle a sprite index entry (`x`, `y`, `width`, `height`) names in this sheet.
     public func cropped(to entry: [String: Any]) -> RasterImage {
-        let (x, y, width, height) = (entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int)
+        let (x, y, width, height) = (
+            entry["x"] as! Int, entry["y"] as! Int, entry["width"] as! Int, entry["height"] as! Int
+        )
         var rows: [UInt8] = []
         for row in y..<(y + height) {
             let start = (row * size.width + x) * 4
@@ -128,8 +136,10 @@ public final class ChildProcess {
 
     /// Starts `executable` with `arguments` in `directory`, its standard streams on the files
     /// named (nil: /dev/null), with a disk cache of this test run (never the user's).
-    public init(_ executable: String, _ arguments: [String], directory: URL? = nil, stdin: String? = nil,
-                stdout: String? = nil, stderr: String? = nil, environment extra: [String: String] = [:]) throws {
+    public init(
+        _ executable: String, _ arguments: [String], directory: URL? = nil, stdin: String? = nil,
+        stdout: String? = nil, stderr: String? = nil, environment extra: [String: String] = [:]
+    ) throws {
         // `env -C` starts the program in the folder (posix_spawn has no portable chdir action).
         let command = (directory.map { ["/usr/bin/env", "-C", $0.path] } ?? []) + [executable] + arguments
         var environment = ProcessInfo.processInfo.environment
@@ -157,8 +167,9 @@ public final class ChildProcess {
         var pid: pid_t = 0
         let result = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
         guard result == 0 else {
-            throw NSError(domain: "ChildProcess", code: Int(result),
-                          userInfo: [NSLocalizedDescriptionKey: "cannot run \(command[0]): \(String(cString: strerror(result)))"])
+            throw NSError(
+                domain: "ChildProcess", code: Int(result),
+                userInfo: [NSLocalizedDescriptionKey: "cannot run \(command[0]): \(String(cString: strerror(result)))"])
         }
         self.pid = pid
     }

@@ -11,7 +11,8 @@ struct IconLibraryTests {
 
     init() throws {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-library-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: folder.appendingPathComponent("icons"))
     }
 
@@ -27,7 +28,8 @@ struct IconLibraryTests {
         #expect(library.names == ["badge", "flag", "label", "marker"])
         let label = try library.icon(named: "label", params: ["background_color": "#ffe"], scale: 2)
         #expect(label.size == PixelSize(width: 80, height: 48) && label.pixelRatio == 2)
-        #expect(label.stretchX == [StretchArea(start: 16, end: 64)] && label.stretchY == [StretchArea(start: 16, end: 32)])
+        #expect(
+            label.stretchX == [StretchArea(start: 16, end: 64)] && label.stretchY == [StretchArea(start: 16, end: 32)])
         #expect(label.content == ContentBox(left: 12, top: 10, right: 68, bottom: 38))
         #expect(label.key.description == "label?background_color=#ffffee@2x")
         #expect(try PNGDecoder.decode(label.png) == label.icon.image)
@@ -57,11 +59,15 @@ struct IconLibraryTests {
     @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
         let disk = try DiskCache(directory: cacheDirectory)
         _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).icon(named: "flag", scale: 2)
-        let entry = try #require(FileManager.default.subpaths(atPath: cacheDirectory + "/entries-v1")?.first { $0.hasSuffix(".png") })
+        let entry = try #require(
+            FileManager.default.subpaths(atPath: cacheDirectory + "/entries-v1")?.first { $0.hasSuffix(".png") })
         let path = cacheDirectory + "/entries-v1/" + entry
-        func modified() throws -> Date { try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date }
+        func modified() throws -> Date {
+            try FileManager.default.attributesOfItem(atPath: path)[.modificationDate] as! Date
+        }
         func age(_ seconds: Double) throws {
-            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -seconds)], ofItemAtPath: path)
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -seconds)], ofItemAtPath: path)
         }
         try age(10)
         _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).icon(named: "flag", scale: 2)
@@ -76,7 +82,8 @@ struct IconLibraryTests {
     @Test func aBatchKeepsItsEntriesInOnePack() throws {
         let colors = ["red", "teal", "navy", "#abcdef"]
         func batchLibrary(_ batch: String?) throws -> IconLibrary {
-            IconLibrary(directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: batch)))
+            IconLibrary(
+                directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: batch)))
         }
         let writing = try batchLibrary("sprite a")
         let rendered = try colors.map { try writing.icon(named: "flag", params: ["flag_color": $0], scale: 2) }
@@ -104,7 +111,8 @@ struct IconLibraryTests {
     /// never served: each entry carries its key.
     @Test func swappedPackRecordsAreRenderedAgain() throws {
         func batchLibrary() throws -> IconLibrary {
-            IconLibrary(directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: "swap")))
+            IconLibrary(
+                directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: "swap")))
         }
         let writing = try batchLibrary()
         let red = try writing.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
@@ -140,7 +148,8 @@ struct IconLibraryTests {
     /// A PNG header may claim any size: the decoder refuses one past its limit before it
     /// allocates the pixels.
     @Test func aHugeHeaderIsRefusedBeforeAllocating() throws {
-        let png = try PNGEncoder.encode(RasterImage(size: PixelSize(width: 2, height: 2), pixels: [UInt8](repeating: 255, count: 16)))
+        let png = try PNGEncoder.encode(
+            RasterImage(size: PixelSize(width: 2, height: 2), pixels: [UInt8](repeating: 255, count: 16)))
         #expect(throws: RenderError.tooLarge(PixelSize(width: 2, height: 2), limit: PixelSize(width: 1, height: 1))) {
             try PNGDecoder.decode(png, maxSize: PixelSize(width: 1, height: 1))
         }
@@ -152,7 +161,8 @@ struct IconLibraryTests {
         let first = try library()
         let good = try first.icon(named: "badge", params: ["badge_color": "orange"], scale: 2)
         let entries = folder.appendingPathComponent("cache/entries-v1")
-        let entry = try #require(try FileManager.default.subpathsOfDirectory(atPath: entries.path).first { $0.hasSuffix(".png") })
+        let entry = try #require(
+            try FileManager.default.subpathsOfDirectory(atPath: entries.path).first { $0.hasSuffix(".png") })
         let path = entries.appendingPathComponent(entry)
         var bytes = try Data(contentsOf: path)
         switch damage {
@@ -204,7 +214,10 @@ struct IconLibraryTests {
     @Test func manyThreadsManyVariantsMatchSerialRenders() throws {
         let library = try library(disk: true)
         let requests = (0..<200).map { index in
-            (["flag", "marker", "badge"][index % 3], ["red", "#00ff00", "blue", "black", "#123456"][index % 5], [1.0, 2.0][index % 2])
+            (
+                ["flag", "marker", "badge"][index % 3], ["red", "#00ff00", "blue", "black", "#123456"][index % 5],
+                [1.0, 2.0][index % 2]
+            )
         }
         let results = Locked<[Int: IconVariant]>([:])
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
@@ -242,22 +255,30 @@ struct IconLibraryTests {
 
     @Test func errorsAreTypedAndOneLine() throws {
         let library = try library(disk: false)
-        #expect(performing: { try library.icon(named: "nope") }, throws: { error in
-            guard case IconrError.unknownIcon("nope", _) = error else { return false }
-            return "\(error)" == "unknown icon \"nope\": no nope.svg in \(icons)"
-        })
-        #expect(performing: { try library.icon(named: "../flag") }, throws: { error in
-            if case IconrError.unknownIcon = error { return true } else { return false }
-        })
-        #expect(performing: { try library.icon(named: "flag", params: ["flag_color": "#12"]) }, throws: { error in
-            guard case IconrError.parameter = error else { return false }
-            return "\(error)".hasSuffix("flag.svg: invalid color \"#12\" for parameter \"flag_color\"")
-        })
+        #expect(
+            performing: { try library.icon(named: "nope") },
+            throws: { error in
+                guard case IconrError.unknownIcon("nope", _) = error else { return false }
+                return "\(error)" == "unknown icon \"nope\": no nope.svg in \(icons)"
+            })
+        #expect(
+            performing: { try library.icon(named: "../flag") },
+            throws: { error in
+                if case IconrError.unknownIcon = error { return true } else { return false }
+            })
+        #expect(
+            performing: { try library.icon(named: "flag", params: ["flag_color": "#12"]) },
+            throws: { error in
+                guard case IconrError.parameter = error else { return false }
+                return "\(error)".hasSuffix("flag.svg: invalid color \"#12\" for parameter \"flag_color\"")
+            })
         try Data("<svg xmlns='http://www.w3.org/2000/svg' width='5000' height='5000'/>".utf8)
             .write(to: folder.appendingPathComponent("icons/huge.svg"))
-        #expect(performing: { try library.icon(named: "huge") }, throws: { error in
-            if case IconrError.render(.tooLarge, _) = error { return true } else { return false }
-        })
+        #expect(
+            performing: { try library.icon(named: "huge") },
+            throws: { error in
+                if case IconrError.render(.tooLarge, _) = error { return true } else { return false }
+            })
         #expect(library.cache.statistics.memory.entries == 0)
     }
 
@@ -276,7 +297,9 @@ struct IconLibraryTests {
         let crasher = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         try FileManager.default.copyItem(at: crasher, to: folder.appendingPathComponent("icons/crasher.svg"))
         let library = IconLibrary(directory: icons, cache: IconCache(), placement: .isolated(TestSupport.isolated))
-        #expect(performing: { try library.icon(named: "crasher") }, throws: { "\($0)".contains("crasher.svg: librsvg crashed on this document (") })
+        #expect(
+            performing: { try library.icon(named: "crasher") },
+            throws: { "\($0)".contains("crasher.svg: librsvg crashed on this document (") })
         #expect(try library.icon(named: "flag").size == PixelSize(width: 24, height: 24))
     }
 }
@@ -286,7 +309,8 @@ struct IconLibraryTests {
 struct OnePathTests {
     @Test func aCacheHitNeverLoadsLibrsvg() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-onepath-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestSupport.copyBundledIcons(to: folder.appendingPathComponent("icons"))
         let disk = try DiskCache(directory: folder.appendingPathComponent("cache").path)
@@ -294,12 +318,14 @@ struct OnePathTests {
         // Reading and scanning a template loads nothing.
         // Counted on this thread: other tests load documents on theirs meanwhile.
         let before = LibrsvgCounters.documentsLoadedOnThisThread
-        let first = try IconRenderer(cache: IconCache(disk: disk)).variant(of: source, params: ["flag_color": "red"], scale: 2)
+        let first = try IconRenderer(cache: IconCache(disk: disk)).variant(
+            of: source, params: ["flag_color": "red"], scale: 2)
         #expect(LibrsvgCounters.documentsLoadedOnThisThread > before)
         let afterRender = LibrsvgCounters.documentsLoadedOnThisThread
         // A new renderer over the same disk, and a library over the same folder and disk: hits.
-        let again = try IconRenderer(cache: IconCache(disk: disk)).variant(of: try IconSource(path: source.path ?? ""),
-                                                                           params: ["flag_color": "#f00"], scale: 2)
+        let again = try IconRenderer(cache: IconCache(disk: disk)).variant(
+            of: try IconSource(path: source.path ?? ""),
+            params: ["flag_color": "#f00"], scale: 2)
         let library = IconLibrary(directory: folder.appendingPathComponent("icons").path, cache: IconCache(disk: disk))
         let fromLibrary = try library.icon(named: "flag", params: ["flag_color": "rgb(255, 0, 0)"], scale: 2)
         #expect(LibrsvgCounters.documentsLoadedOnThisThread == afterRender, "a cache hit loaded librsvg")
@@ -316,14 +342,20 @@ struct OnePathTests {
         defer { try? FileManager.default.removeItem(at: folder) }
         try TestSupport.copyBundledIcons(to: icons)
         var options = SpriteOptions()
-        options.variants = ["flag": [SpriteVariant(params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]))]]
+        options.variants = [
+            "flag": [SpriteVariant(params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]))]
+        ]
         let cache = folder.appendingPathComponent("cache").path
-        let cold = try SpriteBuilder(options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess)
-            .build(directories: [icons.path])
+        let cold = try SpriteBuilder(
+            options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess
+        )
+        .build(directories: [icons.path])
         #expect(cold.renders == 10)
         let unable = IsolatedRenderer(executable: "/nonexistent/iconr")
-        let warm = try SpriteBuilder(options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .isolated(unable))
-            .build(directories: [icons.path])
+        let warm = try SpriteBuilder(
+            options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .isolated(unable)
+        )
+        .build(directories: [icons.path])
         #expect(warm.renders == 0 && warm.skipped.isEmpty)
         #expect(warm.sheets.map(\.png) == cold.sheets.map(\.png))
     }

@@ -23,23 +23,27 @@ struct RasterizationTests {
         #expect(icon.image[expected.width - 1, expected.height - 1].alpha == 255)
     }
 
-    @Test(arguments: [
-        ("48", "48.00012", nil, 1.0, PixelSize(width: 48, height: 48)),
-        ("10.4", "10.6", nil, 1.0, PixelSize(width: 10, height: 11)),
-        ("10.4", "10.6", nil, 2.0, PixelSize(width: 21, height: 21)),
-        ("100%", "100%", "0 0 20 12.5", 2.0, PixelSize(width: 40, height: 25)),
-        ("10mm", "5mm", nil, 1.0, PixelSize(width: 38, height: 19)),
-        ("0.2", "0.2", nil, 1.0, PixelSize(width: 1, height: 1)),
-    ] as [(String, String, String?, Double, PixelSize)])
-    func intrinsicSizesComeFromWidthHeightElseViewBox(_ width: String, _ height: String, _ viewBox: String?,
-                                                       _ scale: Double, _ expected: PixelSize) throws {
+    @Test(
+        arguments: [
+            ("48", "48.00012", nil, 1.0, PixelSize(width: 48, height: 48)),
+            ("10.4", "10.6", nil, 1.0, PixelSize(width: 10, height: 11)),
+            ("10.4", "10.6", nil, 2.0, PixelSize(width: 21, height: 21)),
+            ("100%", "100%", "0 0 20 12.5", 2.0, PixelSize(width: 40, height: 25)),
+            ("10mm", "5mm", nil, 1.0, PixelSize(width: 38, height: 19)),
+            ("0.2", "0.2", nil, 1.0, PixelSize(width: 1, height: 1)),
+        ] as [(String, String, String?, Double, PixelSize)])
+    func intrinsicSizesComeFromWidthHeightElseViewBox(
+        _ width: String, _ height: String, _ viewBox: String?,
+        _ scale: Double, _ expected: PixelSize
+    ) throws {
         let template = try TestSupport.template(Self.svg(width: width, height: height, viewBox: viewBox))
         #expect(try template.pixelSize(scale: scale) == expected)
         #expect(try template.render(scale: scale).size == expected)
     }
 
     @Test func aDocumentWithoutSizeTakesTheSizeOfItsDrawingAsRsvgConvertDoes() throws {
-        let template = try TestSupport.template("<svg xmlns='http://www.w3.org/2000/svg'><rect x='2' y='3' width='12' height='5'/></svg>")
+        let template = try TestSupport.template(
+            "<svg xmlns='http://www.w3.org/2000/svg'><rect x='2' y='3' width='12' height='5'/></svg>")
         let size = try template.intrinsicSize()
         #expect(size.width == 12 && size.height == 5)
     }
@@ -64,9 +68,12 @@ struct RasterizationTests {
 
     @Test func pixelsAreStraightRGBA() throws {
         // 50% black over nothing: straight alpha keeps the color at full strength.
-        let icon = try TestSupport.template("<svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'><rect width='4' height='4' fill='#ff8000' fill-opacity='0.5'/></svg>").render()
+        let icon = try TestSupport.template(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'><rect width='4' height='4' fill='#ff8000' fill-opacity='0.5'/></svg>"
+        ).render()
         let pixel = icon.image[1, 1]
-        #expect(pixel.red == 255 && abs(Int(pixel.green) - 128) <= 1 && pixel.blue == 0 && abs(Int(pixel.alpha) - 128) <= 1)
+        #expect(
+            pixel.red == 255 && abs(Int(pixel.green) - 128) <= 1 && pixel.blue == 0 && abs(Int(pixel.alpha) - 128) <= 1)
     }
 
     @Test func pngRoundTripsThroughLibpngAndPngcheck() throws {
@@ -75,8 +82,10 @@ struct RasterizationTests {
         let png = try icon.pngData()
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         #expect(try PNGDecoder.decode(png) == icon.image)
-        let pngcheck = try #require(TestSupport.which("pngcheck"), "pngcheck is not installed (apt-get install pngcheck)")
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-roundtrip-\(UUID().uuidString).png")
+        let pngcheck = try #require(
+            TestSupport.which("pngcheck"), "pngcheck is not installed (apt-get install pngcheck)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iconr-roundtrip-\(UUID().uuidString).png")
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(png).write(to: file)
         let result = try TestSupport.run(pngcheck, [file.path])
@@ -88,7 +97,8 @@ struct RasterizationTests {
         let badge = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("badge.svg"))
         for scale in [1.0, 2.0, 1.5] {
             let inProcess = try badge.render(params: ["badge_color": "orange"], scale: scale)
-            let isolated = try badge.render(params: ["badge_color": "orange"], scale: scale, placement: .isolated(TestSupport.isolated))
+            let isolated = try badge.render(
+                params: ["badge_color": "orange"], scale: scale, placement: .isolated(TestSupport.isolated))
             #expect(inProcess == isolated)
         }
     }
@@ -98,7 +108,8 @@ struct RasterizationTests {
             try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("\($0).svg"))
         }
         let colors = ["red", "#800080", "yellow", "rgb(10, 200, 30)"]
-        let jobs = templates.flatMap { template in colors.flatMap { color in [1.0, 2.0].map { (template, color, $0) } } }
+        let jobs = templates.flatMap { template in colors.flatMap { color in [1.0, 2.0].map { (template, color, $0) } }
+        }
         @Sendable func render(_ job: (IconSource, String, Double)) throws -> RasterImage {
             let name = job.0.parameters.first?.name ?? ""
             return try job.0.render(params: [name: job.1], scale: job.2).image

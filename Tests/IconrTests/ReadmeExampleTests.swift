@@ -8,10 +8,10 @@ import Testing
 func flagIcons(in icons: String) async throws -> [UInt8] {
     let library = IconLibrary(directory: icons, cache: IconCache(memoryLimit: 16 << 20))
     let selected = try await library.icon(named: "flag", params: ["flag_color": "#800080"], scale: 2)
-    print(selected.size, selected.pixelRatio)    // 48x48 2.0
+    print(selected.size, selected.pixelRatio)  // 48x48 2.0
     let label = try await library.icon(named: "label", scale: 2)
-    print(label.stretchX, label.content!)        // stretch areas and content box, in pixels at 2x
-    return try selected.png                      // PNG bytes; selected.pixels is straight RGBA
+    print(label.stretchX, label.content!)  // stretch areas and content box, in pixels at 2x
+    return try selected.png  // PNG bytes; selected.pixels is straight RGBA
 }
 // README example end
 

@@ -16,8 +16,12 @@ struct RealIconSetTests {
         let folder = TestSupport.corpora.appendingPathComponent(set).path
         let out = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-real-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: out) }
-        let result = try TestSupport.run(TestSupport.iconrExecutable, ["sprite", folder, "--recursive", "-o", out.path + "/",
-                                                                        "--ratio", "1,2,3", "--no-cache", "--json"], timeout: 600)
+        let result = try TestSupport.run(
+            TestSupport.iconrExecutable,
+            [
+                "sprite", folder, "--recursive", "-o", out.path + "/",
+                "--ratio", "1,2,3", "--no-cache", "--json",
+            ], timeout: 600)
         #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
         let summary = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
         let sheets = try #require(summary["sheets"] as? [[String: Any]])
@@ -31,8 +35,11 @@ struct RealIconSetTests {
             var images: [String: RasterImage] = [:]
             for sheet in sheets where sheet["ratio"] as? Double == ratio {
                 let json = try #require(sheet["json"] as? String), png = try #require(sheet["png"] as? String)
-                let index = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json))) as? [String: [String: Any]])
-                let image = try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: png))), maxSize: PixelSize(width: 4096, height: 4096))
+                let index = try #require(
+                    try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: json)))
+                        as? [String: [String: Any]])
+                let image = try PNGDecoder.decode(
+                    [UInt8](Data(contentsOf: URL(fileURLWithPath: png))), maxSize: PixelSize(width: 4096, height: 4096))
                 for (id, entry) in index {
                     entries[id] = entry
                     images[id] = image
@@ -69,7 +76,8 @@ struct RealIconSetTests {
         let unit = name.firstRange(of: "@").flatMap { Double(name[$0.upperBound...].prefix { $0 != "x" }) } ?? 1
         if PNGDecoder.isPNG(bytes) {
             let image = try PNGDecoder.decode(bytes)
-            let size = PixelSize.raster(width: Double(image.size.width), height: Double(image.size.height), scale: ratio / unit)
+            let size = PixelSize.raster(
+                width: Double(image.size.width), height: Double(image.size.height), scale: ratio / unit)
             return size == image.size ? image : try Rasterizer.resample(image, to: size)
         }
         let svg = Gzip.isCompressed(bytes) ? try Gzip.decompress(bytes) : bytes

@@ -25,8 +25,9 @@ struct ReferenceAgreementTests {
     }
 
     static func compare(_ files: [URL], scale: Double) throws -> Outcome {
-        let rsvgConvert = try #require(TestSupport.which("rsvg-convert"),
-                                       "rsvg-convert is not installed (apt-get install librsvg2-bin)")
+        let rsvgConvert = try #require(
+            TestSupport.which("rsvg-convert"),
+            "rsvg-convert is not installed (apt-get install librsvg2-bin)")
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-ref-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -39,12 +40,15 @@ struct ReferenceAgreementTests {
             var why = ""
             do {
                 let template = try IconSource(contentsOf: file)
-                ours = try template.render(scale: scale, placement: .isolated(TestSupport.isolated), limits: RenderLimits(timeout: 10)).image
+                ours = try template.render(
+                    scale: scale, placement: .isolated(TestSupport.isolated), limits: RenderLimits(timeout: 10)
+                ).image
             } catch {
                 why = "iconr: \(error)"
             }
             do {
-                let run = try TestSupport.run("/usr/bin/timeout", ["10", rsvgConvert, "--zoom", "\(scale)", file.path, "-o", reference.path])
+                let run = try TestSupport.run(
+                    "/usr/bin/timeout", ["10", rsvgConvert, "--zoom", "\(scale)", file.path, "-o", reference.path])
                 if run.status == 0 {
                     theirs = try PNGDecoder.decode([UInt8](Data(contentsOf: reference)))
                 } else {
@@ -53,12 +57,13 @@ struct ReferenceAgreementTests {
             } catch {
                 why = "rsvg-convert: \(error)"
             }
-            let comparison: Comparison = switch (ours, theirs) {
-            case (let a?, let b?) where a.size != b.size: .sizeMismatch("\(a.size) vs \(b.size)")
-            case (let a?, let b?): .compared(TestSupport.maxChannelDifference(a, b))
-            case (nil, nil): .bothFailed
-            default: .oneFailed(why)
-            }
+            let comparison: Comparison =
+                switch (ours, theirs) {
+                case (let a?, let b?) where a.size != b.size: .sizeMismatch("\(a.size) vs \(b.size)")
+                case (let a?, let b?): .compared(TestSupport.maxChannelDifference(a, b))
+                case (nil, nil): .bothFailed
+                default: .oneFailed(why)
+                }
             results.withLock { $0.append((name, comparison)) }
         }
         var outcome = Outcome()

@@ -18,8 +18,10 @@ struct SubstitutionPixelTests {
         """
     }
 
-    private static func center(_ body: String, _ params: [String: String], defaultColor: String = "#000000",
-                               root: String = "") throws -> String {
+    private static func center(
+        _ body: String, _ params: [String: String], defaultColor: String = "#000000",
+        root: String = ""
+    ) throws -> String {
         let template = try TestSupport.template(document(body, defaultColor: defaultColor, root: root))
         return try template.render(params: params, scale: 1).image.centerHex
     }
@@ -37,13 +39,22 @@ struct SubstitutionPixelTests {
         ("currentColor of the initial color", "<rect width='10' height='10' fill='currentColor'/>"),
         ("initial fill", "<rect width='10' height='10'/>"),
         ("stroke", "<rect x='-5' y='-5' width='10' height='10' fill='none' stroke='#000' stroke-width='12'/>"),
-        ("gradient stop-color",
-         "<linearGradient id='g'><stop offset='0' stop-color='#000'/><stop offset='1' stop-color='black'/></linearGradient><rect width='10' height='10' fill='url(#g)'/>"),
-        ("gradient stop with no stop-color",
-         "<linearGradient id='g'><stop offset='0'/><stop offset='1'/></linearGradient><rect width='10' height='10' fill='url(#g)'/>"),
-        ("stop-color in a style sheet",
-         "<style>stop { stop-color: #000 }</style><linearGradient id='g'><stop offset='0'/><stop offset='1'/></linearGradient><rect width='10' height='10' fill='url(#g)'/>"),
-        ("use of a symbol", "<defs><symbol id='s'><rect width='10' height='10'/></symbol></defs><use xlink:href='#s'/>"),
+        (
+            "gradient stop-color",
+            "<linearGradient id='g'><stop offset='0' stop-color='#000'/><stop offset='1' stop-color='black'/></linearGradient><rect width='10' height='10' fill='url(#g)'/>"
+        ),
+        (
+            "gradient stop with no stop-color",
+            "<linearGradient id='g'><stop offset='0'/><stop offset='1'/></linearGradient><rect width='10' height='10' fill='url(#g)'/>"
+        ),
+        (
+            "stop-color in a style sheet",
+            "<style>stop { stop-color: #000 }</style><linearGradient id='g'><stop offset='0'/><stop offset='1'/></linearGradient><rect width='10' height='10' fill='url(#g)'/>"
+        ),
+        (
+            "use of a symbol",
+            "<defs><symbol id='s'><rect width='10' height='10'/></symbol></defs><use xlink:href='#s'/>"
+        ),
     ])
     func replacesTheDefaultWherever(_ rule: String, _ body: String) throws {
         #expect(try Self.center(body, ["p": "#ff0000"]) == "#ff0000ff", "\(rule)")
@@ -57,17 +68,22 @@ struct SubstitutionPixelTests {
 
     @Test func theCascadeStillPicksTheWinner() throws {
         // A style sheet beats a presentation attribute: the green rule wins, so p has nothing to change.
-        #expect(try Self.center("<style>rect { fill: #00ff00 }</style><rect width='10' height='10' fill='#000'/>",
-                                ["p": "red"]) == "#00ff00ff")
+        #expect(
+            try Self.center(
+                "<style>rect { fill: #00ff00 }</style><rect width='10' height='10' fill='#000'/>",
+                ["p": "red"]) == "#00ff00ff")
         // A use element passes its own fill to the symbol's content, which is not the default.
-        #expect(try Self.center("<defs><symbol id='s'><rect width='10' height='10'/></symbol></defs><use xlink:href='#s' fill='#0000ff'/>",
-                                ["p": "red"]) == "#0000ffff")
+        #expect(
+            try Self.center(
+                "<defs><symbol id='s'><rect width='10' height='10'/></symbol></defs><use xlink:href='#s' fill='#0000ff'/>",
+                ["p": "red"]) == "#0000ffff")
         // The root's own fill is kept when it is not the default.
         #expect(try Self.center("<rect width='10' height='10'/>", ["p": "red"], root: "fill='#00ff00'") == "#00ff00ff")
     }
 
     @Test func opacitiesMultiplyTheNewColorsAlpha() throws {
-        let half = try TestSupport.template(Self.document("<rect width='10' height='10' fill='#000' fill-opacity='0.5'/>"))
+        let half = try TestSupport.template(
+            Self.document("<rect width='10' height='10' fill='#000' fill-opacity='0.5'/>"))
         let solid = try half.render(params: ["p": "#ff0000"]).image[5, 5]
         #expect(solid.red == 255 && solid.green == 0 && abs(Int(solid.alpha) - 128) <= 1)
         let translucent = try half.render(params: ["p": "rgba(255, 0, 0, 0.5)"]).image[5, 5]
@@ -79,7 +95,8 @@ struct SubstitutionPixelTests {
 
     @Test func reachesPaintsInsideMasks() throws {
         // The mask is white (the default) and shows the shape; turning it black hides the shape.
-        let body = "<mask id='m'><rect width='10' height='10' fill='#fff'/></mask><rect width='10' height='10' fill='#00f' mask='url(#m)'/>"
+        let body =
+            "<mask id='m'><rect width='10' height='10' fill='#fff'/></mask><rect width='10' height='10' fill='#00f' mask='url(#m)'/>"
         #expect(try Self.center(body, [:], defaultColor: "#ffffff") == "#0000ffff")
         #expect(try Self.center(body, ["p": "#000"], defaultColor: "#ffffff").hasSuffix("00"))
     }
@@ -95,8 +112,13 @@ struct SubstitutionPixelTests {
 
     @Test func theBundledFlagTakesAnyColor() throws {
         let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
-        for (value, expected) in [("red", "#ff0000ff"), ("yellow", "#ffff00ff"), ("#800080", "#800080ff"), ("hsl(120, 100%, 25%)", "#008000ff")] {
-            #expect(try flag.render(params: ["flag_color": value], scale: 2).image.hex(x: 26, y: 16) == expected, "\(value)")
+        for (value, expected) in [
+            ("red", "#ff0000ff"), ("yellow", "#ffff00ff"), ("#800080", "#800080ff"),
+            ("hsl(120, 100%, 25%)", "#008000ff"),
+        ] {
+            #expect(
+                try flag.render(params: ["flag_color": value], scale: 2).image.hex(x: 26, y: 16) == expected, "\(value)"
+            )
         }
         #expect(try flag.render(scale: 2).image.hex(x: 26, y: 16) == "#000000ff")
     }

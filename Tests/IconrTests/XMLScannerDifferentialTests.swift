@@ -1,7 +1,8 @@
 import Foundation
-@testable import IconrCore
 import IconrTestSupport
 import Testing
+
+@testable import IconrCore
 
 /// The XML scanner against libxml2 (the parser librsvg uses, opened here with dlopen) on every
 /// SVG of the corpora: on each document libxml2 accepts, the scanner must see the same
@@ -25,10 +26,12 @@ struct XMLScannerDifferentialTests {
         var description: String { "<\(name) \(attributes.joined(separator: " "))>" }
     }
 
-    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
-          arguments: ["maki", "temaki", "osm-carto-symbols", "resvg-svg", "librsvg-2.54-crashers"])
+    @Test(
+        .enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
+        arguments: ["maki", "temaki", "osm-carto-symbols", "resvg-svg", "librsvg-2.54-crashers"])
     func theScannerSeesWhatLibxml2Sees(_ corpus: String) throws {
-        let libxml2 = try #require(LibXML2.load(), "libxml2.so.2 (Debian's libxml2, which librsvg needs) could not be opened")
+        let libxml2 = try #require(
+            LibXML2.load(), "libxml2.so.2 (Debian's libxml2, which librsvg needs) could not be opened")
         let files = TestSupport.svgFiles(in: corpus)
         try #require(!files.isEmpty, "no SVG files in \(corpus)")
         var compared = 0, rejected = 0, knownDifferences = 0
@@ -44,18 +47,25 @@ struct XMLScannerDifferentialTests {
             guard scanned != reference else { continue }
             // Elements that come from an entity's text are not in the bytes the scanner edits:
             // a known difference, which the template must name in a warning.
-            if let template = try? SVGTemplate(bytes: bytes), template.warnings.contains(where: { $0.message.contains("holds elements") }) {
+            if let template = try? SVGTemplate(bytes: bytes),
+                template.warnings.contains(where: { $0.message.contains("holds elements") })
+            {
                 knownDifferences += 1
                 continue
             }
             let first = zip(scanned ?? [], reference).first { $0 != $1 }
-            mismatches.append("\(file.lastPathComponent): scanner \(first.map { "\($0.0)" } ?? (scanned == nil ? "failed" : "\(scanned?.count ?? 0) elements")), "
-                + "libxml2 \(first.map { "\($0.1)" } ?? "\(reference.count) elements")")
+            mismatches.append(
+                "\(file.lastPathComponent): scanner \(first.map { "\($0.0)" } ?? (scanned == nil ? "failed" : "\(scanned?.count ?? 0) elements")), "
+                    + "libxml2 \(first.map { "\($0.1)" } ?? "\(reference.count) elements")")
         }
-        #expect(mismatches.count == 0, "\(mismatches.count) of \(compared) documents differ: \(mismatches.prefix(3).joined(separator: "; "))")
+        #expect(
+            mismatches.count == 0,
+            "\(mismatches.count) of \(compared) documents differ: \(mismatches.prefix(3).joined(separator: "; "))")
         #expect(compared > 0)
-        print("XML scanner against libxml2, \(corpus): \(compared - knownDifferences - mismatches.count) of \(compared) documents agree, "
-              + "\(knownDifferences) with elements from entities (warned about), \(mismatches.count) differ; \(rejected) rejected by libxml2")
+        print(
+            "XML scanner against libxml2, \(corpus): \(compared - knownDifferences - mismatches.count) of \(compared) documents agree, "
+                + "\(knownDifferences) with elements from entities (warned about), \(mismatches.count) differ; \(rejected) rejected by libxml2"
+        )
     }
 
     /// The same on 3,000 seeded mutations of Maki and Temaki icons (a byte replaced by XML
@@ -64,7 +74,9 @@ struct XMLScannerDifferentialTests {
     @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
     func mutatedDocumentsThatLibxml2AcceptsAreSeenAlike() throws {
         let libxml2 = try #require(LibXML2.load(), "libxml2.so.2 could not be opened")
-        let sources = try (TestSupport.svgFiles(in: "maki") + TestSupport.svgFiles(in: "temaki")).map { [UInt8](try Data(contentsOf: $0)) }
+        let sources = try (TestSupport.svgFiles(in: "maki") + TestSupport.svgFiles(in: "temaki")).map {
+            [UInt8](try Data(contentsOf: $0))
+        }
         try #require(!sources.isEmpty)
         var state: UInt64 = 2026
         func random(_ bound: Int) -> Int {
@@ -86,11 +98,18 @@ struct XMLScannerDifferentialTests {
             }
             guard let reference = libxml2.elements(of: bytes) else { continue }
             accepted += 1
-            if Self.elements(scanning: bytes) != reference { mismatches.append("mutation \(round): \(String(decoding: bytes.prefix(200), as: UTF8.self))") }
+            if Self.elements(scanning: bytes) != reference {
+                mismatches.append("mutation \(round): \(String(decoding: bytes.prefix(200), as: UTF8.self))")
+            }
         }
         #expect(accepted > 100, "only \(accepted) mutations were well-formed")
-        print("XML scanner against libxml2: \(accepted) of 3000 mutations well-formed, \(mismatches.count) seen differently")
-        #expect(mismatches.count == 0, "\(mismatches.count) of \(accepted) accepted mutations differ: \(mismatches.prefix(2).joined(separator: "; "))")
+        print(
+            "XML scanner against libxml2: \(accepted) of 3000 mutations well-formed, \(mismatches.count) seen differently"
+        )
+        #expect(
+            mismatches.count == 0,
+            "\(mismatches.count) of \(accepted) accepted mutations differ: \(mismatches.prefix(2).joined(separator: "; "))"
+        )
     }
 
     /// What the scanner sees, or nil when it stops with an error.
@@ -120,7 +139,8 @@ struct XMLScannerDifferentialTests {
 /// libxml2's reader API, opened with dlopen (the test links nothing new).
 struct LibXML2 {
     typealias Reader = OpaquePointer
-    let readerForMemory: @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Reader?
+    let readerForMemory:
+        @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Reader?
     let read: @convention(c) (Reader?) -> Int32
     let nodeType: @convention(c) (Reader?) -> Int32
     let constName: @convention(c) (Reader?) -> UnsafePointer<UInt8>?
@@ -134,16 +154,26 @@ struct LibXML2 {
         func symbol<T>(_ name: String, as _: T.Type) -> T? {
             dlsym(library, name).map { unsafeBitCast($0, to: T.self) }
         }
-        guard let readerForMemory = symbol("xmlReaderForMemory", as: (@convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Reader?).self),
-              let read = symbol("xmlTextReaderRead", as: (@convention(c) (Reader?) -> Int32).self),
-              let nodeType = symbol("xmlTextReaderNodeType", as: (@convention(c) (Reader?) -> Int32).self),
-              let constName = symbol("xmlTextReaderConstName", as: (@convention(c) (Reader?) -> UnsafePointer<UInt8>?).self),
-              let constValue = symbol("xmlTextReaderConstValue", as: (@convention(c) (Reader?) -> UnsafePointer<UInt8>?).self),
-              let moveToNextAttribute = symbol("xmlTextReaderMoveToNextAttribute", as: (@convention(c) (Reader?) -> Int32).self),
-              let moveToElement = symbol("xmlTextReaderMoveToElement", as: (@convention(c) (Reader?) -> Int32).self),
-              let free = symbol("xmlFreeTextReader", as: (@convention(c) (Reader?) -> Void).self) else { return nil }
-        return LibXML2(readerForMemory: readerForMemory, read: read, nodeType: nodeType, constName: constName, constValue: constValue,
-                       moveToNextAttribute: moveToNextAttribute, moveToElement: moveToElement, free: free)
+        guard
+            let readerForMemory = symbol(
+                "xmlReaderForMemory",
+                as: (@convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32)
+                    -> Reader?).self),
+            let read = symbol("xmlTextReaderRead", as: (@convention(c) (Reader?) -> Int32).self),
+            let nodeType = symbol("xmlTextReaderNodeType", as: (@convention(c) (Reader?) -> Int32).self),
+            let constName = symbol(
+                "xmlTextReaderConstName", as: (@convention(c) (Reader?) -> UnsafePointer<UInt8>?).self),
+            let constValue = symbol(
+                "xmlTextReaderConstValue", as: (@convention(c) (Reader?) -> UnsafePointer<UInt8>?).self),
+            let moveToNextAttribute = symbol(
+                "xmlTextReaderMoveToNextAttribute", as: (@convention(c) (Reader?) -> Int32).self),
+            let moveToElement = symbol("xmlTextReaderMoveToElement", as: (@convention(c) (Reader?) -> Int32).self),
+            let free = symbol("xmlFreeTextReader", as: (@convention(c) (Reader?) -> Void).self)
+        else { return nil }
+        return LibXML2(
+            readerForMemory: readerForMemory, read: read, nodeType: nodeType, constName: constName,
+            constValue: constValue,
+            moveToNextAttribute: moveToNextAttribute, moveToElement: moveToElement, free: free)
     }
 
     /// The elements libxml2 reads (entities substituted, no network, no DTD loading), or
@@ -151,9 +181,13 @@ struct LibXML2 {
     func elements(of bytes: [UInt8]) -> [XMLScannerDifferentialTests.Element]? {
         // XML_PARSE_NOENT | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NONET
         let options: Int32 = 2 | 32 | 64 | 2048
-        guard let reader = bytes.withUnsafeBufferPointer({ buffer in
-            buffer.withMemoryRebound(to: CChar.self) { readerForMemory($0.baseAddress, Int32(buffer.count), "icon.svg", nil, options) }
-        }) else { return nil }
+        guard
+            let reader = bytes.withUnsafeBufferPointer({ buffer in
+                buffer.withMemoryRebound(to: CChar.self) {
+                    readerForMemory($0.baseAddress, Int32(buffer.count), "icon.svg", nil, options)
+                }
+            })
+        else { return nil }
         defer { free(reader) }
         func text(_ pointer: UnsafePointer<UInt8>?) -> String { pointer.map { String(cString: $0) } ?? "" }
         var elements: [XMLScannerDifferentialTests.Element] = []
@@ -164,7 +198,8 @@ struct LibXML2 {
             guard nodeType(reader) == 1 else { continue }
             var element = XMLScannerDifferentialTests.Element(name: text(constName(reader)), attributes: [])
             while moveToNextAttribute(reader) == 1 {
-                element.attributes.append("\(text(constName(reader)))=\(XMLScannerDifferentialTests.normalized(text(constValue(reader))))")
+                element.attributes.append(
+                    "\(text(constName(reader)))=\(XMLScannerDifferentialTests.normalized(text(constValue(reader))))")
             }
             _ = moveToElement(reader)
             elements.append(element)

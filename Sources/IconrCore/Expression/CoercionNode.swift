@@ -29,11 +29,14 @@ final class CoercionNode: ExpressionNode {
                     if let color = StyleColor(css: text) { return .color(color) }
                 case .array(let items):
                     if items.count < 3 || items.count > 4 {
-                        error = "Invalid rgba value \(input.jsonText): expected an array containing either three or four numeric values."
+                        error =
+                            "Invalid rgba value \(input.jsonText): expected an array containing either three or four numeric values."
                     } else {
                         error = validateRGBA(items)
                     }
-                    if error == nil, case .number(let r) = items[0], case .number(let g) = items[1], case .number(let b) = items[2] {
+                    if error == nil, case .number(let r) = items[0], case .number(let g) = items[1],
+                        case .number(let b) = items[2]
+                    {
                         var alpha = 1.0
                         if items.count == 4, case .number(let a) = items[3] { alpha = a }
                         return .color(StyleColor(red: r / 255, green: g / 255, blue: b / 255, alpha: alpha))
@@ -65,7 +68,8 @@ final class CoercionNode: ExpressionNode {
                 case .padding: return value
                 case .number(let n): return .padding([n, n, n, n])
                 case .array(let items):
-                    let numbers = items.compactMap { item -> Double? in if case .number(let n) = item { n } else { nil } }
+                    let numbers = items.compactMap { item -> Double? in if case .number(let n) = item { n } else { nil }
+                    }
                     guard numbers.count == items.count else { return nil }
                     switch numbers.count {
                     case 1: return .padding([numbers[0], numbers[0], numbers[0], numbers[0]])
@@ -83,7 +87,8 @@ final class CoercionNode: ExpressionNode {
                 case .numberArray: return value
                 case .number(let n): return .numberArray([n])
                 case .array(let items):
-                    let numbers = items.compactMap { item -> Double? in if case .number(let n) = item { n } else { nil } }
+                    let numbers = items.compactMap { item -> Double? in if case .number(let n) = item { n } else { nil }
+                    }
                     return numbers.count == items.count ? .numberArray(numbers) : nil
                 default: return nil
                 }
@@ -115,11 +120,14 @@ final class CoercionNode: ExpressionNode {
                     if case .variableAnchorOffsetCollection = value { return value }
                     return nil
                 }
-                let anchors: Set<String> = ["center", "left", "right", "top", "bottom", "top-left", "top-right", "bottom-left", "bottom-right"]
+                let anchors: Set<String> = [
+                    "center", "left", "right", "top", "bottom", "top-left", "top-right", "bottom-left", "bottom-right",
+                ]
                 for pair in stride(from: 0, to: items.count, by: 2) {
                     guard case .string(let anchor) = items[pair], anchors.contains(anchor),
-                          case .array(let offset) = items[pair + 1], offset.count == 2,
-                          case .number = offset[0], case .number = offset[1] else { return nil }
+                        case .array(let offset) = items[pair + 1], offset.count == 2,
+                        case .number = offset[0], case .number = offset[1]
+                    else { return nil }
                 }
                 return .variableAnchorOffsetCollection(items)
             }
@@ -137,8 +145,10 @@ final class CoercionNode: ExpressionNode {
         }
     }
 
-    private func firstParsed(_ name: String, _ context: EvaluationContext,
-                             _ parse: (StyleValue) -> StyleValue?) throws(ExpressionEvaluationError) -> StyleValue {
+    private func firstParsed(
+        _ name: String, _ context: EvaluationContext,
+        _ parse: (StyleValue) -> StyleValue?
+    ) throws(ExpressionEvaluationError) -> StyleValue {
         var input = StyleValue.null
         for argument in arguments {
             input = try argument.evaluate(context)
@@ -164,7 +174,9 @@ final class CoercionNode: ExpressionNode {
             if trimmed.isEmpty { return 0 }
             if trimmed == "Infinity" || trimmed == "+Infinity" { return .infinity }
             if trimmed == "-Infinity" { return -.infinity }
-            if trimmed.lowercased().hasPrefix("0x"), let n = UInt64(trimmed.dropFirst(2), radix: 16) { return Double(n) }
+            if trimmed.lowercased().hasPrefix("0x"), let n = UInt64(trimmed.dropFirst(2), radix: 16) {
+                return Double(n)
+            }
             let allowed = Set("0123456789+-.eE")
             guard trimmed.allSatisfy({ allowed.contains($0) }), let n = Double(trimmed) else { return .nan }
             return n
@@ -187,7 +199,8 @@ func validateRGBA(_ items: [StyleValue]) -> String? {
     let channels = (0..<3).map(number)
     if !channels.allSatisfy({ $0.map { $0 >= 0 && $0 <= 255 } ?? false }) {
         let shown = (items.count == 4 && number(3) != nil) ? items : Array(items.prefix(3))
-        return "Invalid rgba value [\(shown.map(\.text).joined(separator: ", "))]: 'r', 'g', and 'b' must be between 0 and 255."
+        return
+            "Invalid rgba value [\(shown.map(\.text).joined(separator: ", "))]: 'r', 'g', and 'b' must be between 0 and 255."
     }
     if items.count == 4 {
         guard let a = number(3), a >= 0, a <= 1 else {

@@ -16,9 +16,11 @@ public struct PropertySpecification: Sendable {
     /// Whether strings may hold legacy `{token}` references (`icon-image`, `text-field`).
     public var tokens: Bool
 
-    public init(type: String, value: String? = nil, length: Int? = nil, propertyType: String = "data-driven",
-                parameters: [String] = ["zoom", "feature"], interpolated: Bool = true,
-                defaultValue: JSONValue? = nil, enumValues: [String] = [], tokens: Bool = false) {
+    public init(
+        type: String, value: String? = nil, length: Int? = nil, propertyType: String = "data-driven",
+        parameters: [String] = ["zoom", "feature"], interpolated: Bool = true,
+        defaultValue: JSONValue? = nil, enumValues: [String] = [], tokens: Bool = false
+    ) {
         self.type = type
         self.value = value
         self.length = length
@@ -88,8 +90,10 @@ public struct CompiledExpression: Sendable {
     public var isZoomConstant: Bool { kind == .constant || kind == .source }
 
     /// Parses `json` (an expression, a legacy function or a constant) for a property.
-    public static func compile(_ json: JSONValue, specification: PropertySpecification,
-                               globalState: [String: StyleValue] = [:]) -> Result<CompiledExpression, ExpressionCompileError> {
+    public static func compile(
+        _ json: JSONValue, specification: PropertySpecification,
+        globalState: [String: StyleValue] = [:]
+    ) -> Result<CompiledExpression, ExpressionCompileError> {
         let expression = LegacyFunction.isFunction(json) ? LegacyFunction.convert(json, specification) : json
         let context = ParsingContext(expectedType: specification.expectedType)
         guard let root = context.parse(expression, annotation: specification.type == "string" ? .coerce : nil) else {
@@ -111,7 +115,9 @@ public struct CompiledExpression: Sendable {
         switch curve {
         case .none:
             if !zoomConstant {
-                return failure("\"zoom\" expression may only be used as input to a top-level \"step\" or \"interpolate\" expression.")
+                return failure(
+                    "\"zoom\" expression may only be used as input to a top-level \"step\" or \"interpolate\" expression."
+                )
             }
         case .error(let message): return failure(message)
         case .curve(let node):
@@ -120,13 +126,15 @@ public struct CompiledExpression: Sendable {
             }
             stops = (node as? StepNode)?.labels ?? (node as? InterpolateNode)?.labels ?? []
         }
-        let kind: Kind = switch (featureConstant, stops.isEmpty && zoomConstant) {
-        case (true, true): .constant
-        case (false, true): .source
-        case (true, false): .camera
-        case (false, false): .composite
-        }
-        return .success(CompiledExpression(kind: kind, type: root.type, zoomStops: stops, root: root, globalState: globalState))
+        let kind: Kind =
+            switch (featureConstant, stops.isEmpty && zoomConstant) {
+            case (true, true): .constant
+            case (false, true): .source
+            case (true, false): .camera
+            case (false, false): .composite
+            }
+        return .success(
+            CompiledExpression(kind: kind, type: root.type, zoomStops: stops, root: root, globalState: globalState))
     }
 
     /// The value for one feature at one zoom; a runtime failure is thrown with its key.
@@ -155,7 +163,8 @@ enum ZoomCurve {
                 break
             }
         } else if let input = (node as? StepNode)?.input ?? (node as? InterpolateNode)?.input,
-                  let compound = input as? CompoundNode, compound.name == "zoom" {
+            let compound = input as? CompoundNode, compound.name == "zoom"
+        {
             result = .curve(node)
         }
         if case .error = result { return result }
@@ -164,9 +173,12 @@ enum ZoomCurve {
             switch (childResult, result) {
             case (.error, _): result = childResult
             case (.curve, .none):
-                result = .error("\"zoom\" expression may only be used as input to a top-level \"step\" or \"interpolate\" expression.")
+                result = .error(
+                    "\"zoom\" expression may only be used as input to a top-level \"step\" or \"interpolate\" expression."
+                )
             case (.curve(let a), .curve(let b)) where a !== b:
-                result = .error("Only one zoom-based \"step\" or \"interpolate\" subexpression may be used in an expression.")
+                result = .error(
+                    "Only one zoom-based \"step\" or \"interpolate\" subexpression may be used in an expression.")
             default: break
             }
         }

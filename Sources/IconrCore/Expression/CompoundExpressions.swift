@@ -1,6 +1,7 @@
 import Glibc
 
-typealias CompoundEvaluator = @Sendable ([any ExpressionNode], EvaluationContext, String) throws(ExpressionEvaluationError) -> StyleValue
+typealias CompoundEvaluator =
+    @Sendable ([any ExpressionNode], EvaluationContext, String) throws(ExpressionEvaluationError) -> StyleValue
 
 /// An operator with fixed signatures (`+`, `get`, `rgba`, ...): its arguments are parsed
 /// against each overload in turn.
@@ -11,7 +12,10 @@ final class CompoundNode: ExpressionNode {
     let key: String
     private let evaluator: CompoundEvaluator
 
-    init(name: String, type: StyleType, arguments: [any ExpressionNode], key: String, evaluator: @escaping CompoundEvaluator) {
+    init(
+        name: String, type: StyleType, arguments: [any ExpressionNode], key: String,
+        evaluator: @escaping CompoundEvaluator
+    ) {
         self.name = name
         self.type = type
         self.arguments = arguments
@@ -47,7 +51,8 @@ struct CompoundDefinition: Sendable {
 enum CompoundExpressions {
     static let definitions: [String: CompoundDefinition] = {
         var table: [String: CompoundDefinition] = [:]
-        func define(_ name: String, _ type: StyleType, _ signature: Signature, _ evaluate: @escaping CompoundEvaluator) {
+        func define(_ name: String, _ type: StyleType, _ signature: Signature, _ evaluate: @escaping CompoundEvaluator)
+        {
             table[name, default: CompoundDefinition(type: type, overloads: [])].overloads.append((signature, evaluate))
         }
         func math(_ name: String, _ function: @escaping @Sendable (Double) -> Double) {
@@ -65,7 +70,8 @@ enum CompoundExpressions {
         define("typeof", .string, .fixed([.value])) { args, context, _ throws(ExpressionEvaluationError) in
             .string(try args[0].evaluate(context).type.description)
         }
-        define("to-rgba", .array(.number, count: 4), .fixed([.color])) { args, context, _ throws(ExpressionEvaluationError) in
+        define("to-rgba", .array(.number, count: 4), .fixed([.color])) {
+            args, context, _ throws(ExpressionEvaluationError) in
             guard case .color(let c) = try args[0].evaluate(context) else { return .null }
             return .array([.number(c.red * 255), .number(c.green * 255), .number(c.blue * 255), .number(c.alpha)])
         }
@@ -74,7 +80,8 @@ enum CompoundExpressions {
             for arg in args { values.append(try arg.evaluate(context)) }
             if let error = validateRGBA(values) { throw ExpressionEvaluationError(key: key, message: error) }
             func n(_ i: Int) -> Double { if case .number(let v) = values[i] { v } else { .nan } }
-            return .color(StyleColor(red: n(0) / 255, green: n(1) / 255, blue: n(2) / 255, alpha: values.count > 3 ? n(3) : 1))
+            return .color(
+                StyleColor(red: n(0) / 255, green: n(1) / 255, blue: n(2) / 255, alpha: values.count > 3 ? n(3) : 1))
         }
         define("rgb", .color, .fixed([.number, .number, .number]), rgba)
         define("rgba", .color, .fixed([.number, .number, .number, .number]), rgba)
@@ -83,14 +90,21 @@ enum CompoundExpressions {
             var values: [Double] = []
             for arg in args { values.append(try arg.number(context)) }
             let alpha = values.count > 3 ? values[3] : 1
-            guard let color = StyleColor(css: "hsla(\(values[0].javaScriptText), \(values[1].javaScriptText)%, \(values[2].javaScriptText)%, \(alpha.javaScriptText))") else {
-                throw ExpressionEvaluationError(key: key, message: "Invalid hsla value [\(values.map(\.javaScriptText).joined(separator: ", "))]")
+            guard
+                let color = StyleColor(
+                    css:
+                        "hsla(\(values[0].javaScriptText), \(values[1].javaScriptText)%, \(values[2].javaScriptText)%, \(alpha.javaScriptText))"
+                )
+            else {
+                throw ExpressionEvaluationError(
+                    key: key, message: "Invalid hsla value [\(values.map(\.javaScriptText).joined(separator: ", "))]")
             }
             return .color(color)
         }
         define("hsl", .color, .fixed([.number, .number, .number]), hsla)
         define("hsla", .color, .fixed([.number, .number, .number, .number]), hsla)
-        define("to-hsla", .array(.number, count: 4), .fixed([.color])) { args, context, _ throws(ExpressionEvaluationError) in
+        define("to-hsla", .array(.number, count: 4), .fixed([.color])) {
+            args, context, _ throws(ExpressionEvaluationError) in
             guard case .color(let c) = try args[0].evaluate(context) else { return .null }
             let high = max(c.red, c.green, c.blue), low = min(c.red, c.green, c.blue)
             let lightness = (high + low) / 2
@@ -227,12 +241,15 @@ enum CompoundExpressions {
             for arg in args { text += try arg.evaluate(context).text }
             return .string(text)
         }
-        define("split", .array(.string), .fixed([.string, .string])) { args, context, _ throws(ExpressionEvaluationError) in
+        define("split", .array(.string), .fixed([.string, .string])) {
+            args, context, _ throws(ExpressionEvaluationError) in
             let text = try args[0].string(context), separator = try args[1].string(context)
             if separator.isEmpty { return .array(text.unicodeScalars.map { .string(String($0)) }) }
-            return .array(text.split(separator: separator, omittingEmptySubsequences: false).map { .string(String($0)) })
+            return .array(
+                text.split(separator: separator, omittingEmptySubsequences: false).map { .string(String($0)) })
         }
-        define("join", .string, .fixed([.array(.string), .string])) { args, context, _ throws(ExpressionEvaluationError) in
+        define("join", .string, .fixed([.array(.string), .string])) {
+            args, context, _ throws(ExpressionEvaluationError) in
             guard case .array(let items) = try args[0].evaluate(context) else { return .string("") }
             return .string(items.map(\.text).joined(separator: try args[1].string(context)))
         }
@@ -257,11 +274,13 @@ enum CompoundExpressions {
             var parsed: [any ExpressionNode] = []
             var failed = false
             for index in 1..<max(items.count, 1) {
-                let expected: StyleType = switch overload.signature {
-                case .fixed(let types): types[index - 1]
-                case .varargs(let type): type
-                }
-                guard let argument = signatureContext.parse(items[index], index: 1 + parsed.count, expected: expected) else {
+                let expected: StyleType =
+                    switch overload.signature {
+                    case .fixed(let types): types[index - 1]
+                    case .varargs(let type): type
+                    }
+                guard let argument = signatureContext.parse(items[index], index: 1 + parsed.count, expected: expected)
+                else {
                     failed = true
                     break
                 }
@@ -270,16 +289,18 @@ enum CompoundExpressions {
             lastErrors = signatureContext.errors.items
             if failed { continue }
             for (index, argument) in parsed.enumerated() {
-                let expected: StyleType = switch overload.signature {
-                case .fixed(let types): types[index]
-                case .varargs(let type): type
-                }
+                let expected: StyleType =
+                    switch overload.signature {
+                    case .fixed(let types): types[index]
+                    case .varargs(let type): type
+                    }
                 signatureContext.child(index + 1).checkSubtype(expected, argument.type)
             }
             lastErrors = signatureContext.errors.items
             if lastErrors.isEmpty {
-                return CompoundNode(name: name, type: definition.type, arguments: parsed, key: context.key,
-                                    evaluator: overload.evaluate)
+                return CompoundNode(
+                    name: name, type: definition.type, arguments: parsed, key: context.key,
+                    evaluator: overload.evaluate)
             }
         }
         if overloads.count == 1 {
@@ -292,7 +313,8 @@ enum CompoundExpressions {
                 guard let argument = context.parse(items[index], index: 1 + actual.count) else { return nil }
                 actual.append(argument.type.description)
             }
-            context.error("Expected arguments of type \(signatures), but found (\(actual.joined(separator: ", "))) instead.")
+            context.error(
+                "Expected arguments of type \(signatures), but found (\(actual.joined(separator: ", "))) instead.")
         }
         return nil
     }

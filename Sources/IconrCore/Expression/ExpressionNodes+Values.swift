@@ -78,8 +78,10 @@ final class InterpolateNode: ExpressionNode {
     let outputs: [any ExpressionNode]
     let key: String
 
-    init(type: StyleType, space: Space, interpolation: Interpolation, input: any ExpressionNode,
-         labels: [Double], outputs: [any ExpressionNode], key: String) {
+    init(
+        type: StyleType, space: Space, interpolation: Interpolation, input: any ExpressionNode,
+        labels: [Double], outputs: [any ExpressionNode], key: String
+    ) {
         self.type = type
         self.space = space
         self.interpolation = interpolation
@@ -109,10 +111,11 @@ final class InterpolateNode: ExpressionNode {
         case (.number(let x), .number(let y)): return .number(mix(x, y))
         case (.color(let x), .color(let y)): return .color(x.interpolated(to: y, t, space: space))
         case (.array(let x), .array(let y)):
-            return .array(zip(x, y).map { pair in
-                if case .number(let p) = pair.0, case .number(let q) = pair.1 { return .number(mix(p, q)) }
-                return pair.0
-            })
+            return .array(
+                zip(x, y).map { pair in
+                    if case .number(let p) = pair.0, case .number(let q) = pair.1 { return .number(mix(p, q)) }
+                    return pair.0
+                })
         case (.padding(let x), .padding(let y)): return .padding(zip(x, y).map(mix))
         case (.numberArray(let x), .numberArray(let y)):
             return .numberArray(x.count == y.count ? zip(x, y).map(mix) : (t < 0.5 ? x : y))
@@ -149,8 +152,9 @@ extension StyleColor {
         func mix(_ x: Double, _ y: Double) -> Double { x + t * (y - x) }
         switch space {
         case .rgb:
-            return StyleColor(red: mix(red, other.red), green: mix(green, other.green), blue: mix(blue, other.blue),
-                              alpha: mix(alpha, other.alpha))
+            return StyleColor(
+                red: mix(red, other.red), green: mix(green, other.green), blue: mix(blue, other.blue),
+                alpha: mix(alpha, other.alpha))
         case .lab:
             let a = lab, b = other.lab
             return StyleColor(lab: (mix(a.l, b.l), mix(a.a, b.a), mix(a.b, b.b)), alpha: mix(alpha, other.alpha))
@@ -216,9 +220,10 @@ extension StyleColor {
         y = Self.yn * f(y)
         x = Self.xn * f(x)
         z = Self.zn * f(z)
-        self.init(red: gamma(3.1338561 * x - 1.6168667 * y - 0.4906146 * z),
-                  green: gamma(-0.9787684 * x + 1.9161415 * y + 0.033454 * z),
-                  blue: gamma(0.0719453 * x - 0.2289914 * y + 1.4052427 * z), alpha: alpha)
+        self.init(
+            red: gamma(3.1338561 * x - 1.6168667 * y - 0.4906146 * z),
+            green: gamma(-0.9787684 * x + 1.9161415 * y + 0.033454 * z),
+            blue: gamma(0.0719453 * x - 0.2289914 * y + 1.4052427 * z), alpha: alpha)
     }
 }
 
@@ -246,11 +251,14 @@ final class ComparisonNode: ExpressionNode {
         if isOrdering && hasUntypedArgument {
             let left = a.type.kind, right = b.type.kind
             if left != right || !(left == "string" || left == "number") {
-                throw fail("Expected arguments for \"\(op)\" to be (string, string) or (number, number), but found (\(left), \(right)) instead.")
+                throw fail(
+                    "Expected arguments for \"\(op)\" to be (string, string) or (number, number), but found (\(left), \(right)) instead."
+                )
             }
         }
         if let collator, case .collator(let rules) = try collator.evaluate(context),
-           case .string(let x) = a, case .string(let y) = b {
+            case .string(let x) = a, case .string(let y) = b
+        {
             let order = rules.compare(x, y)
             return .boolean(Self.holds(op, order: order))
         }
@@ -293,7 +301,10 @@ final class CollatorNode: ExpressionNode {
     let key: String
     var type: StyleType { .collator }
 
-    init(caseSensitive: any ExpressionNode, diacriticSensitive: any ExpressionNode, locale: (any ExpressionNode)?, key: String) {
+    init(
+        caseSensitive: any ExpressionNode, diacriticSensitive: any ExpressionNode, locale: (any ExpressionNode)?,
+        key: String
+    ) {
         self.caseSensitive = caseSensitive
         self.diacriticSensitive = diacriticSensitive
         self.locale = locale
@@ -301,9 +312,11 @@ final class CollatorNode: ExpressionNode {
     }
 
     func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
-        .collator(StyleCollator(caseSensitive: try caseSensitive.evaluate(context).isTruthy,
-                                diacriticSensitive: try diacriticSensitive.evaluate(context).isTruthy,
-                                locale: try locale?.string(context)))
+        .collator(
+            StyleCollator(
+                caseSensitive: try caseSensitive.evaluate(context).isTruthy,
+                diacriticSensitive: try diacriticSensitive.evaluate(context).isTruthy,
+                locale: try locale?.string(context)))
     }
 
     var children: [any ExpressionNode] { [caseSensitive, diacriticSensitive] + (locale.map { [$0] } ?? []) }
@@ -333,7 +346,9 @@ final class FormatNode: ExpressionNode {
         var result: [FormattedText.Section] = []
         for section in sections {
             let content = try section.content.evaluate(context)
-            let align = try section.verticalAlign.map { node throws(ExpressionEvaluationError) in try node.string(context) }
+            let align = try section.verticalAlign.map { node throws(ExpressionEvaluationError) in
+                try node.string(context)
+            }
             if case .image(let image) = content {
                 result.append(.init(text: "", image: image, verticalAlign: align))
                 continue
@@ -345,7 +360,8 @@ final class FormatNode: ExpressionNode {
             var color: StyleColor?
             if let node = section.textColor, case .color(let value) = try node.evaluate(context) { color = value }
             let scale = try section.scale.map { node throws(ExpressionEvaluationError) in try node.number(context) }
-            result.append(.init(text: content.text, scale: scale, fontStack: font, textColor: color, verticalAlign: align))
+            result.append(
+                .init(text: content.text, scale: scale, fontStack: font, textColor: color, verticalAlign: align))
         }
         return .formatted(FormattedText(sections: result))
     }
@@ -363,8 +379,11 @@ final class NumberFormatNode: ExpressionNode {
     let key: String
     var type: StyleType { .string }
 
-    init(number: any ExpressionNode, locale: (any ExpressionNode)?, currency: (any ExpressionNode)?, unit: (any ExpressionNode)?,
-         minFractionDigits: (any ExpressionNode)?, maxFractionDigits: (any ExpressionNode)?, key: String) {
+    init(
+        number: any ExpressionNode, locale: (any ExpressionNode)?, currency: (any ExpressionNode)?,
+        unit: (any ExpressionNode)?,
+        minFractionDigits: (any ExpressionNode)?, maxFractionDigits: (any ExpressionNode)?, key: String
+    ) {
         self.number = number
         self.locale = locale
         self.currency = currency
@@ -383,8 +402,12 @@ final class NumberFormatNode: ExpressionNode {
         let unit = try unit?.string(context)
         // Digits as Intl takes them, 0 to 20 (NaN or out of range: the nearest bound).
         func digits(_ value: Double) -> Int { value.isNaN ? 0 : Int(min(max(value, 0), 20)) }
-        let minimum = try minFractionDigits.map { node throws(ExpressionEvaluationError) in digits(try node.number(context)) }
-        let maximum = try maxFractionDigits.map { node throws(ExpressionEvaluationError) in digits(try node.number(context)) }
+        let minimum = try minFractionDigits.map { node throws(ExpressionEvaluationError) in
+            digits(try node.number(context))
+        }
+        let maximum = try maxFractionDigits.map { node throws(ExpressionEvaluationError) in
+            digits(try node.number(context))
+        }
         if !value.isFinite { return .string(value.javaScriptText) }
         let currencyDigits = currency.map { ["JPY", "KRW", "ISK", "CLP", "VND"].contains($0) ? 0 : 2 }
         let lowerBound = min(max(minimum ?? currencyDigits ?? 0, 0), 20)
@@ -399,15 +422,18 @@ final class NumberFormatNode: ExpressionNode {
         grouped = rest + grouped + (fraction.isEmpty ? "" : (german ? "," : ".") + fraction)
         let sign = value < 0 && (Double(integer + "." + fraction) ?? 0) != 0 ? "-" : ""
         if let currency {
-            let symbol = ["USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "CN¥", "INR": "₹"][currency] ?? currency
+            let symbol =
+                ["USD": "$", "EUR": "€", "GBP": "£", "JPY": "¥", "CNY": "CN¥", "INR": "₹"][currency] ?? currency
             return .string(german ? sign + grouped + "\u{A0}" + symbol : sign + symbol + grouped)
         }
         if let unit {
-            let symbols = ["meter": " m", "kilometer": " km", "centimeter": " cm", "millimeter": " mm", "mile": " mi",
-                           "foot": " ft", "inch": " in", "yard": " yd", "celsius": "°C", "fahrenheit": "°F",
-                           "kilogram": " kg", "gram": " g", "byte": " byte", "kilobyte": " kB", "megabyte": " MB",
-                           "gigabyte": " GB", "percent": "%", "second": " sec", "minute": " min", "hour": " hr",
-                           "kilometer-per-hour": " km/h", "mile-per-hour": " mph", "liter": " L", "degree": " deg"]
+            let symbols = [
+                "meter": " m", "kilometer": " km", "centimeter": " cm", "millimeter": " mm", "mile": " mi",
+                "foot": " ft", "inch": " in", "yard": " yd", "celsius": "°C", "fahrenheit": "°F",
+                "kilogram": " kg", "gram": " g", "byte": " byte", "kilobyte": " kB", "megabyte": " MB",
+                "gigabyte": " GB", "percent": "%", "second": " sec", "minute": " min", "hour": " hr",
+                "kilometer-per-hour": " km/h", "mile-per-hour": " mph", "liter": " L", "degree": " deg",
+            ]
             return .string(sign + grouped + (symbols[unit] ?? " " + unit))
         }
         return .string(sign + grouped)
@@ -425,7 +451,10 @@ final class NumberFormatNode: ExpressionNode {
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         var digits = Array(parts[0] + (parts.count > 1 ? parts[1] : ""))
         var point = parts[0].count + exponent
-        if point < 0 { digits = Array(repeating: "0", count: -point) + digits; point = 0 }
+        if point < 0 {
+            digits = Array(repeating: "0", count: -point) + digits
+            point = 0
+        }
         if point > digits.count { digits += Array(repeating: "0", count: point - digits.count) }
         let keep = point + maxFraction
         if keep < digits.count {
@@ -434,11 +463,18 @@ final class NumberFormatNode: ExpressionNode {
             if roundUp {
                 var index = digits.count - 1
                 while index >= 0 {
-                    if digits[index] == "9" { digits[index] = "0"; index -= 1 } else {
-                        digits[index] = Character(String((digits[index].wholeNumberValue ?? 0) + 1)); break
+                    if digits[index] == "9" {
+                        digits[index] = "0"
+                        index -= 1
+                    } else {
+                        digits[index] = Character(String((digits[index].wholeNumberValue ?? 0) + 1))
+                        break
                     }
                 }
-                if index < 0 { digits.insert("1", at: 0); point += 1 }
+                if index < 0 {
+                    digits.insert("1", at: 0)
+                    point += 1
+                }
             }
         }
         var integer = String(digits[..<point]), fraction = String(digits[point...])
@@ -463,7 +499,10 @@ final class ImageNode: ExpressionNode {
     let key: String
     var type: StyleType { .resolvedImage }
 
-    init(name: any ExpressionNode, params: [(name: String, value: any ExpressionNode)], secondary: ImageNode?, key: String) {
+    init(
+        name: any ExpressionNode, params: [(name: String, value: any ExpressionNode)], secondary: ImageNode?,
+        key: String
+    ) {
         self.name = name
         self.params = params
         self.secondary = secondary
@@ -480,7 +519,9 @@ final class ImageNode: ExpressionNode {
         }
         // With a cross-fade partner, the image is there only when both are (as Mapbox has it).
         var available = context.isAvailable(name)
-        if let secondary, case .image(let partner) = try secondary.evaluate(context) { available = available && partner.available }
+        if let secondary, case .image(let partner) = try secondary.evaluate(context) {
+            available = available && partner.available
+        }
         return .image(ResolvedImage(name: name, available: available, params: colors))
     }
 

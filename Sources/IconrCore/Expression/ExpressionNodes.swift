@@ -13,8 +13,10 @@ public struct ExpressionFeature: Sendable {
     public var geometryType: String?
     public var geometry: GeoJSONGeometry?
 
-    public init(properties: [String: StyleValue] = [:], id: StyleValue? = nil, geometryType: String? = nil,
-                geometry: GeoJSONGeometry? = nil) {
+    public init(
+        properties: [String: StyleValue] = [:], id: StyleValue? = nil, geometryType: String? = nil,
+        geometry: GeoJSONGeometry? = nil
+    ) {
         self.properties = properties
         self.id = id
         self.geometryType = geometryType ?? geometry?.typeName
@@ -198,8 +200,10 @@ final class SearchNode: ExpressionNode {
     let key: String
     var type: StyleType { returnsIndex ? .number : .boolean }
 
-    init(returnsIndex: Bool, needle: any ExpressionNode, haystack: any ExpressionNode,
-         fromIndex: (any ExpressionNode)?, key: String) {
+    init(
+        returnsIndex: Bool, needle: any ExpressionNode, haystack: any ExpressionNode,
+        fromIndex: (any ExpressionNode)?, key: String
+    ) {
         self.returnsIndex = returnsIndex
         self.needle = needle
         self.haystack = haystack
@@ -214,7 +218,9 @@ final class SearchNode: ExpressionNode {
         switch needle {
         case .boolean, .string, .number, .null: break
         default:
-            throw fail("Expected first argument to be of type boolean, string, number or null, but found \(needle.type) instead.")
+            throw fail(
+                "Expected first argument to be of type boolean, string, number or null, but found \(needle.type) instead."
+            )
         }
         var start = 0.0
         if let fromIndex { start = try fromIndex.number(context) }
@@ -264,7 +270,8 @@ final class SliceNode: ExpressionNode {
     let end: (any ExpressionNode)?
     let key: String
 
-    init(type: StyleType, input: any ExpressionNode, begin: any ExpressionNode, end: (any ExpressionNode)?, key: String) {
+    init(type: StyleType, input: any ExpressionNode, begin: any ExpressionNode, end: (any ExpressionNode)?, key: String)
+    {
         self.type = type
         self.input = input
         self.begin = begin
@@ -279,7 +286,10 @@ final class SliceNode: ExpressionNode {
         func bounds(_ count: Int) -> Range<Int> {
             func clamp(_ value: Double) -> Int {
                 if value.isNaN { return 0 }
-                let index = value < 0 ? max(Double(count) + value.rounded(.towardZero), 0) : min(value.rounded(.towardZero), Double(count))
+                let index =
+                    value < 0
+                    ? max(Double(count) + value.rounded(.towardZero), 0)
+                    : min(value.rounded(.towardZero), Double(count))
                 return Int(index)
             }
             let lower = clamp(begin), upper = end.map(clamp) ?? count
@@ -338,8 +348,10 @@ final class MatchNode: ExpressionNode {
     let otherwise: any ExpressionNode
     let key: String
 
-    init(type: StyleType, inputType: StyleType, input: any ExpressionNode, cases: [MatchLabel: Int],
-         outputs: [any ExpressionNode], otherwise: any ExpressionNode, key: String) {
+    init(
+        type: StyleType, inputType: StyleType, input: any ExpressionNode, cases: [MatchLabel: Int],
+        outputs: [any ExpressionNode], otherwise: any ExpressionNode, key: String
+    ) {
         self.type = type
         self.inputType = inputType
         self.input = input
@@ -351,11 +363,12 @@ final class MatchNode: ExpressionNode {
 
     func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
         let value = try input.evaluate(context)
-        let label: MatchLabel? = switch value {
-        case .number(let number) where inputType == .number: .number(number)
-        case .string(let text) where inputType == .string: .string(text)
-        default: nil
-        }
+        let label: MatchLabel? =
+            switch value {
+            case .number(let number) where inputType == .number: .number(number)
+            case .string(let text) where inputType == .string: .string(text)
+            default: nil
+            }
         if let label, let index = cases[label] { return try outputs[index].evaluate(context) }
         return try otherwise.evaluate(context)
     }
@@ -369,8 +382,10 @@ final class CaseNode: ExpressionNode {
     let otherwise: any ExpressionNode
     let key: String
 
-    init(type: StyleType, branches: [(test: any ExpressionNode, output: any ExpressionNode)],
-         otherwise: any ExpressionNode, key: String) {
+    init(
+        type: StyleType, branches: [(test: any ExpressionNode, output: any ExpressionNode)],
+        otherwise: any ExpressionNode, key: String
+    ) {
         self.type = type
         self.branches = branches
         self.otherwise = otherwise

@@ -123,7 +123,8 @@ enum ExpressionOutputs {
                     outputs.open.insert(image.key + " (more than \(maximumValues) values)")
                     return
                 }
-                outputs.values.append(.image(ResolvedImage(name: text, available: context.isAvailable(text), params: params)))
+                outputs.values.append(
+                    .image(ResolvedImage(name: text, available: context.isAvailable(text), params: params)))
             }
         }
     }

@@ -3,21 +3,27 @@
 public enum ExpressionReport {
     /// Compiles `expression` for `specification` and evaluates it for each
     /// `[globals, feature]` input (`{"zoom": 5}`, `{"properties": {...}, "id": ..., "geometry": ...}`).
-    public static func make(expression: JSONValue, specification: PropertySpecification,
-                            inputs: [JSONValue], globalState: [String: StyleValue] = [:]) -> JSONValue {
+    public static func make(
+        expression: JSONValue, specification: PropertySpecification,
+        inputs: [JSONValue], globalState: [String: StyleValue] = [:]
+    ) -> JSONValue {
         let compiled: CompiledExpression
         switch CompiledExpression.compile(expression, specification: specification, globalState: globalState) {
         case .failure(let failure):
-            return .object(["compiled": .object([
-                "result": .string("error"),
-                "errors": .array(failure.errors.map { .object(["key": .string($0.key), "error": .string($0.message)]) }),
-            ])])
+            return .object([
+                "compiled": .object([
+                    "result": .string("error"),
+                    "errors": .array(
+                        failure.errors.map { .object(["key": .string($0.key), "error": .string($0.message)]) }),
+                ])
+            ])
         case .success(let value): compiled = value
         }
         var outputs: [JSONValue] = []
         for input in inputs {
             let pair = input.arrayValue ?? []
-            let context = evaluationContext(globals: pair.first ?? .object([:]), feature: pair.count > 1 ? pair[1] : .object([:]))
+            let context = evaluationContext(
+                globals: pair.first ?? .object([:]), feature: pair.count > 1 ? pair[1] : .object([:]))
             switch Result(catching: { () throws(ExpressionEvaluationError) in try compiled.evaluate(context) }) {
             case .success(let value):
                 if case .color(let color) = value {
@@ -26,7 +32,8 @@ public enum ExpressionReport {
                     outputs.append(value.json)
                 }
             case .failure(let failure):
-                outputs.append(.object(["error": .string("layers[0].paint.some-property\(failure.key): \(failure.message)")]))
+                outputs.append(
+                    .object(["error": .string("layers[0].paint.some-property\(failure.key): \(failure.message)")]))
             }
         }
         return .object([
@@ -47,12 +54,17 @@ public enum ExpressionReport {
         if case .number(let density)? = globals["heatmapDensity"] { context.heatmapDensity = density }
         if case .number(let elevation)? = globals["elevation"] { context.elevation = elevation }
         if case .number(let progress)? = globals["lineProgress"] { context.lineProgress = progress }
-        if let images = globals["availableImages"]?.arrayValue { context.availableImages = Set(images.compactMap(\.stringValue)) }
+        if let images = globals["availableImages"]?.arrayValue {
+            context.availableImages = Set(images.compactMap(\.stringValue))
+        }
         if let state = globals["globalState"]?.objectValue { context.globalState = state.mapValues(StyleValue.init) }
         // A tile address: zoom 0-30 and whole x, y within it; anything else is no tile.
-        if let id = globals["canonicalID"], case .number(let z)? = id["z"], case .number(let x)? = id["x"], case .number(let y)? = id["y"],
-           let zoom = Int(exactly: z), (0...30).contains(zoom), let column = Int(exactly: x), let row = Int(exactly: y),
-           (0..<(1 << zoom)).contains(column), (0..<(1 << zoom)).contains(row) {
+        if let id = globals["canonicalID"], case .number(let z)? = id["z"], case .number(let x)? = id["x"],
+            case .number(let y)? = id["y"],
+            let zoom = Int(exactly: z), (0...30).contains(zoom), let column = Int(exactly: x),
+            let row = Int(exactly: y),
+            (0..<(1 << zoom)).contains(column), (0..<(1 << zoom)).contains(row)
+        {
             context.canonical = (zoom, column, row)
         }
         let geometry = feature["geometry"].flatMap(GeoJSONGeometry.init)

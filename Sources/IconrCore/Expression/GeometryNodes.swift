@@ -23,9 +23,15 @@ public enum GeoJSONGeometry: Sendable, Equatable {
         }
         let coordinates = json["coordinates"]
         switch json["type"]?.stringValue {
-        case "Point": guard let p = coordinates.flatMap(position) else { return nil }; self = .point(p)
-        case "MultiPoint": guard let p = list(coordinates, position) else { return nil }; self = .multiPoint(p)
-        case "LineString": guard let l = list(coordinates, position) else { return nil }; self = .lineString(l)
+        case "Point":
+            guard let p = coordinates.flatMap(position) else { return nil }
+            self = .point(p)
+        case "MultiPoint":
+            guard let p = list(coordinates, position) else { return nil }
+            self = .multiPoint(p)
+        case "LineString":
+            guard let l = list(coordinates, position) else { return nil }
+            self = .lineString(l)
         case "MultiLineString":
             guard let l = list(coordinates, { list($0, position) }) else { return nil }
             self = .multiLineString(l)
@@ -55,7 +61,8 @@ public enum GeoJSONGeometry: Sendable, Equatable {
     static func polygons(in json: JSONValue) -> [[[[Double]]]]? {
         switch json["type"]?.stringValue {
         case "FeatureCollection":
-            let found = (json["features"]?.arrayValue ?? []).compactMap { json in json["geometry"].flatMap(polygons) }.flatMap { $0 }
+            let found = (json["features"]?.arrayValue ?? []).compactMap { json in json["geometry"].flatMap(polygons) }
+                .flatMap { $0 }
             return found.isEmpty ? nil : found
         case "Feature": return json["geometry"].flatMap(polygons)
         default:
@@ -125,12 +132,24 @@ struct TileGeometry {
     init(_ geometry: GeoJSONGeometry, _ projection: TileProjection) {
         func line(_ positions: [[Double]]) -> [[Double]] { positions.map(projection.tile) }
         switch geometry {
-        case .point(let p): kind = .point; parts = [[projection.tile(p)]]
-        case .multiPoint(let points): kind = .point; parts = points.map { [projection.tile($0)] }
-        case .lineString(let l): kind = .line; parts = [line(l)]
-        case .multiLineString(let lines): kind = .line; parts = lines.map(line)
-        case .polygon(let rings): kind = .polygon; parts = rings.map(line)
-        case .multiPolygon(let polygons): kind = .polygon; parts = polygons.flatMap { $0.map(line) }
+        case .point(let p):
+            kind = .point
+            parts = [[projection.tile(p)]]
+        case .multiPoint(let points):
+            kind = .point
+            parts = points.map { [projection.tile($0)] }
+        case .lineString(let l):
+            kind = .line
+            parts = [line(l)]
+        case .multiLineString(let lines):
+            kind = .line
+            parts = lines.map(line)
+        case .polygon(let rings):
+            kind = .polygon
+            parts = rings.map(line)
+        case .multiPolygon(let polygons):
+            kind = .polygon
+            parts = polygons.flatMap { $0.map(line) }
         }
     }
 }
@@ -160,7 +179,9 @@ enum Planar {
             for j in 0..<ring.count - 1 {
                 let a = ring[j], b = ring[j + 1]
                 if onBoundary(p, a, b) { return boundary }
-                if (a[1] > p[1]) != (b[1] > p[1]) && p[0] < (b[0] - a[0]) * (p[1] - a[1]) / (b[1] - a[1]) + a[0] { inside.toggle() }
+                if (a[1] > p[1]) != (b[1] > p[1]) && p[0] < (b[0] - a[0]) * (p[1] - a[1]) / (b[1] - a[1]) + a[0] {
+                    inside.toggle()
+                }
             }
         }
         return inside
@@ -183,7 +204,9 @@ enum Planar {
         guard line.allSatisfy({ pointInPolygon($0, rings) }) else { return false }
         for i in 0..<max(line.count - 1, 0) {
             for ring in rings where ring.count > 1 {
-                for j in 0..<ring.count - 1 where segmentsCross(line[i], line[i + 1], ring[j], ring[j + 1]) { return false }
+                for j in 0..<ring.count - 1 where segmentsCross(line[i], line[i + 1], ring[j], ring[j + 1]) {
+                    return false
+                }
             }
         }
         return true
@@ -207,18 +230,24 @@ final class WithinNode: ExpressionNode {
         let feature = TileGeometry(geometry, projection)
         guard feature.kind != .polygon else { return .boolean(false) }
         var polygonBox = emptyBox
-        let tilePolygons = polygons.map { $0.map { $0.map { p -> [Double] in
-            let w = projection.world(p)
-            extend(&polygonBox, w)
-            return w
-        } } }
+        let tilePolygons = polygons.map {
+            $0.map {
+                $0.map { p -> [Double] in
+                    let w = projection.world(p)
+                    extend(&polygonBox, w)
+                    return w
+                }
+            }
+        }
         let worldSize = projection.worldSize, shift = projection.shift
         func wrapped(_ p: [Double]) -> [Double] {
             var p = p
             if p[0] < polygonBox.minX || p[0] > polygonBox.maxX {
                 let half = worldSize * 0.5
                 var delta = p[0] - polygonBox.minX > half ? -worldSize : polygonBox.minX - p[0] > half ? worldSize : 0
-                if delta == 0 { delta = p[0] - polygonBox.maxX > half ? -worldSize : polygonBox.maxX - p[0] > half ? worldSize : 0 }
+                if delta == 0 {
+                    delta = p[0] - polygonBox.maxX > half ? -worldSize : polygonBox.maxX - p[0] > half ? worldSize : 0
+                }
                 p[0] += delta
             }
             return p
@@ -370,8 +399,11 @@ final class DistanceNode: ExpressionNode {
         }
     }
 
-    private static func segmentToSegment(_ p1: [Double], _ p2: [Double], _ q1: [Double], _ q2: [Double], _ ruler: CheapRuler) -> Double {
-        min(ruler.distance(p1, toLine: [q1, q2]), ruler.distance(p2, toLine: [q1, q2]),
+    private static func segmentToSegment(
+        _ p1: [Double], _ p2: [Double], _ q1: [Double], _ q2: [Double], _ ruler: CheapRuler
+    ) -> Double {
+        min(
+            ruler.distance(p1, toLine: [q1, q2]), ruler.distance(p2, toLine: [q1, q2]),
             ruler.distance(q1, toLine: [p1, p2]), ruler.distance(q2, toLine: [p1, p2]))
     }
 
@@ -399,7 +431,9 @@ final class DistanceNode: ExpressionNode {
         return best
     }
 
-    private static func pointsToPolygon(_ points: [[Double]], isLine: Bool, _ rings: [[[Double]]], _ ruler: CheapRuler) -> Double {
+    private static func pointsToPolygon(
+        _ points: [[Double]], isLine: Bool, _ rings: [[[Double]]], _ ruler: CheapRuler
+    ) -> Double {
         if !isLine { return points.map { pointToPolygon($0, rings, ruler) }.min() ?? .infinity }
         if points.contains(where: { Planar.pointInPolygon($0, rings, onBoundary: true) }) { return 0 }
         var best = Double.infinity
@@ -494,7 +528,10 @@ extension SpecialForms {
         let json = items[1]
         var geometries: [GeoJSONGeometry] = []
         switch json["type"]?.stringValue {
-        case "FeatureCollection": geometries = (json["features"]?.arrayValue ?? []).compactMap { $0["geometry"].flatMap(GeoJSONGeometry.init) }
+        case "FeatureCollection":
+            geometries = (json["features"]?.arrayValue ?? []).compactMap {
+                $0["geometry"].flatMap(GeoJSONGeometry.init)
+            }
         case "Feature": geometries = json["geometry"].flatMap(GeoJSONGeometry.init).map { [$0] } ?? []
         default: geometries = GeoJSONGeometry(json).map { [$0] } ?? []
         }

@@ -23,9 +23,13 @@ extension Double {
             exponent = Int(text[text.index(after: e)...]) ?? 0
         }
         var digits = mantissa.filter { $0 != "." }
-        let pointIndex = mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
+        let pointIndex =
+            mantissa.firstIndex(of: ".").map { mantissa.distance(from: mantissa.startIndex, to: $0) } ?? mantissa.count
         var n = pointIndex + exponent  // the decimal point sits after `n` digits
-        while digits.hasPrefix("0") && digits.count > 1 { digits.removeFirst(); n -= 1 }
+        while digits.hasPrefix("0") && digits.count > 1 {
+            digits.removeFirst()
+            n -= 1
+        }
         while digits.hasSuffix("0") && digits.count > 1 { digits.removeLast() }
         let k = digits.count
         var result: String
@@ -38,7 +42,8 @@ extension Double {
         } else {
             let e = n - 1
             let sign = e < 0 ? "-" : "+"
-            result = String(digits.prefix(1)) + (k > 1 ? "." + String(digits.dropFirst()) : "") + "e" + sign + String(abs(e))
+            result =
+                String(digits.prefix(1)) + (k > 1 ? "." + String(digits.dropFirst()) : "") + "e" + sign + String(abs(e))
         }
         return negative ? "-" + result : result
     }
@@ -63,7 +68,9 @@ extension String {
     /// JavaScript's `trim()`: Unicode white space and the byte-order mark off both ends.
     var trimmingJavaScriptWhitespace: String {
         let isSpace: (Character) -> Bool = { $0.isWhitespace || $0 == "\u{FEFF}" }
-        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else { return "" }
+        guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
+            return ""
+        }
         return String(self[first...last])
     }
 }

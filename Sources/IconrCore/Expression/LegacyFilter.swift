@@ -54,16 +54,21 @@ enum LegacyFilter {
     /// Legacy comparisons are false (not errors) when the types differ.
     private static func comparison(_ key: JSONValue, _ value: JSONValue, _ op: String) -> JSONValue {
         let left = lookup(key)
-        let right = value.javaScriptTypeName == "object" && value != .null ? JSONValue.array([.string("literal"), value]) : value
+        let right =
+            value.javaScriptTypeName == "object" && value != .null
+            ? JSONValue.array([.string("literal"), value]) : value
         if op == "==" { return .array([.string("=="), left, right]) }
-        let type: String = switch value {
-        case .number: "number"
-        case .string: "string"
-        case .bool: "boolean"
-        default: "null"
-        }
-        return .array([.string("all"), .array([.string("=="), .array([.string("typeof"), left]), .string(type)]),
-                       .array([.string(op), left, right])])
+        let type: String =
+            switch value {
+            case .number: "number"
+            case .string: "string"
+            case .bool: "boolean"
+            default: "null"
+            }
+        return .array([
+            .string("all"), .array([.string("=="), .array([.string("typeof"), left]), .string(type)]),
+            .array([.string(op), left, right]),
+        ])
     }
 
     private static func membership(_ key: JSONValue, _ values: [JSONValue]) -> JSONValue {

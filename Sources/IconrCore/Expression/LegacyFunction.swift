@@ -34,7 +34,10 @@ enum LegacyFunction {
             if rest[close] == "{" || close == afterOpen {
                 literalText += rest[..<close]
                 rest = rest[close...]
-                if rest.first == "}" { literalText += "}"; rest = rest.dropFirst() }
+                if rest.first == "}" {
+                    literalText += "}"
+                    rest = rest.dropFirst()
+                }
                 continue
             }
             literalText += rest[..<open]
@@ -67,7 +70,10 @@ enum LegacyFunction {
         }
         var expression: [JSONValue] = [.string(spec.type == "color" ? "to-color" : spec.type), get, literal(fallback)]
         if spec.type == "array" {
-            expression.insert(contentsOf: [spec.value.map(JSONValue.string) ?? .null, spec.length.map { .number(Double($0)) } ?? .null], at: 1)
+            expression.insert(
+                contentsOf: [
+                    spec.value.map(JSONValue.string) ?? .null, spec.length.map { .number(Double($0)) } ?? .null,
+                ], at: 1)
         }
         return .array(expression)
     }
@@ -106,12 +112,16 @@ enum LegacyFunction {
 
     private static func withDefault(_ expression: JSONValue, _ parameters: JSONValue, _ get: JSONValue) -> JSONValue {
         guard let fallback = parameters["default"] else { return expression }
-        return .array([.string("case"), .array([.string("=="), .array([.string("typeof"), get]), .string("number")]),
-                       expression, literal(fallback)])
+        return .array([
+            .string("case"), .array([.string("=="), .array([.string("typeof"), get]), .string("number")]),
+            expression, literal(fallback),
+        ])
     }
 
-    private static func property(_ parameters: JSONValue, _ spec: PropertySpecification,
-                                 _ stops: [(JSONValue, JSONValue)]) -> JSONValue {
+    private static func property(
+        _ parameters: JSONValue, _ spec: PropertySpecification,
+        _ stops: [(JSONValue, JSONValue)]
+    ) -> JSONValue {
         let type = functionType(parameters, spec)
         let get = JSONValue.array([.string("get"), parameters["property"] ?? .null])
         switch type {
@@ -133,16 +143,20 @@ enum LegacyFunction {
             return withDefault(.array(expression), parameters, get)
         default:
             let base = parameters["base"] ?? .number(1)
-            var expression: [JSONValue] = [interpolateOperator(parameters),
-                                           base == .number(1) ? .array([.string("linear")]) : .array([.string("exponential"), base]),
-                                           .array([.string("number"), get])]
+            var expression: [JSONValue] = [
+                interpolateOperator(parameters),
+                base == .number(1) ? .array([.string("linear")]) : .array([.string("exponential"), base]),
+                .array([.string("number"), get]),
+            ]
             for stop in stops { append(&expression, stop.0, stop.1, step: false) }
             return withDefault(.array(expression), parameters, get)
         }
     }
 
-    private static func zoom(_ parameters: JSONValue, _ spec: PropertySpecification,
-                             _ stops: [(JSONValue, JSONValue)]) -> JSONValue {
+    private static func zoom(
+        _ parameters: JSONValue, _ spec: PropertySpecification,
+        _ stops: [(JSONValue, JSONValue)]
+    ) -> JSONValue {
         let input = JSONValue.array([.string("zoom")])
         var expression: [JSONValue]
         let step = functionType(parameters, spec) == "interval"
@@ -150,16 +164,20 @@ enum LegacyFunction {
             expression = [.string("step"), input]
         } else {
             let base = parameters["base"] ?? .number(1)
-            expression = [interpolateOperator(parameters),
-                          base == .number(1) ? .array([.string("linear")]) : .array([.string("exponential"), base]), input]
+            expression = [
+                interpolateOperator(parameters),
+                base == .number(1) ? .array([.string("linear")]) : .array([.string("exponential"), base]), input,
+            ]
         }
         for stop in stops { append(&expression, stop.0, stop.1, step: step) }
         fixDegenerateStep(&expression)
         return .array(expression)
     }
 
-    private static func zoomAndProperty(_ parameters: JSONValue, _ spec: PropertySpecification,
-                                        _ stops: [(JSONValue, JSONValue)]) -> JSONValue {
+    private static func zoomAndProperty(
+        _ parameters: JSONValue, _ spec: PropertySpecification,
+        _ stops: [(JSONValue, JSONValue)]
+    ) -> JSONValue {
         var zooms: [JSONValue] = []
         var stopsByZoom: [JSONValue: [(JSONValue, JSONValue)]] = [:]
         for stop in stops {
@@ -170,7 +188,9 @@ enum LegacyFunction {
         var inner: [String: JSONValue] = [:]
         for key in ["type", "property", "default"] { inner[key] = parameters[key] }
         let step = functionType(.object([:]), spec) != "exponential"
-        var expression: [JSONValue] = step ? [.string("step"), .array([.string("zoom")])]
+        var expression: [JSONValue] =
+            step
+            ? [.string("step"), .array([.string("zoom")])]
             : [interpolateOperator(parameters), .array([.string("linear")]), .array([.string("zoom")])]
         for zoom in zooms {
             var innerParameters = inner

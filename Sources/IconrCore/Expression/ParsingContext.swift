@@ -40,7 +40,9 @@ final class ParsingContext {
     let errors: Errors
     let expectedType: StyleType?
 
-    init(key: String = "", depth: Int = 0, expectedType: StyleType? = nil, scope: Scope? = nil, errors: Errors = Errors()) {
+    init(
+        key: String = "", depth: Int = 0, expectedType: StyleType? = nil, scope: Scope? = nil, errors: Errors = Errors()
+    ) {
         self.key = key
         self.depth = depth
         self.scope = scope
@@ -49,11 +51,15 @@ final class ParsingContext {
     }
 
     /// A context for the argument at `index`, expecting `expected`, with `bindings` added.
-    func child(_ index: Int, expected: StyleType? = nil, bindings: [(String, any ExpressionNode)]? = nil) -> ParsingContext {
-        let scope = bindings.map { list in
-            Scope(parent: self.scope, bindings: Dictionary(list, uniquingKeysWith: { _, last in last }))
-        } ?? self.scope
-        return ParsingContext(key: key + "[\(index)]", depth: depth + 1, expectedType: expected, scope: scope, errors: errors)
+    func child(
+        _ index: Int, expected: StyleType? = nil, bindings: [(String, any ExpressionNode)]? = nil
+    ) -> ParsingContext {
+        let scope =
+            bindings.map { list in
+                Scope(parent: self.scope, bindings: Dictionary(list, uniquingKeysWith: { _, last in last }))
+            } ?? self.scope
+        return ParsingContext(
+            key: key + "[\(index)]", depth: depth + 1, expectedType: expected, scope: scope, errors: errors)
     }
 
     /// A context for a named member of an options object (`.params.fill`).
@@ -62,7 +68,9 @@ final class ParsingContext {
     }
 
     /// The same place with no expected type and errors of its own (to try an overload).
-    func fresh() -> ParsingContext { ParsingContext(key: key, depth: depth, expectedType: nil, scope: scope, errors: Errors()) }
+    func fresh() -> ParsingContext {
+        ParsingContext(key: key, depth: depth, expectedType: nil, scope: scope, errors: Errors())
+    }
 
     func error(_ message: String, _ keys: Int...) {
         errors.items.append(ExpressionParsingError(key: key + keys.map { "[\($0)]" }.joined(), message: message))
@@ -77,8 +85,10 @@ final class ParsingContext {
     }
 
     /// Parses `json` (nil: a missing value) as the argument at `index` (nil: here).
-    func parse(_ json: JSONValue?, index: Int? = nil, expected: StyleType? = nil,
-               bindings: [(String, any ExpressionNode)]? = nil, annotation: Annotation? = nil) -> (any ExpressionNode)? {
+    func parse(
+        _ json: JSONValue?, index: Int? = nil, expected: StyleType? = nil,
+        bindings: [(String, any ExpressionNode)]? = nil, annotation: Annotation? = nil
+    ) -> (any ExpressionNode)? {
         if let index, index != 0 {
             return child(index, expected: expected, bindings: bindings).parseHere(json, annotation: annotation)
         }
@@ -107,7 +117,9 @@ final class ParsingContext {
             return nil
         }
         guard case .string(let op) = first else {
-            error("Expression name must be a string, but found \(first.javaScriptTypeName) instead. If you wanted a literal array, use [\"literal\", [...]].", 0)
+            error(
+                "Expression name must be a string, but found \(first.javaScriptTypeName) instead. If you wanted a literal array, use [\"literal\", [...]].",
+                0)
             return nil
         }
         let parsed: (any ExpressionNode)?
@@ -126,10 +138,12 @@ final class ParsingContext {
             if ["string", "number", "boolean", "object", "array"].contains(kind) && actual == .value {
                 node = annotate(node, expected, annotation ?? .assert)
             } else if (kind == "projectionDefinition" && ["string", "array", "value"].contains(actual.kind))
-                        || (["color", "formatted", "resolvedImage"].contains(kind) && ["value", "string"].contains(actual.kind))
-                        || (["padding", "numberArray"].contains(kind) && ["value", "number", "array"].contains(actual.kind))
-                        || (kind == "colorArray" && ["value", "string", "array"].contains(actual.kind))
-                        || (kind == "variableAnchorOffsetCollection" && ["value", "array"].contains(actual.kind)) {
+                || (["color", "formatted", "resolvedImage"].contains(kind)
+                    && ["value", "string"].contains(actual.kind))
+                || (["padding", "numberArray"].contains(kind) && ["value", "number", "array"].contains(actual.kind))
+                || (kind == "colorArray" && ["value", "string", "array"].contains(actual.kind))
+                || (kind == "variableAnchorOffsetCollection" && ["value", "array"].contains(actual.kind))
+            {
                 node = annotate(node, expected, annotation ?? .coerce)
             } else if checkSubtype(expected, actual) != nil {
                 return nil
@@ -137,7 +151,8 @@ final class ParsingContext {
         }
         // An expression of literals is evaluated now (images wait for the style's image list).
         if !(node is LiteralNode), node.type != .resolvedImage, ExpressionAnalysis.isConstant(node) {
-            switch Result(catching: { () throws(ExpressionEvaluationError) in try node.evaluate(EvaluationContext()) }) {
+            switch Result(catching: { () throws(ExpressionEvaluationError) in try node.evaluate(EvaluationContext()) })
+            {
             case .success(let value): node = LiteralNode(type: node.type, value: value, key: key)
             case .failure(let failure):
                 error(failure.message)
@@ -147,7 +162,8 @@ final class ParsingContext {
         return node
     }
 
-    private func annotate(_ node: any ExpressionNode, _ type: StyleType, _ annotation: Annotation) -> any ExpressionNode {
+    private func annotate(_ node: any ExpressionNode, _ type: StyleType, _ annotation: Annotation) -> any ExpressionNode
+    {
         switch annotation {
         case .assert: AssertionNode(type: type, arguments: [node], key: key)
         case .coerce: CoercionNode(type: type, arguments: [node], key: key)
@@ -161,13 +177,18 @@ enum ExpressionAnalysis {
     static func isConstant(_ node: any ExpressionNode) -> Bool {
         if let variable = node as? VarNode { return isConstant(variable.bound) }
         if let compound = node as? CompoundNode, compound.name == "error" { return false }
-        if node is CollatorNode || node is WithinNode || node is DistanceNode || node is GlobalStateNode || node is ConfigNode { return false }
+        if node is CollatorNode || node is WithinNode || node is DistanceNode || node is GlobalStateNode
+            || node is ConfigNode
+        {
+            return false
+        }
         let annotation = node is CoercionNode || node is AssertionNode
         for child in node.children {
             if annotation ? !isConstant(child) : !(child is LiteralNode) { return false }
         }
         return isFeatureConstant(node)
-            && isGlobalPropertyConstant(node, ["zoom", "heatmap-density", "elevation", "line-progress", "accumulated", "is-supported-script"])
+            && isGlobalPropertyConstant(
+                node, ["zoom", "heatmap-density", "elevation", "line-progress", "accumulated", "is-supported-script"])
     }
 
     static func isFeatureConstant(_ node: any ExpressionNode) -> Bool {

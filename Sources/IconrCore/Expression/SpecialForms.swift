@@ -26,7 +26,8 @@ enum SpecialForms {
         let value = StyleValue(items[1])
         var type = value.type
         if case .array(_, let count) = type, count == 0, let expected = context.expectedType,
-           case .array(_, let expectedCount) = expected, expectedCount == nil || expectedCount == 0 {
+            case .array(_, let expectedCount) = expected, expectedCount == nil || expectedCount == 0
+        {
             type = expected
         }
         return LiteralNode(type: type, value: value, key: context.key)
@@ -37,7 +38,9 @@ enum SpecialForms {
             context.error("Expected at least one argument.")
             return nil
         }
-        let simple: [String: StyleType] = ["string": .string, "number": .number, "boolean": .boolean, "object": .object]
+        let simple: [String: StyleType] = [
+            "string": .string, "number": .number, "boolean": .boolean, "object": .object,
+        ]
         var index = 1
         let type: StyleType
         if items[0].stringValue == "array" {
@@ -84,7 +87,9 @@ enum SpecialForms {
             context.error("Expected one argument.")
             return nil
         }
-        let types: [String: StyleType] = ["to-boolean": .boolean, "to-color": .color, "to-number": .number, "to-string": .string]
+        let types: [String: StyleType] = [
+            "to-boolean": .boolean, "to-color": .color, "to-number": .number, "to-string": .string,
+        ]
         var arguments: [any ExpressionNode] = []
         for index in 1..<items.count {
             guard let argument = context.parse(items[index], index: index, expected: .value) else { return nil }
@@ -117,11 +122,14 @@ enum SpecialForms {
         var branches: [(test: any ExpressionNode, output: any ExpressionNode)] = []
         for index in stride(from: 1, to: items.count - 1, by: 2) {
             guard let test = context.parse(items[index], index: index, expected: .boolean),
-                  let output = context.parse(items[index + 1], index: index + 1, expected: outputType) else { return nil }
+                let output = context.parse(items[index + 1], index: index + 1, expected: outputType)
+            else { return nil }
             branches.append((test, output))
             outputType = outputType ?? output.type
         }
-        guard let otherwise = context.parse(items[items.count - 1], index: items.count - 1, expected: outputType) else { return nil }
+        guard let otherwise = context.parse(items[items.count - 1], index: items.count - 1, expected: outputType) else {
+            return nil
+        }
         return CaseNode(type: outputType ?? otherwise.type, branches: branches, otherwise: otherwise, key: context.key)
     }
 
@@ -134,14 +142,17 @@ enum SpecialForms {
         var outputType = expected.flatMap { $0 == .value ? nil : $0 }
         var arguments: [any ExpressionNode] = []
         for item in items.dropFirst() {
-            guard let argument = context.parse(item, index: 1 + arguments.count, expected: outputType, annotation: .omit) else { return nil }
+            guard
+                let argument = context.parse(item, index: 1 + arguments.count, expected: outputType, annotation: .omit)
+            else { return nil }
             outputType = outputType ?? argument.type
             arguments.append(argument)
         }
         // Arguments were parsed without the inferred annotation (so that null falls through);
         // if one needed it, the coalesce as a whole is a value the parent annotates.
         let needsAnnotation = expected.map { type in arguments.contains { type.mismatch($0.type) != nil } } ?? false
-        return CoalesceNode(type: needsAnnotation ? .value : (outputType ?? .value), arguments: arguments, key: context.key)
+        return CoalesceNode(
+            type: needsAnnotation ? .value : (outputType ?? .value), arguments: arguments, key: context.key)
     }
 
     static func collator(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
@@ -153,15 +164,18 @@ enum SpecialForms {
             context.error("Collator options argument must be an object.")
             return nil
         }
-        guard let caseSensitive = context.parse(options["case-sensitive"] ?? .bool(false), index: 1, expected: .boolean),
-              let diacriticSensitive = context.parse(options["diacritic-sensitive"] ?? .bool(false), index: 1, expected: .boolean)
+        guard
+            let caseSensitive = context.parse(options["case-sensitive"] ?? .bool(false), index: 1, expected: .boolean),
+            let diacriticSensitive = context.parse(
+                options["diacritic-sensitive"] ?? .bool(false), index: 1, expected: .boolean)
         else { return nil }
         var locale: (any ExpressionNode)?
         if let value = options["locale"], value.isTruthyJSON {
             guard let parsed = context.parse(value, index: 1, expected: .string) else { return nil }
             locale = parsed
         }
-        return CollatorNode(caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive, locale: locale, key: context.key)
+        return CollatorNode(
+            caseSensitive: caseSensitive, diacriticSensitive: diacriticSensitive, locale: locale, key: context.key)
     }
 
     static func format(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
@@ -193,7 +207,8 @@ enum SpecialForms {
                 }
                 if let value = options["vertical-align"], value.isTruthyJSON {
                     if case .string(let align) = value, !["bottom", "center", "top"].contains(align) {
-                        context.error("'vertical-align' must be one of: 'bottom', 'center', 'top' but found '\(align)' instead.")
+                        context.error(
+                            "'vertical-align' must be one of: 'bottom', 'center', 'top' but found '\(align)' instead.")
                         return nil
                     }
                     guard let parsed = context.parse(value, index: 1, expected: .string) else { return nil }
@@ -227,13 +242,18 @@ enum SpecialForms {
                 return nil
             }
             var params: [(name: String, value: any ExpressionNode)] = []
-            if nameIndex + 1 < items.count, case .object(let options) = items[nameIndex + 1], let list = options["params"] {
+            if nameIndex + 1 < items.count, case .object(let options) = items[nameIndex + 1],
+                let list = options["params"]
+            {
                 guard case .object(let values) = list else {
                     context.child(nameIndex + 1).member("params").error("Image options \"params\" should be an object")
                     return nil
                 }
                 for (param, value) in values.sorted(by: { $0.key < $1.key }) {
-                    guard let parsed = context.child(nameIndex + 1).member("params.\(param)", expected: .color).parse(value) else {
+                    guard
+                        let parsed = context.child(nameIndex + 1).member("params.\(param)", expected: .color).parse(
+                            value)
+                    else {
                         return nil
                     }
                     params.append((param, parsed))
@@ -265,7 +285,9 @@ enum SpecialForms {
         let haystack = context.parse(items[2], index: 2, expected: .value)
         guard let needle, let haystack else { return nil }
         guard [.boolean, .string, .number, .null, .value].contains(needle.type.kindType) else {
-            context.error("Expected first argument to be of type boolean, string, number or null, but found \(needle.type) instead")
+            context.error(
+                "Expected first argument to be of type boolean, string, number or null, but found \(needle.type) instead"
+            )
             return nil
         }
         var fromIndex: (any ExpressionNode)?
@@ -273,7 +295,8 @@ enum SpecialForms {
             guard let parsed = context.parse(items[3], index: 3, expected: .number) else { return nil }
             fromIndex = parsed
         }
-        return SearchNode(returnsIndex: isIndex, needle: needle, haystack: haystack, fromIndex: fromIndex, key: context.key)
+        return SearchNode(
+            returnsIndex: isIndex, needle: needle, haystack: haystack, fromIndex: fromIndex, key: context.key)
     }
 
     static func length(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
@@ -300,15 +323,22 @@ enum SpecialForms {
                 context.error("Expected string, but found \(items[index].javaScriptTypeName) instead.", index)
                 return nil
             }
-            guard name.unicodeScalars.allSatisfy({ ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_" }) else {
+            guard
+                name.unicodeScalars.allSatisfy({
+                    ($0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0))) || $0 == "_"
+                })
+            else {
                 context.error("Variable names must contain only alphanumeric characters or '_'.", index)
                 return nil
             }
             guard let value = context.parse(items[index + 1], index: index + 1) else { return nil }
             bindings.append((name, value))
         }
-        guard let result = context.parse(items[items.count - 1], index: items.count - 1, expected: context.expectedType,
-                                         bindings: bindings) else { return nil }
+        guard
+            let result = context.parse(
+                items[items.count - 1], index: items.count - 1, expected: context.expectedType,
+                bindings: bindings)
+        else { return nil }
         return LetNode(bindings: bindings.map { (name: $0.0, value: $0.1) }, result: result, key: context.key)
     }
 
@@ -318,7 +348,9 @@ enum SpecialForms {
             return nil
         }
         guard let bound = context.scope?.lookup(name) else {
-            context.error("Unknown variable \"\(name)\". Make sure \"\(name)\" has been bound in an enclosing \"let\" expression before using it.", 1)
+            context.error(
+                "Unknown variable \"\(name)\". Make sure \"\(name)\" has been bound in an enclosing \"let\" expression before using it.",
+                1)
             return nil
         }
         return VarNode(name: name, bound: bound, key: context.key)
@@ -374,16 +406,20 @@ enum SpecialForms {
                 }
                 cases[matchLabel] = outputs.count
             }
-            guard let output = context.parse(items[index + 1], index: index + 1, expected: outputType) else { return nil }
+            guard let output = context.parse(items[index + 1], index: index + 1, expected: outputType) else {
+                return nil
+            }
             outputType = outputType ?? output.type
             outputs.append(output)
         }
         guard let input = context.parse(items[1], index: 1, expected: .value),
-              let otherwise = context.parse(items[items.count - 1], index: items.count - 1, expected: outputType) else { return nil }
+            let otherwise = context.parse(items[items.count - 1], index: items.count - 1, expected: outputType)
+        else { return nil }
         let labelType = inputType ?? .value
         if input.type != .value, context.child(1).checkSubtype(labelType, input.type) != nil { return nil }
-        return MatchNode(type: outputType ?? otherwise.type, inputType: labelType, input: input, cases: cases,
-                         outputs: outputs, otherwise: otherwise, key: context.key)
+        return MatchNode(
+            type: outputType ?? otherwise.type, inputType: labelType, input: input, cases: cases,
+            outputs: outputs, otherwise: otherwise, key: context.key)
     }
 
     static func numberFormat(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
@@ -411,13 +447,15 @@ enum SpecialForms {
         let locale = option("locale", .string), currency = option("currency", .string), unit = option("unit", .string)
         let minimum = option("min-fraction-digits", .number), maximum = option("max-fraction-digits", .number)
         guard !failed else { return nil }
-        return NumberFormatNode(number: number, locale: locale, currency: currency, unit: unit, minFractionDigits: minimum,
-                                maxFractionDigits: maximum, key: context.key)
+        return NumberFormatNode(
+            number: number, locale: locale, currency: currency, unit: unit, minFractionDigits: minimum,
+            maxFractionDigits: maximum, key: context.key)
     }
 
     static func semiliteral(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
         guard items.count == 2 else {
-            context.error("'semiliteral' expression requires exactly one argument, but found \(items.count - 1) instead.")
+            context.error(
+                "'semiliteral' expression requires exactly one argument, but found \(items.count - 1) instead.")
             return nil
         }
         switch items[1] {
@@ -429,9 +467,15 @@ enum SpecialForms {
             }
             var itemType: StyleType?
             for node in nodes {
-                if itemType == nil { itemType = node.type } else if itemType != node.type || node.type.kind == "array" { itemType = .value; break }
+                if itemType == nil {
+                    itemType = node.type
+                } else if itemType != node.type || node.type.kind == "array" {
+                    itemType = .value
+                    break
+                }
             }
-            return SemiliteralNode(type: .array(itemType ?? .value, count: nodes.count), items: nodes, names: nil, key: context.key)
+            return SemiliteralNode(
+                type: .array(itemType ?? .value, count: nodes.count), items: nodes, names: nil, key: context.key)
         case .object(let object):
             let names = object.keys.sorted()
             var nodes: [any ExpressionNode] = []
@@ -490,16 +534,22 @@ enum SpecialForms {
                 label = -.infinity
             } else {
                 guard case .number(let value) = items[index] else {
-                    context.error("Input/output pairs for \"step\" expressions must be defined using literal numeric values (not computed expressions) for the input values.", index)
+                    context.error(
+                        "Input/output pairs for \"step\" expressions must be defined using literal numeric values (not computed expressions) for the input values.",
+                        index)
                     return nil
                 }
                 label = value
             }
             if let last = labels.last, last >= label {
-                context.error("Input/output pairs for \"step\" expressions must be arranged with input values in strictly ascending order.", index)
+                context.error(
+                    "Input/output pairs for \"step\" expressions must be arranged with input values in strictly ascending order.",
+                    index)
                 return nil
             }
-            guard let output = context.parse(items[index + 1], index: index + 1, expected: outputType) else { return nil }
+            guard let output = context.parse(items[index + 1], index: index + 1, expected: outputType) else {
+                return nil
+            }
             outputType = outputType ?? output.type
             labels.append(label)
             outputs.append(output)
@@ -528,7 +578,8 @@ enum SpecialForms {
                 return nil
             }
             guard points.count == 4, kind.count == 5 else {
-                context.error("Cubic bezier interpolation requires four numeric arguments with values between 0 and 1.", 1)
+                context.error(
+                    "Cubic bezier interpolation requires four numeric arguments with values between 0 and 1.", 1)
                 return nil
             }
             interpolation = .cubicBezier(points[0], points[1], points[2], points[3])
@@ -547,32 +598,41 @@ enum SpecialForms {
         var labels: [Double] = [], outputs: [any ExpressionNode] = []
         for index in stride(from: 3, to: items.count, by: 2) {
             guard case .number(let label) = items[index] else {
-                context.error("Input/output pairs for \"interpolate\" expressions must be defined using literal numeric values (not computed expressions) for the input values.", index)
+                context.error(
+                    "Input/output pairs for \"interpolate\" expressions must be defined using literal numeric values (not computed expressions) for the input values.",
+                    index)
                 return nil
             }
             if let last = labels.last, last >= label {
-                context.error("Input/output pairs for \"interpolate\" expressions must be arranged with input values in strictly ascending order.", index)
+                context.error(
+                    "Input/output pairs for \"interpolate\" expressions must be arranged with input values in strictly ascending order.",
+                    index)
                 return nil
             }
             guard index + 1 < items.count,
-                  let output = context.parse(items[index + 1], index: index + 1, expected: outputType) else { return nil }
+                let output = context.parse(items[index + 1], index: index + 1, expected: outputType)
+            else { return nil }
             outputType = outputType ?? output.type
             labels.append(label)
             outputs.append(output)
         }
         let type = outputType ?? .value
-        let interpolatable: Bool = switch type {
-        case .number, .projectionDefinition, .color, .padding, .numberArray, .colorArray, .variableAnchorOffsetCollection: true
-        case .array(.number, let count): count != nil
-        default: false
-        }
+        let interpolatable: Bool =
+            switch type {
+            case .number, .projectionDefinition, .color, .padding, .numberArray, .colorArray,
+                .variableAnchorOffsetCollection:
+                true
+            case .array(.number, let count): count != nil
+            default: false
+            }
         guard interpolatable else {
             context.error("Type \(type) is not interpolatable.")
             return nil
         }
         let space: InterpolateNode.Space = op == "interpolate-hcl" ? .hcl : op == "interpolate-lab" ? .lab : .rgb
-        return InterpolateNode(type: type, space: space, interpolation: interpolation, input: input, labels: labels,
-                               outputs: outputs, key: context.key)
+        return InterpolateNode(
+            type: type, space: space, interpolation: interpolation, input: input, labels: labels,
+            outputs: outputs, key: context.key)
     }
 
     static func comparison(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
@@ -583,7 +643,9 @@ enum SpecialForms {
         let op = items[0].stringValue ?? "=="
         let ordering = op != "==" && op != "!="
         func comparable(_ type: StyleType) -> Bool {
-            ordering ? [.string, .number, .value].contains(type) : [.boolean, .string, .number, .null, .value].contains(type)
+            ordering
+                ? [.string, .number, .value].contains(type)
+                : [.boolean, .string, .number, .null, .value].contains(type)
         }
         guard var lhs = context.parse(items[1], index: 1, expected: .value) else { return nil }
         guard comparable(lhs.type) else {
@@ -621,7 +683,8 @@ enum SpecialForms {
     /// Mapbox's `["config", option]` (or `[..., option, scope]`).
     static func config(_ items: [JSONValue], _ context: ParsingContext) -> (any ExpressionNode)? {
         guard items.count == 2 || items.count == 3, case .string(let option) = items[1] else {
-            context.error("Invalid configuration key: \"config\" expects an option name (a string) and an optional scope.")
+            context.error(
+                "Invalid configuration key: \"config\" expects an option name (a string) and an optional scope.")
             return nil
         }
         return ConfigNode(option: option, key: context.key)

@@ -6,13 +6,16 @@ extension StyleColor {
     public init?(css input: String) {
         let text = input.lowercased().trimmingJavaScriptWhitespace
         if let named = namedColors[text] {
-            self.init(red: Double(named.red) / 255, green: Double(named.green) / 255, blue: Double(named.blue) / 255,
-                      alpha: named.alpha8 == 255 ? 1 : 0)
+            self.init(
+                red: Double(named.red) / 255, green: Double(named.green) / 255, blue: Double(named.blue) / 255,
+                alpha: named.alpha8 == 255 ? 1 : 0)
             return
         }
         if text.hasPrefix("#") {
             let digits = Array(text.utf8.dropFirst())
-            guard [3, 4, 6, 8].contains(digits.count), digits.allSatisfy({ Self.hexValue($0) != nil }) else { return nil }
+            guard [3, 4, 6, 8].contains(digits.count), digits.allSatisfy({ Self.hexValue($0) != nil }) else {
+                return nil
+            }
             let step = digits.count < 6 ? 1 : 2
             func channel(_ index: Int) -> Double {
                 let start = index * step
@@ -30,7 +33,13 @@ extension StyleColor {
         if function.name == "rgb" || function.name == "rgba" {
             let percents = function.values.map(\.percent)
             let maximum: Double
-            if percents.allSatisfy({ $0 }) { maximum = 100 } else if percents.allSatisfy({ !$0 }) { maximum = 255 } else { return nil }
+            if percents.allSatisfy({ $0 }) {
+                maximum = 100
+            } else if percents.allSatisfy({ !$0 }) {
+                maximum = 255
+            } else {
+                return nil
+            }
             let channels = function.values.map { clamp($0.value / maximum) }
             guard !(channels + [alpha]).contains(where: \.isNaN) else { return nil }
             self.init(red: channels[0], green: channels[1], blue: channels[2], alpha: alpha)
@@ -80,7 +89,9 @@ private struct CSSFunction {
         var scanner = Array(text[text.index(after: open)..<text.index(before: text.endIndex)].unicodeScalars)[...]
         func skipSpaces() -> Bool {
             var skipped = false
-            while let first = scanner.first, first == " " || first == "\t" || first == "\n" || first == "\r" || first == "\u{0C}" {
+            while let first = scanner.first,
+                first == " " || first == "\t" || first == "\n" || first == "\r" || first == "\u{0C}"
+            {
                 scanner.removeFirst()
                 skipped = true
             }

@@ -63,8 +63,9 @@ public indirect enum StyleType: Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .array(let item, let count):
             if case .array(let actualItem, let actualCount) = actual,
-               (actualCount == 0 && actualItem == .value) || item.mismatch(actualItem) == nil,
-               count == nil || count == actualCount {
+                (actualCount == 0 && actualItem == .value) || item.mismatch(actualItem) == nil,
+                count == nil || count == actualCount
+            {
                 return nil
             }
         case .value:
