@@ -24,7 +24,9 @@ import IconrRender
 /// cost a cold Maki sprite build more than rendering it (and up to 10 times more on a busy
 /// ext4).
 public final class DiskCache: Sendable {
+    /// The cache folder.
     public let directory: String
+    /// Bytes the entries may take; past it the least recently used go.
     public let byteLimit: Int
     private let entries: String
     /// Bytes of files as last counted plus what this process wrote since; nil until counted.

@@ -8,12 +8,15 @@ import IconrRender
 public final class IconCache: Sendable {
     /// Counters since the cache was made.
     public struct Statistics: Hashable, Sendable {
+        /// Hits, misses and evictions of the memory LRU.
         public var memory: LRUCache<VariantKey, IconVariant>.Statistics
+        /// Variants answered by the disk cache.
         public var diskHits: Int
         /// Renders performed: misses in memory and on disk.
         public var renders: Int
     }
 
+    /// The disk cache behind the memory one, if any.
     public let disk: DiskCache?
     /// How a disk write runs: as it is, or (the CLI) with interrupts held back around it.
     private let writingDisk: @Sendable (() -> Void) -> Void
@@ -37,6 +40,7 @@ public final class IconCache: Sendable {
         memory.value(for: key)
     }
 
+    /// Counters since the cache was made.
     public var statistics: Statistics {
         let counts = counters.withLock { $0 }
         return Statistics(memory: memory.statistics, diskHits: counts.diskHits, renders: counts.renders)

@@ -13,9 +13,11 @@ import IconrRender
 /// Templates load on first use and reload when their file changes (checked at most once a
 /// second per icon). Variants come from the `IconCache`. Safe to use from any thread.
 public final class IconLibrary: Sendable {
+    /// The folder of templates, without a trailing slash.
     public let directory: String
     /// The one path to variants: key, memory and disk cache, render.
     public let renderer: IconRenderer
+    /// The renderer's cache.
     public var cache: IconCache { renderer.cache }
     /// Loaded templates by name, with when their file was last checked for changes.
     private let templates = Locked<[String: (file: TemplateFile, checked: ContinuousClock.Instant)]>([:])

@@ -25,6 +25,7 @@ public final class IconSource: Sendable {
     public let name: String
     /// The path it was read from, when it came from a file; used in error messages.
     public let path: String?
+    /// The scanned template: parameters, metadata, the paints they edit.
     public let template: SVGTemplate
     /// SHA-256 of the bytes and of every file the document draws: what variant keys use.
     public let digest: String
@@ -39,6 +40,7 @@ public final class IconSource: Sendable {
     /// build), and parsing is about half the cost of a small icon.
     private let recolored = Locked<(params: ResolvedParameters, document: LoadedSVG)?>(nil)
 
+    /// The parameters the template declares, with their defaults.
     public var parameters: [TemplateParameter] { template.parameters }
 
     /// Reads and scans a template file (`.svg`, or gzip-compressed `.svgz`).
@@ -207,10 +209,14 @@ public final class IconSource: Sendable {
 /// miss a render (librsvg loads then, not before). The CLI's `render`, `IconLibrary` and the
 /// sprite builder all go through it.
 public final class IconRenderer: Sendable {
+    /// Where variants are kept: memory and, optionally, disk.
     public let cache: IconCache
+    /// Where librsvg runs.
     public let placement: RenderPlacement
+    /// Size and time limits of each render.
     public let limits: RenderLimits
 
+    /// A renderer over `cache`, rendering where `placement` says within `limits`.
     public init(
         cache: IconCache = IconCache(), placement: RenderPlacement = .inProcess, limits: RenderLimits = .default
     ) {

@@ -11,7 +11,9 @@ public struct IconVariant: Hashable, Sendable {
         storage = Storage(key: key, icon: icon, png: png)
     }
 
+    /// What it is a variant of: icon, template digest, parameters, scale.
     public var key: VariantKey { storage.key }
+    /// The rendered image and its metadata.
     public var icon: RenderedIcon { storage.icon }
 
     /// The icon as a PNG file's bytes: read from the disk cache, or encoded on first use
@@ -21,19 +23,25 @@ public struct IconVariant: Hashable, Sendable {
         get throws(IconrError) { try storage.png() }
     }
 
+    /// Two variants are equal when they are the same variant drawn alike.
     public static func == (lhs: IconVariant, rhs: IconVariant) -> Bool {
         lhs.storage === rhs.storage || (lhs.key == rhs.key && lhs.icon == rhs.icon)
     }
 
+    /// Hashes the key.
     public func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
+    /// Width and height in pixels.
     public var size: PixelSize { icon.size }
     /// Raster pixels per logical pixel: the scale it was rendered at.
     public var pixelRatio: Double { icon.scale }
     /// Straight RGBA, `size.width * size.height * 4` bytes.
     public var pixels: [UInt8] { icon.pixels }
+    /// Horizontal stretch areas in pixels at the variant's ratio.
     public var stretchX: [StretchArea] { icon.stretchX }
+    /// Vertical stretch areas in pixels at the variant's ratio.
     public var stretchY: [StretchArea] { icon.stretchY }
+    /// The content box (for `icon-text-fit`) in pixels at the variant's ratio.
     public var content: ContentBox? { icon.content }
 
     /// What it costs to keep in memory, counting the PNG as at most as large as the pixels.

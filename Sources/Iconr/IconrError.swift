@@ -23,6 +23,7 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     /// The task that asked was cancelled before its render started.
     case cancelled
 
+    /// One line, naming the file when there is one.
     public var description: String {
         switch self {
         case .template(let error): error.description

@@ -5,10 +5,15 @@ import IconrCore
 public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Counters since the cache was made.
     public struct Statistics: Hashable, Sendable {
+        /// Lookups that found their value.
         public var hits = 0
+        /// Lookups that did not.
         public var misses = 0
+        /// Values removed to stay within the cost limit.
         public var evictions = 0
+        /// Values held now.
         public var entries = 0
+        /// Their total cost now.
         public var cost = 0
     }
 
@@ -57,6 +62,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     public let costLimit: Int
     private let state = Locked(State())
 
+    /// An empty cache that holds values of at most `costLimit` total cost.
     public init(costLimit: Int) {
         self.costLimit = costLimit
     }
@@ -114,5 +120,6 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
         }
     }
 
+    /// Counters since the cache was made, and what it holds now.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 }

@@ -9,7 +9,9 @@ public struct RenderedIcon: Hashable, Sendable {
     public let scale: Double
     /// Stretch areas and content box in raster pixels (the template's, times `scale`).
     public let stretchX: [StretchArea]
+    /// Vertical stretch areas in raster pixels.
     public let stretchY: [StretchArea]
+    /// The content box in raster pixels.
     public let content: ContentBox?
 
     init(image: RasterImage, scale: Double, template: SVGTemplate) {
@@ -20,7 +22,9 @@ public struct RenderedIcon: Hashable, Sendable {
         content = template.content?.scaled(by: scale)
     }
 
+    /// Width and height in pixels.
     public var size: PixelSize { image.size }
+    /// Straight RGBA, `size.width * size.height * 4` bytes.
     public var pixels: [UInt8] { image.pixels }
 
     /// The icon as a PNG file's bytes (8-bit RGBA, zlib level `compressionLevel`).

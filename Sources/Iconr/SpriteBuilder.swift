@@ -26,8 +26,10 @@ public struct SpriteOptions: Sendable {
     public var sdf: Set<String> = []
     /// Parameter variants by icon id.
     public var variants: [String: [SpriteVariant]] = [:]
+    /// Size and time limits of each render.
     public var limits = RenderLimits.default
 
+    /// Ratios 1 and 2, padding 1, sheets up to 4096 px, no variants.
     public init() {}
 }
 
@@ -35,12 +37,14 @@ public struct SpriteOptions: Sendable {
 public struct SpriteVariant: Hashable, Sendable {
     /// The sprite id; nil for the generated one (see `SpriteID`).
     public var id: String?
+    /// The parameters' colors of this variant.
     public var params: IconParameters
     /// Drawn at this many times each ratio, with `pixelRatio` to match, so that a style's
     /// `icon-size` of up to `scale` stays sharp. With no params and no id, it applies to the
     /// plain icon.
     public var scale: Double
 
+    /// A variant of `params`, named `id` (or by `SpriteID`), drawn at `scale` times each ratio.
     public init(id: String? = nil, params: IconParameters, scale: Double = 1) {
         self.id = id
         self.params = params
@@ -50,10 +54,14 @@ public struct SpriteVariant: Hashable, Sendable {
 
 /// An icon that could not go into the sprite, and why.
 public struct SpriteFailure: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The icon's sprite id.
     public let id: String
+    /// The file it came from.
     public let path: String
+    /// Why it failed, without the path.
     public let message: String
 
+    /// `path: message`, one line.
     public var description: String { "\(path): \(message)" }
 }
 
@@ -70,6 +78,7 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
     /// The images could not be laid out or encoded as sheets.
     case sheet(String)
 
+    /// One line (a list of invalid icons says how many; each is its own `SpriteFailure`).
     public var description: String {
         switch self {
         case .noIcons(let directories): "no SVG icons in \(directories.joined(separator: ", "))"
@@ -89,15 +98,19 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
 
 /// One sheet of one ratio: its PNG and index, ready to write.
 public struct SpriteSheetFile: Sendable {
+    /// The pixel ratio of this sheet (`sprite@2x` is 2).
     public let ratio: Double
     /// 0 for the first sheet, 1 for the second, ...
     public let sheet: Int
+    /// The sheet's PNG file.
     public let png: [UInt8]
     /// The index entries by sprite id.
     public let entries: [String: SpriteIndexEntry]
+    /// The sheet's size in pixels.
     public let size: PixelSize
     /// Sprite ids in the sheet, and distinct images (fewer with `unique`).
     public let ids: Int
+    /// Images drawn in it (fewer than `ids` when pixel-identical ones share one, `--unique`).
     public let images: Int
     /// Image pixels over sheet pixels.
     public let fill: Double
@@ -112,18 +125,25 @@ public struct SpriteSheetFile: Sendable {
 
 /// The result of a build.
 public struct SpriteBuild: Sendable {
+    /// Every sheet of every ratio.
     public let sheets: [SpriteSheetFile]
+    /// Sheets per ratio (more than 1 when the images do not fit one `maxSize` sheet).
     public let sheetCount: Int
+    /// Icons in the sprite (files that made it, not counting skipped ones).
     public let icons: Int
+    /// Parameter variants in the sprite.
     public let variants: Int
     /// Icons left out with `skipInvalid`.
     public let skipped: [SpriteFailure]
     /// What the build noticed and went on from (a PNG icon enlarged for a ratio, ...).
     public let warnings: [String]
+    /// Images rendered by librsvg in this build.
     public let renders: Int
+    /// Images answered by the memory or disk cache.
     public let cacheHits: Int
     /// Seconds spent rendering (or reading the cache), and packing and encoding sheets.
     public let renderSeconds: Double
+    /// Seconds spent packing, drawing and encoding the sheets.
     public let composeSeconds: Double
     /// Whether the sheets were read back from the disk cache instead of packed and encoded.
     public let sheetsFromCache: Bool
@@ -140,8 +160,10 @@ public struct SpriteBuildRecovery: Sendable {
     public var suspects: Set<String> = []
     /// Hear an icon's path right before librsvg works on it, and right after.
     public var willRender: (@Sendable (String) -> Void)?
+    /// Called after librsvg work on a file ended (see `willRender`).
     public var didRender: (@Sendable (String) -> Void)?
 
+    /// No failures known, no suspects, no listeners.
     public init() {}
 }
 
@@ -153,12 +175,16 @@ public struct SpriteBuildRecovery: Sendable {
 /// icon alone); `.inProcess` renders here with no time limit, faster, and is how `iconr
 /// sprite` builds in the child process it supervises (`SpriteBuildRecovery`).
 public final class SpriteBuilder: Sendable {
+    /// What goes into the sprite and how it is laid out.
     public let options: SpriteOptions
+    /// Where rendered images are kept and looked up (memory and disk).
     public let cache: IconCache
+    /// Where librsvg runs: in process, or in worker processes.
     public let placement: RenderPlacement
     /// The one path to a variant: its key, the caches, a render.
     private let renderer: IconRenderer
 
+    /// A builder of sprites with `options`, its renders cached in `cache` and run where `placement` says.
     public init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement) {
         self.options = options
         self.cache = cache

@@ -34,6 +34,7 @@ public enum CLI {
           See 'iconr <command> --help' for detailed help.
         """
 
+    /// Runs `iconr arguments...` and returns the exit code (0, 1, or 64 for a usage mistake).
     public static func main(_ arguments: [String]) -> Int32 {
         Console.prepareStandardStreams()
         let console = Console()

@@ -5,6 +5,7 @@ import Synchronization
 /// One HTTP request as it arrived: the method, the path and query still percent-encoded
 /// (see `HTTPRequest.decodedPath`), and the headers.
 public struct HTTPRequest: Sendable {
+    /// `GET`, `HEAD`, ... as sent.
     public var method: String
     /// The path as sent, without the query, e.g. `/icons/flag@2x.png`.
     public var path: String
@@ -15,6 +16,7 @@ public struct HTTPRequest: Sendable {
     /// The bytes of all header names and values: what a header limit is checked against.
     public var headerBytes: Int
 
+    /// A request (tests make them; the server makes them from libmicrohttpd's).
     public init(
         method: String, path: String, query: [(name: String, value: String)] = [], headers: [String: String] = [:]
     ) {
@@ -56,10 +58,14 @@ public struct HTTPRequest: Sendable {
 /// A response: status, headers (`Content-Length` and `Date` are added by the server), body.
 /// A `HEAD` request gets the same headers without the body.
 public struct HTTPResponse: Sendable {
+    /// The status code, e.g. 200.
     public var status: Int
+    /// Header lines in order.
     public var headers: [(name: String, value: String)]
+    /// The body (not sent for `HEAD`).
     public var body: [UInt8]
 
+    /// A response of `status` with `headers` and `body`.
     public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
         self.status = status
         self.headers = headers
@@ -67,6 +73,7 @@ public struct HTTPResponse: Sendable {
     }
 }
 
+/// Why a server could not start.
 public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// libmicrohttpd could not be loaded, or lacks a function.
     case library(String)
@@ -77,6 +84,7 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// libmicrohttpd refused to start.
     case start(address: String)
 
+    /// One line naming the address or library.
     public var description: String {
         switch self {
         case .library(let message): message
@@ -105,6 +113,7 @@ public final class HTTPServer: Sendable {
         /// answers 414 or 431 itself.
         public var connectionMemory = 64 << 10
 
+        /// 8 threads, 1,024 connections, 30 s idle timeout, 64 KiB per connection.
         public init() {}
     }
 

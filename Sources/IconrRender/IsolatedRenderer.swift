@@ -9,9 +9,11 @@ public final class IsolatedRenderer: Sendable {
     /// The executable that serves renders, run as `executable arguments...`; `iconr` with
     /// the argument `render-worker` is one.
     public let executable: String
+    /// Its arguments, `render-worker` for `iconr`.
     public let arguments: [String]
     private let idleWorkers = Locked<[WorkerProcess]>([])
 
+    /// Workers run as `executable arguments...`, started when a render needs one and kept for reuse.
     public init(executable: String, arguments: [String] = ["render-worker"]) {
         self.executable = executable
         self.arguments = arguments

@@ -8,11 +8,13 @@ public struct RenderLimits: Hashable, Sendable {
     /// The longest a render may take, in seconds; enforced by isolated rendering only.
     public var timeout: Double
 
+    /// Limits of `maxSize` pixels a side and `timeout` seconds per render.
     public init(maxSize: PixelSize = PixelSize(width: 4096, height: 4096), timeout: Double = 20) {
         self.maxSize = maxSize
         self.timeout = timeout
     }
 
+    /// 4096 x 4096 pixels, 20 seconds.
     public static let `default` = RenderLimits()
 }
 
@@ -21,9 +23,11 @@ public struct RenderLimits: Hashable, Sendable {
 /// Thread-safe: librsvg handles are not, so one render at a time uses the loaded handle and
 /// a render that finds it busy loads its own copy instead of waiting.
 public final class LoadedSVG: Sendable {
+    /// The SVG document as loaded.
     public let bytes: [UInt8]
     /// Width and height in pixels at scale 1.
     public let intrinsicWidth: Double
+    /// Height in pixels at scale 1.
     public let intrinsicHeight: Double
     /// Where its relative references resolve; nil for a document that reads no file.
     public let baseFile: String?
@@ -156,14 +160,22 @@ extension Rasterizer {
 
 /// A document's size and the boxes of some of its elements, in pixels at scale 1.
 public struct SVGMeasurement: Hashable, Sendable {
+    /// An element's box in pixels at scale 1 (`rsvg_handle_get_geometry_for_layer`).
     public struct Box: Hashable, Sendable {
+        /// Left edge.
         public var x: Double
+        /// Top edge.
         public var y: Double
+        /// Width.
         public var width: Double
+        /// Height.
         public var height: Double
     }
 
+    /// The document's width in pixels at scale 1.
     public var width: Double
+    /// The document's height in pixels at scale 1.
     public var height: Double
+    /// The boxes of the elements asked for, by id (those found).
     public var elementBoxes: [String: Box]
 }

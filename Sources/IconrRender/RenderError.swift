@@ -21,6 +21,7 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     /// The isolated renderer could not be started or spoke out of turn.
     case workerFailed(String)
 
+    /// One line, without the file.
     public var description: String {
         switch self {
         case .invalidDocument(let message): "not a valid SVG document: \(message)"

@@ -13,6 +13,7 @@ public enum LibrsvgCounters {
         return key
     }()
 
+    /// librsvg handles alive in this process now.
     public static var documentsAlive: Int { live.load(ordering: .relaxed) }
     /// Loads made by the calling thread: unaffected by work on other threads.
     public static var documentsLoadedOnThisThread: Int { Int(bitPattern: pthread_getspecific(threadLoads)) }

@@ -30,6 +30,7 @@ public struct ServerOptions: Sendable {
     /// Per-render limits (raster size, time).
     public var limits = RenderLimits.default
 
+    /// Nothing served yet: add `iconSets` (and `styles`).
     public init() {}
 }
 
@@ -39,6 +40,7 @@ public struct ServerOptions: Sendable {
 /// `placement` (isolated worker processes for a server: a crashing icon fails its own
 /// requests).
 public final class IconServer: Sendable {
+    /// What it serves and how.
     public let options: ServerOptions
     private let libraries: [(name: String, library: IconLibrary)]
     private let renderer: IconRenderer
