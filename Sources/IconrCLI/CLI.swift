@@ -90,7 +90,7 @@ public enum CLI {
     /// On SIGINT, SIGTERM or SIGHUP, remove the temporary files of writes under way and exit
     /// as the signal would have (128 + signal), so an interrupted run leaves no partial output.
     static func removeTemporaryFilesOnInterrupt() {
-        for signalNumber in [SIGINT, SIGTERM, SIGHUP] {
+        for signalNumber in CrashSignals.interrupts {
             signal(signalNumber, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
             source.setEventHandler {

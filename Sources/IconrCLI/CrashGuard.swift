@@ -13,7 +13,6 @@ import IconrCore
 /// and SIGHUP exit with 128 + the signal; `writingOutput` holds them back while an output
 /// file is written, so an interrupted run leaves all of its output or none.
 enum CrashGuard {
-    private static let interruptSignals = [SIGINT, SIGTERM, SIGHUP]
 
     /// The line to print for each signal number, in C memory the handler reads as is.
     nonisolated(unsafe) private static var lines = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(
@@ -49,7 +48,7 @@ enum CrashGuard {
         sigemptyset(&action.sa_mask)
         var handled = sigset_t()
         sigemptyset(&handled)
-        for signal in CrashSignals.fatal + interruptSignals + [SIGALRM] {
+        for signal in CrashSignals.fatal + CrashSignals.interrupts + [SIGALRM] {
             sigaction(signal, &action, nil)
             sigaddset(&handled, signal)
         }
@@ -75,7 +74,7 @@ enum CrashGuard {
         setitimer(__itimer_which_t(ITIMER_REAL.rawValue), &noLimit, nil)
         var set = sigset_t(), previous = sigset_t()
         sigemptyset(&set)
-        for signal in interruptSignals { sigaddset(&set, signal) }
+        for signal in CrashSignals.interrupts { sigaddset(&set, signal) }
         pthread_sigmask(SIG_BLOCK, &set, &previous)
         defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
         return try body()

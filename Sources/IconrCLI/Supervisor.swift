@@ -84,7 +84,7 @@ enum Supervisor {
             let status = reap(child)
             let signal = status & 0x7F
             guard signal != 0 else { return (status >> 8) & 0xFF }
-            guard !rendering.isEmpty, ![SIGINT, SIGTERM, SIGHUP, SIGKILL].contains(signal) else {
+            guard !rendering.isEmpty, !(CrashSignals.interrupts + [SIGKILL]).contains(signal) else {
                 // Not a render that crashed: stopped from outside, or a fault of iconr's own.
                 let said = lastLines(of: childErrors)
                 console.error(
@@ -248,7 +248,7 @@ private struct Interrupts {
 
     init() {
         sigemptyset(&set)
-        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&set, signal) }
+        for signal in CrashSignals.interrupts { sigaddset(&set, signal) }
         sigprocmask(SIG_BLOCK, &set, &previous)
     }
 

@@ -7,6 +7,10 @@ public enum CrashSignals {
     /// The signals a crash inside librsvg (or any native code) ends a process with.
     public static let fatal = [SIGABRT, SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP]
 
+    /// The signals that ask a command to stop (Ctrl-C, `kill`, a closed terminal): every
+    /// command treats them alike, removing what it was writing and exiting 128 + signal.
+    public static let interrupts = [SIGINT, SIGTERM, SIGHUP]
+
     /// Lets SIGABRT, SIGSEGV and the other crash signals end the process at once, without a
     /// core file. Otherwise the Swift runtime's backtracer first symbolicates the crash (up
     /// to 30 s; past the 20 s render limit in a sanitizer build, which turned a crash into a
