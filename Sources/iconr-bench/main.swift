@@ -110,7 +110,7 @@ for scale in [1.0, 2.0] {
                 let template = try IconSource(name: files[index], bytes: bytes)
                 _ = try template.intrinsicSize()
                 let parsed = clock.now
-                let params = try template.resolve(IconParameters())
+                let params = template.resolve(IconParameters())
                 let substituted = clock.now
                 let icon = try template.render(params, scale: scale)
                 let rendered = clock.now
