@@ -18,6 +18,9 @@ public struct SpriteOptions: Sendable {
     public var unique = false
     /// Leave out icons that fail instead of failing the build.
     public var skipInvalid = false
+    /// An id found in several of the folders comes from the first of them (with a warning),
+    /// as `iconr serve` looks names up, instead of being an error.
+    public var firstFolderWins = false
     /// Replace characters that break style expressions or multi-sprite prefixes (`:`, `{`,
     /// `}`, control characters) in ids with `_`, instead of failing on them.
     public var sanitizeIDs = false
@@ -193,12 +196,13 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
+    /// With `firstFolderWins`, an id in several folders is the first folder's.
     public static func iconFiles(
-        in directories: [String], recursive: Bool
+        in directories: [String], recursive: Bool, firstFolderWins: Bool = false
     ) throws(SpriteBuildError) -> [(id: String, path: String)] {
-        try SpriteSources.find(in: directories, recursive: recursive, sanitizeIDs: true).sources.map {
-            ($0.id, $0.path)
-        }
+        try SpriteSources.find(
+            in: directories, recursive: recursive, sanitizeIDs: true, firstFolderWins: firstFolderWins
+        ).sources.map { ($0.id, $0.path) }
     }
 
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
@@ -208,7 +212,7 @@ public final class SpriteBuilder: Sendable {
     ) throws(SpriteBuildError) -> SpriteBuild {
         let (sources, sourceWarnings) = try SpriteSources.find(
             in: directories, recursive: options.recursive,
-            sanitizeIDs: options.sanitizeIDs)
+            sanitizeIDs: options.sanitizeIDs, firstFolderWins: options.firstFolderWins)
         let known = Set(sources.map(\.id))
         if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
@@ -751,12 +755,15 @@ enum SpriteSources {
     /// An SVG and a PNG of one id: the SVG draws it, with a warning.
     static func find(
         in directories: [String], recursive: Bool,
-        sanitizeIDs: Bool
+        sanitizeIDs: Bool, firstFolderWins: Bool = false
     ) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String]) {
         var files: [(id: String, ratio: Double?, path: String)] = []
-        for directory in directories {
+        var folderOf: [String: Int] = [:]
+        for (index, directory) in directories.enumerated() {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+            let before = files.count
             collect(root, prefix: "", recursive: recursive, into: &files)
+            for file in files[before...] where folderOf[file.path] == nil { folderOf[file.path] = index }
         }
         guard !files.isEmpty else { throw SpriteBuildError.noIcons(directories) }
         // Ids keep `/` for folders; what breaks `["image", id]`, `id:name` prefixes or
@@ -770,7 +777,15 @@ enum SpriteSources {
                 String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
         }
         var sources: [SpriteSource] = [], warnings: [String] = []
-        for (id, group) in Dictionary(grouping: files, by: \.id).sorted(by: { $0.key < $1.key }) {
+        for (id, all) in Dictionary(grouping: files, by: \.id).sorted(by: { $0.key < $1.key }) {
+            var group = all
+            if firstFolderWins, let first = all.compactMap({ folderOf[$0.path] }).min() {
+                group = all.filter { folderOf[$0.path] == first }
+                for other in all where folderOf[other.path] != first {
+                    warnings.append(
+                        "\(other.path): left out, \(directories[first]) comes first and has the id \"\(id)\"")
+                }
+            }
             var bases = group.filter { $0.ratio == nil }
             let vectors = bases.filter { !$0.path.lowercased().hasSuffix(".png") }
             if vectors.count == 1, bases.count > 1 {

@@ -13,10 +13,11 @@ package struct StyleVariants: Sendable {
     package let warnings: [String]
 
     /// Reads the style at `stylePath` (with `--data` files and `--config` values) and finds
-    /// what it shows of the icons in `directories`.
+    /// what it shows of the icons in `directories` (with `firstFolderWins`, an id in several
+    /// of them is the first one's).
     package init(
         stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
-        recursive: Bool
+        recursive: Bool, firstFolderWins: Bool = false
     ) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
@@ -25,7 +26,9 @@ package struct StyleVariants: Sendable {
         let bytes = try IconrError.reading(stylePath)
         style = try StyleDocument(bytes: bytes, file: stylePath, data: data, config: overrides)
         let files = Dictionary(
-            try SpriteBuilder.iconFiles(in: directories, recursive: recursive).map { ($0.id, $0.path) },
+            try SpriteBuilder.iconFiles(in: directories, recursive: recursive, firstFolderWins: firstFolderWins).map {
+                ($0.id, $0.path)
+            },
             uniquingKeysWith: { first, _ in first })
         let names = Set(files.keys)
         icons = names

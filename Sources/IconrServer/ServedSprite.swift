@@ -38,6 +38,8 @@ final class ServedSprite: Sendable {
         spriteOptions.recursive = true
         spriteOptions.skipInvalid = true
         spriteOptions.sanitizeIDs = true
+        // Several sets in one sprite (a style's): a name is the first set's, as /icons/ finds it.
+        spriteOptions.firstFolderWins = true
         spriteOptions.limits = options.limits
         self.spriteOptions = spriteOptions
         let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
@@ -49,7 +51,8 @@ final class ServedSprite: Sendable {
     func checkStyle() throws {
         guard let stylePath else { return }
         _ = try StyleVariants(
-            stylePath: stylePath, dataPaths: [], config: [:], directories: directories, recursive: true)
+            stylePath: stylePath, dataPaths: [], config: [:], directories: directories, recursive: true,
+            firstFolderWins: true)
     }
 
     /// The current build: the last one while its inputs are unchanged, else a new one.
@@ -85,7 +88,8 @@ final class ServedSprite: Sendable {
             var options = spriteOptions
             let style = try stylePath.map { path in
                 try StyleVariants(
-                    stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true)
+                    stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true,
+                    firstFolderWins: true)
             }
             style?.add(to: &options)
             let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
@@ -150,7 +154,8 @@ final class ServedSprite: Sendable {
     private func fingerprint() throws -> [UInt8] {
         var text = ""
         let paths =
-            try SpriteBuilder.iconFiles(in: directories, recursive: true).map(\.path) + (stylePath.map { [$0] } ?? [])
+            try SpriteBuilder.iconFiles(in: directories, recursive: true, firstFolderWins: true).map(\.path)
+            + (stylePath.map { [$0] } ?? [])
         for path in paths {
             var info = stat()
             guard stat(path, &info) == 0 else { continue }

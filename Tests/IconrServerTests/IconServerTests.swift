@@ -274,6 +274,35 @@ struct IconServerTests {
         #expect(order.withLock { $0 } == ["old", "new"], "the request during the rebuild got the last build at once")
     }
 
+    /// Two sets that share an icon name: /icons/ and a style's sprite both take the first
+    /// set's (the second's is named in a warning), and the server starts.
+    @Test func setsThatShareANameServeTheFirstOnes() throws {
+        let other = directory.appendingPathComponent("other")
+        try FileManager.default.createDirectory(at: other, withIntermediateDirectories: true)
+        // Another "flag": a 10 x 10 green square.
+        try Data(
+            "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><rect width='10' height='10' fill='#00ff00'/></svg>"
+                .utf8
+        )
+        .write(to: other.appendingPathComponent("flag.svg"))
+        var options = ServerOptions()
+        options.iconSets = [("bundled", icons.path), ("other", other.path)]
+        options.styles = [("flags", directory.appendingPathComponent("flags.json").path)]
+        let both = try IconServer(options: options, placement: .inProcess)
+        let flag = try PNGDecoder.decode(both.respond(to: HTTPRequest(method: "GET", path: "/icons/flag.png")).body)
+        #expect(flag.size == PixelSize(width: 24, height: 24), "the first set's flag")
+        let green = try PNGDecoder.decode(
+            both.respond(to: HTTPRequest(method: "GET", path: "/icons/other:flag.png")).body)
+        #expect(green.hex(x: 5, y: 5) == "#00ff00ff", "the second set's, by its prefix")
+        let style = both.respond(to: HTTPRequest(method: "GET", path: "/styles/flags.json", headers: ["host": "h"]))
+        #expect(style.status == 200)
+        let sprite = try #require(try JSONValue.parse(style.body).objectValue?["sprite"]?.stringValue)
+        let index = both.respond(
+            to: HTTPRequest(method: "GET", path: String(sprite.dropFirst("http://h".count)) + ".json"))
+        let entry = try #require(try JSONValue.parse(index.body).objectValue?["flag"]?.objectValue)
+        #expect(entry["width"] == .number(24), "the style's sprite has the first set's flag")
+    }
+
     @Test func metricsCountRequestsRendersAndCacheHits() throws {
         _ = get("/icons/flag.png?flag_color=green")
         _ = get("/icons/flag.png?flag_color=green")
