@@ -126,7 +126,7 @@ public final class HTTPServer: Sendable {
 
     private let daemon: Daemon
     private let context: Unmanaged<HandlerContext>
-    private let stopped = Mutex(false)
+    private let stopped = Atomic<Bool>(false)
 
     /// Binds `address` (`HOST:PORT`; port 0 picks a free one) and starts serving.
     /// - Throws: `HTTPServerError` naming the address and what failed.
@@ -190,12 +190,7 @@ public final class HTTPServer: Sendable {
     /// Stops accepting connections, lets the requests in flight finish (waiting at most
     /// `drainingFor`), then closes every connection and joins the threads. Idempotent.
     public func stop(drainingFor limit: Duration = .seconds(10)) {
-        guard
-            stopped.withLock({ done in
-                defer { done = true }
-                return !done
-            })
-        else { return }
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let api = context.takeUnretainedValue().api.api
         // Quiesced, the daemon no longer listens; the socket is ours to close, so new
         // connections are refused at once (a load balancer moves on to another replica).

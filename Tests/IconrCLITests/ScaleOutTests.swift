@@ -100,7 +100,7 @@ struct ScaleOutTests {
             using: &generator)
         let requests = before + after
         let killAt = before.count - 8
-        let results = Mutex<[(target: String, reply: HTTPReply?)]>([])
+        let results = Locked<[(target: String, reply: HTTPReply?)]>([])
         let next = Atomic<Int>(0)
         let victim = replicas[0].process.pid
         DispatchQueue.concurrentPerform(iterations: 4) { _ in

@@ -169,7 +169,7 @@ struct ServeCommandTests {
 
     @Test func concurrentRequestsForOneVariantRenderItOnce() throws {
         let server = try serve()
-        let statuses = Mutex<[Int]>([])
+        let statuses = Locked<[Int]>([])
         let port = server.port
         DispatchQueue.concurrentPerform(iterations: 16) { _ in
             let status = (try? HTTPConnection(port: port).request("/icons/slow@2x.png?fill_color=teal").status) ?? -1
@@ -182,7 +182,7 @@ struct ServeCommandTests {
 
     @Test func aFullRenderQueueAnswers503WithRetryAfter() throws {
         let server = try serve(["--render-queue", "1"])
-        let replies = Mutex<[HTTPReply]>([])
+        let replies = Locked<[HTTPReply]>([])
         let port = server.port
         DispatchQueue.concurrentPerform(iterations: 4) { index in
             if let reply = try? HTTPConnection(port: port).request(
@@ -203,7 +203,7 @@ struct ServeCommandTests {
 
     @Test func sigtermFinishesTheRequestInFlightThenExitsZero() throws {
         let server = try serve()
-        let reply = Mutex<HTTPReply?>(nil)
+        let reply = Locked<HTTPReply?>(nil)
         let port = server.port
         let done = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {

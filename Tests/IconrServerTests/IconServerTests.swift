@@ -257,7 +257,7 @@ struct IconServerTests {
             """.utf8
         ).write(to: icons.appendingPathComponent("slow.svg"))
         Thread.sleep(forTimeInterval: 2.2)
-        let order = Mutex<[String]>([])
+        let order = Locked<[String]>([])
         let server = server
         let rebuilt = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
