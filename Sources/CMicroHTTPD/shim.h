@@ -22,7 +22,6 @@ enum {
     ICONR_MHD_USE_INTERNAL_POLLING_THREAD = 8,
     ICONR_MHD_USE_EPOLL = 512,
     ICONR_MHD_USE_ITC = 1024,
-    ICONR_MHD_USE_TURBO = 4096,
 };
 
 /* Daemon options (each with one value in `struct MHD_OptionItem`). */
@@ -38,11 +37,10 @@ enum {
     ICONR_MHD_OPTION_UNESCAPE_CALLBACK = 16,
 };
 
-/* Value kinds and daemon information. */
+/* Value kinds and response memory modes. */
 enum {
     ICONR_MHD_HEADER_KIND = 1,
     ICONR_MHD_GET_ARGUMENT_KIND = 8,
-    ICONR_MHD_DAEMON_INFO_CURRENT_CONNECTIONS = 4,
     ICONR_MHD_RESPMEM_MUST_COPY = 2,
 };
 
@@ -50,16 +48,6 @@ struct MHD_OptionItem {
     int option;
     intptr_t value;
     void *ptr_value;
-};
-
-union MHD_DaemonInfo {
-    size_t key_size;
-    size_t mac_key_size;
-    int listen_fd;
-    uint16_t port;
-    int epoll_fd;
-    unsigned int num_connections;
-    unsigned int flags;
 };
 
 typedef int (*MHD_AccessHandlerCallback)(void *cls, struct MHD_Connection *connection, const char *url,
@@ -76,7 +64,6 @@ typedef struct {
     void *_Nonnull MHD_start_daemon;
     void (*_Nonnull MHD_stop_daemon)(struct MHD_Daemon *daemon);
     int (*_Nonnull MHD_quiesce_daemon)(struct MHD_Daemon *daemon);
-    void *_Nonnull MHD_get_daemon_info;
     const char *(*_Nonnull MHD_lookup_connection_value)(struct MHD_Connection *connection, int kind, const char *key);
     int (*_Nonnull MHD_get_connection_values)(struct MHD_Connection *connection, int kind,
                                               MHD_KeyValueIterator iterator, void *iterator_cls);
@@ -95,14 +82,6 @@ static inline struct MHD_Daemon *IconrMHD_start(const IconrMicroHTTPD *api, unsi
         (struct MHD_Daemon *(*)(unsigned int, uint16_t, void *, void *, MHD_AccessHandlerCallback, void *, ...))
             api->MHD_start_daemon;
     return start(flags, 0, NULL, NULL, handler, handler_cls, ICONR_MHD_OPTION_ARRAY, options, ICONR_MHD_OPTION_END);
-}
-
-/* The number of open connections (MHD_get_daemon_info is variadic too). */
-static inline unsigned int IconrMHD_connection_count(const IconrMicroHTTPD *api, struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *(*get_info)(struct MHD_Daemon *, int, ...) =
-        (const union MHD_DaemonInfo *(*)(struct MHD_Daemon *, int, ...))api->MHD_get_daemon_info;
-    const union MHD_DaemonInfo *info = get_info(daemon, ICONR_MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info ? info->num_connections : 0;
 }
 
 /* An unescape callback that leaves text as it came: iconr decodes paths and queries itself,

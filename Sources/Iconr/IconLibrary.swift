@@ -21,6 +21,8 @@ public final class IconLibrary: Sendable {
     public var cache: IconCache { renderer.cache }
     /// Loaded templates by name, with when their file was last checked for changes.
     private let templates = Locked<[String: (file: TemplateFile, checked: ContinuousClock.Instant)]>([:])
+    /// Names found missing, with when (at most 4,096 remembered).
+    private let absent = Locked<[String: ContinuousClock.Instant]>([:])
 
     /// How often a template's file is checked for changes.
     static let recheckInterval = Duration.seconds(1)
@@ -122,9 +124,19 @@ public final class IconLibrary: Sendable {
         guard levels.allSatisfy({ !$0.isEmpty && !$0.hasPrefix(".") && !$0.utf8.contains(0) }) else {
             throw IconrError.unknownIcon(name, directory: directory)
         }
+        // A name found missing is not looked for again within the interval: a server with
+        // several sets asks each set in turn, and stat-ing four file names per request per set
+        // would be the hot path's I/O.
+        if let missing = absent.withLock({ $0[name] }), now - missing < Self.recheckInterval {
+            throw IconrError.unknownIcon(name, directory: directory)
+        }
         var info = stat()
         let candidates = [".svg", ".svgz", ".SVG", ".SVGZ"].map { directory + "/" + name + $0 }
         guard let path = candidates.first(where: { stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }) else {
+            absent.withLock { missing in
+                if missing.count >= 4096 { missing.removeAll(keepingCapacity: true) }
+                missing[name] = now
+            }
             throw IconrError.unknownIcon(name, directory: directory)
         }
         let version = FileVersion(info)

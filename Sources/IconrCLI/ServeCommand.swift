@@ -102,11 +102,12 @@ enum ServeCommand: Command {
             iconServer.respond(to: request)
         }
         console.out(http.url)
+        // The folders' names as given: escaped, so that the line stays one line.
         console.note(
-            "iconr serve: \(options.iconSets.map { "\($0.name) (\($0.directory))" }.joined(separator: ", "))"
+            ("iconr serve: \(options.iconSets.map { "\($0.name) (\($0.directory))" }.joined(separator: ", "))"
                 + (options.styles.isEmpty
                     ? "" : "; styles \(options.styles.map { "/styles/\($0.name).json" }.joined(separator: ", "))")
-                + "; stop with Ctrl-C")
+                + "; stop with Ctrl-C").escapedForMessage)
         var received: Int32 = 0
         while sigwait(&stopSignals, &received) != 0 {}
         console.note(

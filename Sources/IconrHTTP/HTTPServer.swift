@@ -202,12 +202,6 @@ public final class HTTPServer: Sendable {
         }
         api.MHD_stop_daemon(daemon.pointer)
     }
-
-    /// Open connections, as libmicrohttpd counts them.
-    public var connectionCount: Int {
-        let api = context.takeUnretainedValue().api
-        return withUnsafePointer(to: api.api) { Int(IconrMHD_connection_count($0, daemon.pointer)) }
-    }
 }
 
 /// The daemon handle: used only through libmicrohttpd's thread-safe calls.

@@ -24,7 +24,6 @@ enum MicroHTTPD {
             MHD_start_daemon: symbol("MHD_start_daemon", as: UnsafeMutableRawPointer.self),
             MHD_stop_daemon: symbol("MHD_stop_daemon", as: (@convention(c) (OpaquePointer?) -> Void).self),
             MHD_quiesce_daemon: symbol("MHD_quiesce_daemon", as: (@convention(c) (OpaquePointer?) -> Int32).self),
-            MHD_get_daemon_info: symbol("MHD_get_daemon_info", as: UnsafeMutableRawPointer.self),
             MHD_lookup_connection_value: symbol(
                 "MHD_lookup_connection_value",
                 as: (@convention(c) (OpaquePointer?, Int32, UnsafePointer<CChar>?) -> UnsafePointer<CChar>?).self),

@@ -89,7 +89,6 @@ public final class IconServer: Sendable {
     /// Answers one request; never throws, never traps: every failure is a status and a
     /// one-line JSON body.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
-        let started = ContinuousClock.now
         let (route, response) = route(request)
         var finished = response
         if let origin = options.corsOrigin {
@@ -97,7 +96,7 @@ public final class IconServer: Sendable {
             finished.headers.append(("Access-Control-Expose-Headers", "ETag, Iconr-Image"))
             if origin != "*" { finished.headers.append(("Vary", "Origin")) }
         }
-        metrics.count(route: route, status: finished.status, seconds: Self.seconds(ContinuousClock.now - started))
+        metrics.count(route: route, status: finished.status)
         return finished
     }
 
@@ -134,8 +133,9 @@ public final class IconServer: Sendable {
             return (
                 "iconr.js",
                 Self.cached(
-                    Array(IconrJS.source.utf8), type: "text/javascript; charset=utf-8",
-                    maxAge: options.maxAge, request: request)
+                    Self.script.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge,
+                    tag: Self.script.tag,
+                    request: request)
             )
         case "health" where levels.count == 1:
             return ("health", Self.json(200, #"{"status":"ok"}"#))
@@ -355,6 +355,9 @@ public final class IconServer: Sendable {
     }
 
     // MARK: Responses
+
+    /// `iconr.js` and its ETag, made once.
+    static let script = (body: Array(IconrJS.source.utf8), tag: entityTag(Array(IconrJS.source.utf8)))
 
     /// A body that caches: a strong ETag from its SHA-256, `304` when the client has it.
     static func cached(

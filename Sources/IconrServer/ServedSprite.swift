@@ -13,8 +13,9 @@ final class ServedSprite: Sendable {
         let style: StyleVariants?
         /// The content hash that `sprite.{hash}` URLs carry.
         let hash: String
-        /// Sheet files by name: `sprite.png`, `sprite@2x.json`, `sprite-2.png`, ...
-        let files: [String: [UInt8]]
+        /// Sheet files by name (`sprite.png`, `sprite@2x.json`, `sprite-2.png`, ...) with their
+        /// ETags, made once per build rather than hashing a sheet on every request.
+        let files: [String: (bytes: [UInt8], tag: String)]
         let fingerprint: [UInt8]
         var checked: ContinuousClock.Instant
     }
@@ -100,7 +101,9 @@ final class ServedSprite: Sendable {
             let files = build.files(prefix: "sprite", minify: false)
             let made = Current(
                 build: build, style: style, hash: SpriteBuild.contentHash(files),
-                files: Dictionary(files.map { ($0.path, $0.bytes) }, uniquingKeysWith: { first, _ in first }),
+                files: Dictionary(
+                    files.map { ($0.path, (bytes: $0.bytes, tag: IconServer.entityTag($0.bytes))) },
+                    uniquingKeysWith: { first, _ in first }),
                 fingerprint: fingerprint, checked: ContinuousClock.now)
             current.withLock { $0 = made }
             return .success(made)
@@ -140,13 +143,14 @@ final class ServedSprite: Sendable {
             name = "sprite" + file.dropFirst("sprite.".count + current.hash.count)
             immutable = true
         }
-        guard let bytes = current.files[name] else {
+        guard let file = current.files[name] else {
             let ratios = spriteOptions.ratios.map { $0 == 1 ? "" : "@\($0.shortText)x" }.joined(separator: ", ")
             return IconServer.error(
                 404, "no sprite file \(file) (ratios served: \(ratios.isEmpty ? "1" : "1x" + ratios))")
         }
         let type = name.hasSuffix(".png") ? "image/png" : "application/json"
-        return IconServer.cached(bytes, type: type, maxAge: maxAge, immutable: immutable, request: request)
+        return IconServer.cached(
+            file.bytes, type: type, maxAge: maxAge, immutable: immutable, tag: file.tag, request: request)
     }
 
     /// What the build depends on: every icon file's path, size, modification time and inode,
@@ -170,7 +174,7 @@ final class ServedStyle: Sendable {
     let name: String
     let sprite: ServedSprite
     /// The last emitted JSON by base URL and sprite hash (a few base URLs at most).
-    private let emitted = Locked<[String: [UInt8]]>([:])
+    private let emitted = Locked<[String: (json: [UInt8], tag: String)]>([:])
 
     init(name: String, sprite: ServedSprite) {
         self.name = name
@@ -186,7 +190,8 @@ final class ServedStyle: Sendable {
         guard let style = current.style else { return IconServer.error(500, "the style was not read") }
         let memo = base + "\0" + current.hash
         if let known = emitted.withLock({ $0[memo] }) {
-            return IconServer.cached(known, type: "application/json", maxAge: maxAge, request: request)
+            return IconServer.cached(
+                known.json, type: "application/json", maxAge: maxAge, tag: known.tag, request: request)
         }
         // The sprite URL carries the build's hash: the style and its sheets always match.
         let prefix = "\(base)/styles/\(name)/sprite.\(current.hash)"
@@ -195,7 +200,7 @@ final class ServedStyle: Sendable {
             runtimeImages: true)
         emitted.withLock { known in
             if known.count >= 64 { known.removeAll() }
-            known[memo] = made.json
+            known[memo] = (made.json, IconServer.entityTag(made.json))
         }
         return IconServer.cached(made.json, type: "application/json", maxAge: maxAge, request: request)
     }
@@ -207,8 +212,9 @@ enum Log {
         write("warning: " + message)
     }
 
+    /// One line: controls in what input put there (file names, messages) are escaped.
     static func write(_ line: String) {
-        var bytes = Array(line.map { $0 == "\n" || $0 == "\r" ? " " : $0 }.map(String.init).joined().utf8)
+        var bytes = Array(line.escapedForMessage.utf8)
         bytes.append(UInt8(ascii: "\n"))
         _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
     }

@@ -16,7 +16,7 @@ final class ServerMetrics: Sendable {
 
     private let counts = Locked(Counts())
 
-    func count(route: String, status: Int, seconds: Double) {
+    func count(route: String, status: Int) {
         counts.withLock { $0.requests["route=\"\(route)\",status=\"\(status)\"", default: 0] += 1 }
     }
 
