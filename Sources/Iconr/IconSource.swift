@@ -1,5 +1,4 @@
 import Dispatch
-import FoundationEssentials
 import IconrCore
 import IconrRender
 
@@ -16,7 +15,7 @@ public enum RenderPlacement: Sendable {
 /// measured or rendered, so that a cache hit never loads it.
 ///
 /// ```swift
-/// let flag = try IconSource(contentsOf: URL(fileURLWithPath: "icons/flag.svg"))
+/// let flag = try IconSource(path: "icons/flag.svg")
 /// let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
 /// let png = try icon.pngData()
 /// ```
@@ -44,11 +43,6 @@ public final class IconSource: Sendable {
     public var parameters: [TemplateParameter] { template.parameters }
 
     /// Reads and scans a template file (`.svg`, or gzip-compressed `.svgz`).
-    public convenience init(contentsOf url: URL) throws(IconrError) {
-        try self.init(path: url.relativePath)
-    }
-
-    /// Like `init(contentsOf:)`, from a file path.
     public convenience init(path: String) throws(IconrError) {
         let bytes = try IconrError.readingTemplate(path)
         try self.init(name: Self.iconName(path: path), bytes: bytes, path: path)

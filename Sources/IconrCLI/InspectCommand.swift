@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Iconr
 import IconrCore
 import IconrRender
@@ -29,9 +28,7 @@ enum InspectCommand: Command {
                 var report = try Report(source, path: path)
                 try report.addLegacyAreas(of: source, path: path)
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                    console.out(String(decoding: try encoder.encode(report), as: UTF8.self))
+                    console.out(report.json.text(.indented))
                 } else {
                     console.out(report.text)
                 }
@@ -39,8 +36,8 @@ enum InspectCommand: Command {
         }
     }
 
-    struct Report: Encodable {
-        struct Parameter: Encodable {
+    struct Report {
+        struct Parameter {
             var name: String
             var type = "color"
             var `default`: String
@@ -89,6 +86,22 @@ enum InspectCommand: Command {
             stretchY = areas.stretchY.map { [Self.rounded($0.start), Self.rounded($0.end)] }
             content = areas.content.map { [$0.left, $0.top, $0.right, $0.bottom].map(Self.rounded) }
             warnings += areas.problems.map { "\(path): \($0)" }
+        }
+
+        /// `--json`: the same facts, keys as in the text.
+        var json: JSONValue {
+            func numbers(_ values: [Double]) -> JSONValue { .array(values.map { .number($0) }) }
+            var object: [String: JSONValue] = [
+                "file": .string(file), "name": .string(name), "width": .number(width), "height": .number(height),
+                "parameters": .array(
+                    parameters.map {
+                        .object(["name": .string($0.name), "type": .string($0.type), "default": .string($0.default)])
+                    }),
+                "stretchX": .array(stretchX.map(numbers)), "stretchY": .array(stretchY.map(numbers)),
+                "elementIDs": .array(elementIDs.map { .string($0) }), "warnings": .array(warnings.map { .string($0) }),
+            ]
+            object["content"] = content.map(numbers)
+            return .object(object)
         }
 
         var text: String {

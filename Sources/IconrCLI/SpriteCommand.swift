@@ -1,4 +1,3 @@
-import FoundationEssentials
 import Glibc
 import Iconr
 import IconrCore
@@ -220,7 +219,7 @@ enum SpriteCommand: Command {
         let elapsed = seconds(ContinuousClock.now - started)
         if arguments.has("--json") {
             console.out(
-                try jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
+                jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
             return
         }
         // Results (the files) on stdout; what a person reads on stderr.
@@ -271,28 +270,28 @@ enum SpriteCommand: Command {
 
     /// The variants file: `{"flag": [{"params": {"flag_color": "red"}}, {"id": "x", "params": {...}}]}`.
     private static func readVariants(_ path: String) throws -> [String: [SpriteVariant]] {
-        struct Entry: Decodable {
-            var id: String?
-            var params: [String: String]
-        }
-        let bytes = try IconrError.reading(path)
-        let entries: [String: [Entry]]
-        do {
-            entries = try JSONDecoder().decode([String: [Entry]].self, from: Data(bytes))
-        } catch {
-            throw IconrError.variants(path: path, problem: .malformed)
-        }
+        let malformed = IconrError.variants(path: path, problem: .malformed)
+        guard let icons = (try? JSONValue.parse(IconrError.reading(path)))?.objectValue else { throw malformed }
         // Colors are parsed here, once: a bad one names this file and the icon.
         var variants: [String: [SpriteVariant]] = [:]
-        for (icon, list) in entries.sorted(by: { $0.key < $1.key }) {
-            variants[icon] = variants[icon] ?? []
+        for (icon, list) in icons.sorted(by: { $0.key < $1.key }) {
+            guard let list = list.arrayValue else { throw malformed }
+            variants[icon] = []
             for entry in list {
+                guard let object = entry.objectValue, let paramsObject = object["params"]?.objectValue,
+                    object["id"].map({ $0 == .null || $0.stringValue != nil }) ?? true
+                else { throw malformed }
+                var texts: [String: String] = [:]
+                for (name, value) in paramsObject {
+                    guard let text = value.stringValue else { throw malformed }
+                    texts[name] = text
+                }
                 let params = Result { () throws(ParameterError) -> IconParameters in
-                    try IconParameters(parsing: entry.params)
+                    try IconParameters(parsing: texts)
                 }
                 switch params {
                 case .success(let params):
-                    variants[icon, default: []].append(SpriteVariant(id: entry.id, params: params))
+                    variants[icon, default: []].append(SpriteVariant(id: object["id"]?.stringValue, params: params))
                 case .failure(let error): throw IconrError.variants(path: path, problem: .parameter(icon: icon, error))
                 }
             }
@@ -332,35 +331,33 @@ enum SpriteCommand: Command {
     private static func jsonSummary(
         _ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
         warnings: [String]
-    ) throws -> String {
-        struct Sheet: Encodable {
-            var png: String, json: String, ratio: Double, sheet: Int, width: Int, height: Int
-            var ids: Int, images: Int, fill: Double, packing: Double, bytes: Int
-        }
-        struct Summary: Encodable {
-            var files: [String], sheets: [Sheet], sheetCount: Int, icons: Int, variants: Int, skipped: [String]
-            var rendered: Int, fromCache: Int, sheetsFromCache: Bool, seconds: Double, renderSeconds: Double,
-                composeSeconds: Double
-            var warnings: [String], sprite: JSONValue
-        }
-        let sheets = build.sheets.map { sheet in
+    ) -> String {
+        func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
+        let sheets = build.sheets.map { sheet -> JSONValue in
             let base = SpriteBuild.sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
-            return Sheet(
-                png: base + ".png", json: base + ".json", ratio: sheet.ratio, sheet: sheet.sheet + 1,
-                width: sheet.size.width,
-                height: sheet.size.height, ids: sheet.ids, images: sheet.images, fill: sheet.fill,
-                packing: sheet.packing,
-                bytes: sheet.png.count)
+            let numbers: [String: Double] = [
+                "ratio": sheet.ratio, "sheet": Double(sheet.sheet + 1), "width": Double(sheet.size.width),
+                "height": Double(sheet.size.height), "ids": Double(sheet.ids), "images": Double(sheet.images),
+                "fill": sheet.fill, "packing": sheet.packing, "bytes": Double(sheet.png.count),
+            ]
+            return .object(
+                numbers.mapValues { .number($0) }.merging([
+                    "png": .string(base + ".png"), "json": .string(base + ".json"),
+                ]) {
+                    $1
+                })
         }
-        let summary = Summary(
-            files: files, sheets: sheets, sheetCount: build.sheetCount, icons: build.icons, variants: build.variants,
-            skipped: build.skipped.map(\.path), rendered: build.renders, fromCache: build.cacheHits,
-            sheetsFromCache: build.sheetsFromCache,
-            seconds: seconds, renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
-            warnings: warnings, sprite: build.spriteValue(prefix: prefix))
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(summary), as: UTF8.self)
+        let numbers: [String: Double] = [
+            "sheetCount": Double(build.sheetCount), "icons": Double(build.icons), "variants": Double(build.variants),
+            "rendered": Double(build.renders), "fromCache": Double(build.cacheHits), "seconds": seconds,
+            "renderSeconds": build.renderSeconds, "composeSeconds": build.composeSeconds,
+        ]
+        let others: [String: JSONValue] = [
+            "files": strings(files), "sheets": .array(sheets), "skipped": strings(build.skipped.map(\.path)),
+            "sheetsFromCache": .bool(build.sheetsFromCache), "warnings": strings(warnings),
+            "sprite": build.spriteValue(prefix: prefix),
+        ]
+        return JSONValue.object(numbers.mapValues { .number($0) }.merging(others) { $1 }).text(.indented)
     }
 
     /// `-o out/` or an existing folder: `out/sprite`; anything else is the prefix itself.

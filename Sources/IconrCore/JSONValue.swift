@@ -1,7 +1,5 @@
-import FoundationEssentials
-
 /// A JSON value as style documents and GeoJSON hold it.
-public enum JSONValue: Hashable, Sendable, Encodable {
+public enum JSONValue: Hashable, Sendable {
     case null
     case bool(Bool)
     case number(Double)
@@ -15,18 +13,6 @@ public enum JSONValue: Hashable, Sendable, Encodable {
     public static func parse(_ bytes: [UInt8]) throws(JSONSyntaxError) -> JSONValue {
         var parser = JSONParser(bytes)
         return try parser.document()
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let value): try container.encode(value)
-        case .number(let value): try container.encode(value)
-        case .string(let value): try container.encode(value)
-        case .array(let values): try container.encode(values)
-        case .object(let object): try container.encode(object)
-        }
     }
 
     public subscript(key: String) -> JSONValue? {
@@ -49,21 +35,92 @@ public enum JSONValue: Hashable, Sendable, Encodable {
         return nil
     }
 
+    /// How `text(_:)` lays JSON out.
+    public enum Layout: Sendable {
+        /// No spaces or newlines: `{"a":[1,2]}` (styles, HTTP bodies).
+        case minified
+        /// Each member of the outer object on a line of its own, written with spaces:
+        /// `{\n  "a": {"x": 1, "y": [1, 2]}\n}` (the readable sprite index).
+        case memberPerLine
+        /// Every array element and object member on its own line, two spaces a level
+        /// (`--json` reports).
+        case indented
+    }
+
+    /// Minified JSON text (`text(.minified)`).
+    public var serialized: String { text(.minified) }
+
     /// JSON text with object keys sorted, so equal values always write the same bytes;
     /// numbers as JavaScript's `JSON.stringify` writes them (`1e-7`, a non-finite one as null),
-    /// as the renderers that read styles do.
-    public var serialized: String {
+    /// as the renderers that read styles do. No newline at the end.
+    public func text(_ layout: Layout) -> String {
+        var text = ""
+        write(to: &text, layout: layout, depth: 0)
+        return text
+    }
+
+    private func write(to text: inout String, layout: Layout, depth: Int) {
         switch self {
-        case .null: "null"
-        case .bool(let value): value ? "true" : "false"
-        case .number(let value): value.isFinite ? value.javaScriptText : "null"
-        case .string(let value): SpriteIndex.quoted(value)
-        case .array(let values): "[" + values.map(\.serialized).joined(separator: ",") + "]"
+        case .null: text += "null"
+        case .bool(let value): text += value ? "true" : "false"
+        case .number(let value): text += value.isFinite ? value.javaScriptText : "null"
+        case .string(let value): Self.writeQuoted(value, to: &text)
+        case .array(let values):
+            writeMembers(values.map { (nil, $0) }, open: "[", close: "]", to: &text, layout: layout, depth: depth)
         case .object(let object):
-            "{"
-                + object.sorted { $0.key < $1.key }.map { SpriteIndex.quoted($0.key) + ":" + $0.value.serialized }
-                .joined(separator: ",") + "}"
+            let members = object.sorted { $0.key < $1.key }.map { (Optional($0.key), $0.value) }
+            writeMembers(members, open: "{", close: "}", to: &text, layout: layout, depth: depth)
         }
+    }
+
+    private func writeMembers(
+        _ members: [(key: String?, value: JSONValue)], open: String, close: String, to text: inout String,
+        layout: Layout, depth: Int
+    ) {
+        text += open
+        guard !members.isEmpty else { return text += close }
+        let onLines = layout == .indented || (layout == .memberPerLine && depth == 0 && open == "{")
+        let indent = onLines ? "\n" + String(repeating: "  ", count: depth + 1) : ""
+        let separator = onLines ? "," : layout == .minified ? "," : ", "
+        for (index, member) in members.enumerated() {
+            if index > 0 { text += separator }
+            text += indent
+            if let key = member.key {
+                Self.writeQuoted(key, to: &text)
+                text += layout == .minified ? ":" : ": "
+            }
+            member.value.write(to: &text, layout: layout, depth: depth + 1)
+        }
+        if onLines { text += "\n" + String(repeating: "  ", count: depth) }
+        text += close
+    }
+
+    /// A JSON string literal: `"a \"b\""`.
+    public static func quoted(_ string: String) -> String {
+        var text = ""
+        writeQuoted(string, to: &text)
+        return text
+    }
+
+    private static func writeQuoted(_ string: String, to text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\t": text += "\\t"
+            case "\r": text += "\\r"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        text += "\""
     }
 }
 

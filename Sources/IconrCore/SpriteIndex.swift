@@ -14,6 +14,25 @@ public struct SpriteIndexEntry: Hashable, Sendable {
     /// spritezero's `visible` flag, when an icon sets it.
     public var visible: Bool?
 
+    /// The entry as the index writes it: MapLibre's keys, absent ones left out.
+    public var jsonValue: JSONValue {
+        func numbers(_ values: [Double]) -> JSONValue { .array(values.map { .number($0) }) }
+        func box(_ box: ContentBox?) -> JSONValue? { box.map { numbers([$0.left, $0.top, $0.right, $0.bottom]) } }
+        func spans(_ areas: [StretchArea]) -> JSONValue? {
+            areas.isEmpty ? nil : .array(areas.map { numbers([$0.start, $0.end]) })
+        }
+        let fields: [String: JSONValue?] = [
+            "x": .number(Double(rect.x)), "y": .number(Double(rect.y)),
+            "width": .number(Double(rect.width)), "height": .number(Double(rect.height)),
+            "pixelRatio": .number(pixelRatio), "sdf": sdf ? .bool(true) : nil,
+            "content": box(content), "placeholder": box(placeholder),
+            "stretchX": spans(stretchX), "stretchY": spans(stretchY),
+            "textFitWidth": textFitWidth.map { .string($0) }, "textFitHeight": textFitHeight.map { .string($0) },
+            "visible": visible.map { .bool($0) },
+        ]
+        return .object(fields.compactMapValues { $0 })
+    }
+
     /// The values MapLibre accepts for `textFitWidth` and `textFitHeight`.
     public static let textFitValues = ["stretchOrShrink", "stretchOnly", "proportional"]
 
@@ -111,34 +130,8 @@ public struct SpriteIndexEntry: Hashable, Sendable {
 /// their shortest form. Readable (one image a line) or minified.
 public enum SpriteIndex {
     public static func json(_ entries: [String: SpriteIndexEntry], minified: Bool) -> [UInt8] {
-        let separator = minified ? "," : ", "
-        let colon = minified ? ":" : ": "
-        let lines = entries.sorted { $0.key < $1.key }.map { id, entry -> String in
-            var fields: [(String, String)] = []
-            func box(_ box: ContentBox) -> String {
-                "[" + [box.left, box.top, box.right, box.bottom].map(\.shortText).joined(separator: separator) + "]"
-            }
-            if let content = entry.content { fields.append(("content", box(content))) }
-            fields.append(("height", "\(entry.rect.height)"))
-            fields.append(("pixelRatio", entry.pixelRatio.shortText))
-            if let placeholder = entry.placeholder { fields.append(("placeholder", box(placeholder))) }
-            if entry.sdf { fields.append(("sdf", "true")) }
-            if !entry.stretchX.isEmpty { fields.append(("stretchX", spans(entry.stretchX, separator))) }
-            if !entry.stretchY.isEmpty { fields.append(("stretchY", spans(entry.stretchY, separator))) }
-            if let fit = entry.textFitHeight { fields.append(("textFitHeight", quoted(fit))) }
-            if let fit = entry.textFitWidth { fields.append(("textFitWidth", quoted(fit))) }
-            if let visible = entry.visible { fields.append(("visible", visible ? "true" : "false")) }
-            fields.append(("width", "\(entry.rect.width)"))
-            fields.append(("x", "\(entry.rect.x)"))
-            fields.append(("y", "\(entry.rect.y)"))
-            let body = fields.map { "\"\($0.0)\"\(colon)\($0.1)" }.joined(separator: separator)
-            return "\(quoted(id))\(colon){\(body)}"
-        }
-        let text =
-            minified
-            ? "{" + lines.joined(separator: ",") + "}"
-            : lines.isEmpty ? "{}\n" : "{\n  " + lines.joined(separator: ",\n  ") + "\n}\n"
-        return Array(text.utf8)
+        let index = JSONValue.object(entries.mapValues(\.jsonValue))
+        return Array((minified ? index.text(.minified) : index.text(.memberPerLine) + "\n").utf8)
     }
 
     /// The entries of index JSON as `json(_:minified:)` writes it; nil when it is not one.
@@ -176,31 +169,5 @@ public enum SpriteIndex {
                 placeholder: box("placeholder"), visible: flag("visible"))
         }
         return entries
-    }
-
-    private static func spans(_ areas: [StretchArea], _ separator: String) -> String {
-        "[" + areas.map { "[\($0.start.shortText)\(separator)\($0.end.shortText)]" }.joined(separator: separator) + "]"
-    }
-
-    /// A JSON string literal.
-    public static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result + "\""
     }
 }

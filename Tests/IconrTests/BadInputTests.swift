@@ -112,13 +112,13 @@ struct BadInputTests {
         let empty = directory.appendingPathComponent("empty.svg")
         try Data().write(to: empty)
         #expect(
-            performing: { try IconSource(contentsOf: empty) },
+            performing: { try IconSource(path: empty.path) },
             throws: { "\($0)".hasSuffix("empty.svg: the file is empty") })
         #expect(
-            performing: { try IconSource(contentsOf: directory.appendingPathComponent("nope.svg")) },
+            performing: { try IconSource(path: directory.appendingPathComponent("nope.svg").path) },
             throws: { "\($0)".hasSuffix("nope.svg: no such file") })
         #expect(
-            performing: { try IconSource(contentsOf: directory) },
+            performing: { try IconSource(path: directory.path) },
             throws: { "\($0)".hasSuffix(": is a directory, not a regular file") })
     }
 
@@ -142,7 +142,7 @@ struct BadInputTests {
         let fromBytes = try IconSource(name: "main", bytes: [UInt8](try Data(contentsOf: main))).render()
         #expect(fromBytes.image.centerHex == "#00000000")
         // From its file, the files beside it are drawn (as iconr render and sprite do).
-        #expect(try IconSource(contentsOf: main).render().image.centerHex == "#ff0000ff")
+        #expect(try IconSource(path: main.path).render().image.centerHex == "#ff0000ff")
     }
 
     /// Every file of the crasher corpus fails with an error (crash, timeout or a document
@@ -154,7 +154,7 @@ struct BadInputTests {
         let limits = RenderLimits(timeout: 3)
         let started = ContinuousClock.now
         #expect(throws: IconrError.self) {
-            let template = try IconSource(contentsOf: file)
+            let template = try IconSource(path: file.path)
             _ = try template.render(scale: 1, placement: .isolated(TestSupport.isolated), limits: limits)
         }
         #expect(ContinuousClock.now - started < .seconds(10))
@@ -165,7 +165,7 @@ struct BadInputTests {
         let file = TestSupport.corpora.appendingPathComponent("librsvg-2.54-crashers/empty-region.svg")
         #expect(
             performing: {
-                let template = try IconSource(contentsOf: file)
+                let template = try IconSource(path: file.path)
                 _ = try template.render(placement: .isolated(TestSupport.isolated))
             }, throws: { "\($0)".hasSuffix("empty-region.svg: librsvg crashed on this document (SIGABRT)") })
     }
@@ -187,13 +187,13 @@ struct BadInputTests {
             throws: { "\($0)" == "slow.svg: rendering took longer than the 1.5 s limit" })
         #expect(ContinuousClock.now - started < .seconds(5))
         // The renderer recovers: the next render gets a fresh worker.
-        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(path: TestSupport.icons.appendingPathComponent("flag.svg").path)
         #expect(try flag.render(placement: .isolated(TestSupport.isolated)).size == PixelSize(width: 24, height: 24))
     }
 
     @Test func aMissingWorkerExecutableIsAnError() throws {
         let renderer = IsolatedRenderer(executable: "/nonexistent/iconr")
-        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(path: TestSupport.icons.appendingPathComponent("flag.svg").path)
         #expect(
             performing: { try flag.render(placement: .isolated(renderer)) },
             throws: { "\($0)".contains("render worker failed: cannot start /nonexistent/iconr") })

@@ -77,7 +77,7 @@ struct RasterizationTests {
     }
 
     @Test func pngRoundTripsThroughLibpngAndPngcheck() throws {
-        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(path: TestSupport.icons.appendingPathComponent("flag.svg").path)
         let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
         let png = try icon.pngData()
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
@@ -94,7 +94,7 @@ struct RasterizationTests {
     }
 
     @Test func isolatedAndInProcessRendersAgree() throws {
-        let badge = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("badge.svg"))
+        let badge = try IconSource(path: TestSupport.icons.appendingPathComponent("badge.svg").path)
         for scale in [1.0, 2.0, 1.5] {
             let inProcess = try badge.render(params: ["badge_color": "orange"], scale: scale)
             let isolated = try badge.render(
@@ -105,7 +105,7 @@ struct RasterizationTests {
 
     @Test func concurrentRendersFromManyThreadsMatchSerialOnes() throws {
         let templates = try ["flag", "marker", "badge", "label"].map {
-            try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("\($0).svg"))
+            try IconSource(path: TestSupport.icons.appendingPathComponent("\($0).svg").path)
         }
         let colors = ["red", "#800080", "yellow", "rgb(10, 200, 30)"]
         let jobs = templates.flatMap { template in colors.flatMap { color in [1.0, 2.0].map { (template, color, $0) } }

@@ -39,7 +39,7 @@ struct ReferenceAgreementTests {
             var ours: RasterImage?, theirs: RasterImage?
             var why = ""
             do {
-                let template = try IconSource(contentsOf: file)
+                let template = try IconSource(path: file.path)
                 ours = try template.render(
                     scale: scale, placement: .isolated(TestSupport.isolated), limits: RenderLimits(timeout: 10)
                 ).image

@@ -102,7 +102,7 @@ struct SubstitutionPixelTests {
     }
 
     @Test func twoParametersOnFillAndStroke() throws {
-        let marker = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("marker.svg"))
+        let marker = try IconSource(path: TestSupport.icons.appendingPathComponent("marker.svg").path)
         let icon = try marker.render(params: ["fill_color": "#00ff00", "stroke_color": "#0000ff"], scale: 4)
         // Inside the body (left of the white dot) and on the outline at the top.
         #expect(icon.image.hex(x: 20, y: 40) == "#00ff00ff")
@@ -111,7 +111,7 @@ struct SubstitutionPixelTests {
     }
 
     @Test func theBundledFlagTakesAnyColor() throws {
-        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(path: TestSupport.icons.appendingPathComponent("flag.svg").path)
         for (value, expected) in [
             ("red", "#ff0000ff"), ("yellow", "#ffff00ff"), ("#800080", "#800080ff"),
             ("hsl(120, 100%, 25%)", "#008000ff"),
@@ -124,7 +124,7 @@ struct SubstitutionPixelTests {
     }
 
     @Test func rejectsAnInvalidValueNamingParameterAndValue() throws {
-        let flag = try IconSource(contentsOf: TestSupport.icons.appendingPathComponent("flag.svg"))
+        let flag = try IconSource(path: TestSupport.icons.appendingPathComponent("flag.svg").path)
         #expect { try flag.render(params: ["flag_color": "#12"]) } throws: { error in
             "\(error)".hasSuffix("flag.svg: invalid color \"#12\" for parameter \"flag_color\"")
         }
