@@ -21,39 +21,48 @@ let package = Package(
         .systemLibrary(name: "CSystem"),
         // GNU libmicrohttpd, declared here, not linked: opened when `iconr serve` starts.
         .systemLibrary(name: "CMicroHTTPD"),
-        // Pure Swift: colors, templates, parameter substitution.
+        // The platform layer: file descriptors, system errors, child processes, signals, locks,
+        // whole-file reads and atomic writes (Glibc only).
+        .target(name: "IconrSystem"),
+        // Pure Swift: colors, templates, parameter substitution, packing, the style engine.
         // Optimized in debug builds too: its packer and expression engine are the hot loops of
         // the test suite (the packer's property test took 31 s unoptimized).
         .target(name: "IconrCore", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
-        .target(name: "IconrRender", dependencies: ["IconrCore", "CRsvg", "CPNG"]),
+        .target(name: "IconrRender", dependencies: ["IconrCore", "IconrSystem", "CRsvg", "CPNG"]),
         // The one door to libmicrohttpd: an HTTP server that calls a Swift handler.
-        .target(name: "IconrHTTP", dependencies: ["CMicroHTTPD"]),
+        .target(name: "IconrHTTP", dependencies: ["IconrSystem", "CMicroHTTPD"]),
         // The public library renderers link.
-        .target(name: "Iconr", dependencies: ["IconrCore", "IconrRender"]),
+        .target(name: "Iconr", dependencies: ["IconrCore", "IconrSystem", "IconrRender"]),
         // `iconr serve`'s routes: icons, sprites, styles, iconr.js, metrics, over IconrHTTP.
-        .target(name: "IconrServer", dependencies: ["Iconr", "IconrCore", "IconrHTTP"]),
+        .target(name: "IconrServer", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrHTTP"]),
         // Commands, argument scanning and help text.
         .target(
             name: "IconrCLI",
-            dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrServer", "IconrHTTP", "CSystem"]),
+            dependencies: [
+                "Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrServer", "IconrHTTP", "CSystem",
+            ]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
         .executableTarget(
-            name: "iconr-bench", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+            name: "iconr-bench",
+            dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
         // Paths, process running and image comparison shared by the test targets.
         .target(
-            name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrRender"],
+            name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender"],
             path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
-        .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore"]),
-        .testTarget(name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+        .testTarget(name: "IconrSystemTests", dependencies: ["IconrSystem"]),
+        .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore", "IconrSystem"]),
+        .testTarget(
+            name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
         .testTarget(
             name: "IconrServerTests",
             dependencies: [
-                "IconrServer", "IconrHTTP", "Iconr", "IconrCore", "IconrRender",
+                "IconrServer", "IconrHTTP", "Iconr", "IconrCore", "IconrSystem", "IconrRender",
                 "IconrTestSupport",
             ]),
         .testTarget(
-            name: "IconrCLITests", dependencies: ["IconrCLI", "Iconr", "IconrCore", "IconrRender", "IconrTestSupport"]),
+            name: "IconrCLITests",
+            dependencies: ["IconrCLI", "Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
     ]
 )

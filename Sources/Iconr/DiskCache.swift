@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// Rendered PNGs on disk, content-addressed: an entry's name is the SHA-256 of its variant
 /// key together with iconr's and librsvg's versions, so a new version of either never
@@ -46,9 +47,10 @@ public final class DiskCache: Sendable {
             Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4)
         }
         for path in [directory, entries, entries + "/packs"] {
-            guard FileReader.makeFolder(path) else {
-                throw IconrError.folder(
-                    path: path, problem: .cannotCreate(purpose: "the cache directory", errno: errno))
+            do {
+                try FileReader.makeFolder(path)
+            } catch {
+                throw IconrError.folder(path: path, problem: .cannotCreate(purpose: "the cache directory", error))
             }
         }
     }

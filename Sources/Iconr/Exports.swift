@@ -1,3 +1,5 @@
+import IconrSystem
+
 // What a renderer needs besides this module's own types, and nothing else: colors, sizes
 // and metadata of icons and sprites, and the style engine. iconr's own plumbing (files,
 // hashing, locks, the packer) stays in IconrCore, which its own targets import directly.
@@ -10,7 +12,6 @@
 @_exported import struct IconrCore.ExpressionEvaluationError
 @_exported import struct IconrCore.ExpressionFeature
 @_exported import struct IconrCore.ExpressionParsingError
-@_exported import struct IconrCore.FileReadError
 @_exported import struct IconrCore.FormattedText
 @_exported import enum IconrCore.GeoJSONGeometry
 @_exported import struct IconrCore.IconParameters
@@ -44,3 +45,6 @@
 @_exported import enum IconrRender.LibrsvgCounters
 @_exported import enum IconrRender.RenderError
 @_exported import struct IconrRender.RenderLimits
+@_exported import struct IconrSystem.FileReadError
+@_exported import struct IconrSystem.FileWriteError
+@_exported import struct IconrSystem.SystemError

@@ -1,6 +1,7 @@
 import Dispatch
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// Rendered variants in memory (an LRU bounded by bytes) and optionally on disk, with
 /// single flight: concurrent requests for one missing variant render it once, the others

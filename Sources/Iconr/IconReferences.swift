@@ -1,5 +1,6 @@
 import Glibc
 import IconrCore
+import IconrSystem
 
 /// An icon's references to other files (`<image href="x.png">`, `<use>` of another file,
 /// CSS `url()`), which librsvg draws once the document has its file as base: the files

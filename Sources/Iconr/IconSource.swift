@@ -1,6 +1,7 @@
 import Dispatch
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// Where librsvg runs: in this process (fastest), or in reusable `iconr render-worker`
 /// processes, where a document that crashes librsvg or renders past `RenderLimits.timeout`

@@ -1,4 +1,5 @@
 import IconrCore
+import IconrSystem
 
 /// A rendered variant as a renderer uses it: pixels, PNG bytes, and the metadata that
 /// `icon-text-fit` needs, all at the variant's pixel ratio.

@@ -1,6 +1,7 @@
 import Glibc
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// Why iconr could not produce an icon, as one line naming the file.
 public enum IconrError: Error, Sendable, CustomStringConvertible {
@@ -32,8 +33,8 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .read(let error): error.description
         case .notATemplate(let path):
             "\(path): is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
-        case .folder(let path, .cannotCreate(let purpose, let code)):
-            "\(path): cannot create \(purpose): \(String(cString: strerror(code)))"
+        case .folder(let path, .cannotCreate(let purpose, let error)):
+            "\(path): cannot create \(purpose): \(error.reason)"
         case .folder(let path, .notAFolderOfIcons): "\(path): not a folder of icons"
         case .variants(let path, .malformed):
             "\(path): not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}"
@@ -46,8 +47,8 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
 
 /// Why a folder did not do.
 public enum FolderProblem: Hashable, Sendable {
-    /// Making it (`purpose`: "the cache directory", "the folder") failed with this errno.
-    case cannotCreate(purpose: String, errno: Int32)
+    /// Making it (`purpose`: "the cache directory", "the folder") failed.
+    case cannotCreate(purpose: String, SystemError)
     /// It does not exist or is not a folder.
     case notAFolderOfIcons
 }

@@ -1,4 +1,5 @@
 import IconrCore
+import IconrSystem
 
 /// A thread-safe least-recently-used cache bounded by the total cost (bytes) of its values.
 /// Lookups and inserts are O(1): a dictionary of slots in an array-backed doubly linked list.

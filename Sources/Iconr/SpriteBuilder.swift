@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import IconrCore
 import IconrRender
+import IconrSystem
 import Synchronization
 
 /// What goes into a sprite and how it is laid out.

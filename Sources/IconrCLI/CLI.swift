@@ -3,6 +3,7 @@ import Glibc
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// The `iconr` command line. `main` returns the process's exit code: 0 on success, 1 when
 /// the work failed, 64 for a usage mistake.

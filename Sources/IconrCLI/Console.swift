@@ -1,13 +1,14 @@
 import Glibc
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// Where the CLI writes: stdout for results, stderr for messages. Unbuffered, so that
 /// nothing is lost when the process ends with `_exit`.
 struct Console {
     /// Where messages go: stderr, or a copy of it in a process that sends librsvg's own
     /// stderr elsewhere.
-    var messages: Int32 = 2
+    var messages = FileDescriptor.standardError
     /// Where everything goes instead of descriptors 1 and 2, when set: the command line run
     /// in process, by its tests.
     var recording: ConsoleRecording?
@@ -39,7 +40,7 @@ struct Console {
     /// Why writing to stdout failed, if it did: a command that wrote its results there must
     /// then fail ("No space left on device" for `> /dev/full`).
     static var stdoutFailure: String? {
-        stdoutError.withLock { $0 }.map { $0 == EBADF ? "it is closed" : String(cString: strerror($0)) }
+        stdoutError.withLock { $0 }.map { $0 == EBADF ? "it is closed" : SystemError("write", errno: $0).reason }
     }
 
     /// `status`, or 1 after an `error:` line when the command succeeded but its results did
@@ -64,7 +65,7 @@ struct Console {
             Self.stdoutError.withLock { $0 = $0 ?? EBADF }
             return
         }
-        if let failure = write(bytes, to: 1) { Self.stdoutError.withLock { $0 = $0 ?? failure } }
+        if let failure = write(bytes, to: .standardOutput) { Self.stdoutError.withLock { $0 = $0 ?? failure } }
     }
 
     /// One `error:` line; input text inside `message` cannot break it or reach the terminal raw.
@@ -91,17 +92,17 @@ struct Console {
     /// A console that writes its messages to a copy of stderr, after pointing stderr itself
     /// (where librsvg's panic reports and GLib's warnings go) to /dev/null.
     func sendingStderrToNull() -> Console {
-        let null = open("/dev/null", O_WRONLY)
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { close(null) }
-        return sendingStderr(to: null)
+        return sendingStderr(to: FileDescriptor(rawValue: null))
     }
 
     /// A console that writes its messages to a copy of stderr, after pointing stderr itself
     /// at `descriptor` (which stays open).
-    func sendingStderr(to descriptor: Int32) -> Console {
+    func sendingStderr(to descriptor: FileDescriptor) -> Console {
         var console = self
-        console.messages = dup(messages)
-        dup2(descriptor, 2)
+        console.messages = FileDescriptor(rawValue: dup(messages.rawValue))
+        dup2(descriptor.rawValue, 2)
         return console
     }
 
@@ -111,21 +112,17 @@ struct Console {
 
     /// Writes all of `bytes`; the `errno` of a failure, or nil.
     @discardableResult
-    private func write(_ bytes: [UInt8], to descriptor: Int32) -> Int32? {
+    private func write(_ bytes: [UInt8], to descriptor: FileDescriptor) -> Int32? {
         if let recording {
             recording.messages.withLock { $0 += bytes }
             return nil
         }
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { buffer in
-                buffer.baseAddress.map { Glibc.write(descriptor, $0 + written, buffer.count - written) } ?? 0
-            }
-            if result < 0, errno == EINTR { continue }
-            guard result > 0 else { return result < 0 ? errno : EIO }
-            written += result
+        do {
+            try descriptor.writeAll(bytes)
+            return nil
+        } catch {
+            return error.errno
         }
-        return nil
     }
 }
 

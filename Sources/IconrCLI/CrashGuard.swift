@@ -1,6 +1,7 @@
 import Glibc
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// Guards a command that does one librsvg job and exits (`render`, `inspect`): a crash
 /// inside librsvg (SIGABRT from a Rust panic, SIGSEGV, ...) or a job past its time limit
@@ -31,7 +32,7 @@ enum CrashGuard {
         lines[Int(SIGALRM)] = strdup(
             "error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description.escapedForMessage + "\n")
         let guarded = console.sendingStderrToNull()
-        output = guarded.messages
+        output = guarded.messages.rawValue
 
         // A crash from a stack overflow needs a stack of its own to run the handler on.
         let stackSize = 1 << 16

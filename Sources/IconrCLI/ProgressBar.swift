@@ -1,19 +1,20 @@
 import Glibc
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// A one-line progress bar on the console's messages (stderr), drawn only when that is a
 /// terminal.
 final class ProgressBar: Sendable {
     private let label: String
-    private let descriptor: Int32
+    private let descriptor: FileDescriptor
     private let isTerminal: Bool
     private let lastDrawn = Locked(-1)
 
     init(label: String, console: Console) {
         self.label = label
         descriptor = console.messages
-        isTerminal = isatty(descriptor) == 1
+        isTerminal = isatty(descriptor.rawValue) == 1
     }
 
     func update(_ done: Int, of total: Int) {
@@ -29,11 +30,12 @@ final class ProgressBar: Sendable {
         else { return }
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         let line = "\r\(label) [\(bar)] \(done)/\(total)"
-        _ = line.withCString { write(descriptor, $0, strlen($0)) }
+        // A progress line that cannot be drawn is not worth failing a build for.
+        try? descriptor.writeAll(Array(line.utf8))
     }
 
     func finish() {
         guard isTerminal, lastDrawn.withLock({ $0 }) >= 0 else { return }
-        _ = "\r\u{1B}[K".withCString { write(descriptor, $0, strlen($0)) }
+        try? descriptor.writeAll(Array("\r\u{1B}[K".utf8))
     }
 }

@@ -1,5 +1,6 @@
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// `iconr render <template.svg> [--param NAME=COLOR]... [--scale S] [-o PATH]`
 enum RenderCommand: Command {

@@ -1,6 +1,7 @@
 import Glibc
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// `iconr sprite <icons-dir>... -o <out/prefix> [options]`
 enum SpriteCommand: Command {
@@ -205,8 +206,10 @@ enum SpriteCommand: Command {
         }
         if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
             let folder = String(prefix[..<slash])
-            guard FileReader.makeFolder(folder) else {
-                throw IconrError.folder(path: folder, problem: .cannotCreate(purpose: "the folder", errno: errno))
+            do {
+                try FileReader.makeFolder(folder)
+            } catch {
+                throw IconrError.folder(path: folder, problem: .cannotCreate(purpose: "the folder", error))
             }
         }
         // A build whose command was killed must not write: its user has moved on.

@@ -3,6 +3,7 @@ import Glibc
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// Runs a sprite build's librsvg work in a forked child and watches it, so that documents
 /// that crash librsvg (SIGABRT from a Rust panic) or render for minutes fail by name while
@@ -36,24 +37,26 @@ enum Supervisor {
         // error) goes to an unnamed file: shown only when the child dies of something other
         // than a render.
         let childErrors = anonymousFile()
-        defer { if childErrors >= 0 { close(childErrors) } }
+        // Read back only to report: closing it loses nothing.
+        defer { try? childErrors?.close() }
         while true {
-            if childErrors >= 0 {
-                ftruncate(childErrors, 0)
-                lseek(childErrors, 0, SEEK_SET)
+            if let childErrors {
+                ftruncate(childErrors.rawValue, 0)
+                lseek(childErrors.rawValue, 0, SEEK_SET)
             }
             guard
                 let (child, events) = fork(
                     console, interrupts: interrupts,
                     child: { channel in
                         let childConsole =
-                            childErrors >= 0 ? console.sendingStderr(to: childErrors) : console.sendingStderrToNull()
+                            childErrors.map { console.sendingStderr(to: $0) } ?? console.sendingStderrToNull()
                         recovery.willRender = { path in send(channel, "S", path) }
                         recovery.didRender = { path in send(channel, "F", path) }
                         return inChild { work(recovery, childConsole) }
                     })
             else { return 1 }
-            defer { close(events) }
+            // Only read: closing it loses nothing.
+            defer { try? events.close() }
 
             // Paths being rendered now, and since when.
             var rendering: [String: ContinuousClock.Instant] = [:]
@@ -76,14 +79,19 @@ enum Supervisor {
             }
             if let overdue {
                 kill(child, SIGKILL)
-                _ = reap(child)
+                _ = try? ChildProcess.wait(for: child)
                 recovery.failed[overdue] = RenderError.timedOut(seconds: timeout).description
                 recovery.suspects.remove(overdue)
                 continue
             }
-            let status = reap(child)
-            let signal = status & 0x7F
-            guard signal != 0 else { return (status >> 8) & 0xFF }
+            let signal: Int32
+            switch Result(catching: { () throws(SystemError) in try ChildProcess.wait(for: child) }) {
+            case .success(.exited(let status)): return status
+            case .success(.signaled(let number)): signal = number
+            case .failure(let error):
+                console.error("cannot wait for the build process: \(error)")
+                return 1
+            }
             guard !rendering.isEmpty, !(CrashSignals.interrupts + [SIGKILL]).contains(signal) else {
                 // Not a render that crashed: stopped from outside, or a fault of iconr's own.
                 let said = lastLines(of: childErrors)
@@ -116,11 +124,13 @@ enum Supervisor {
     /// result; returns the child's pid and the pipe's read end, or nil after saying why not.
     private static func fork(
         _ console: Console, interrupts: Interrupts,
-        child: (Int32) -> Int32
-    ) -> (pid: pid_t, output: Int32)? {
-        var ends: [Int32] = [0, 0]
-        guard pipe(&ends) == 0 else {
-            console.error("cannot create a pipe: \(String(cString: strerror(errno)))")
+        child: (FileDescriptor) -> Int32
+    ) -> (pid: pid_t, output: FileDescriptor)? {
+        let ends: (read: FileDescriptor, write: FileDescriptor)
+        do {
+            ends = try FileDescriptor.pipe()
+        } catch {
+            console.error("cannot create a pipe: \(error)")
             return nil
         }
         let parent = getpid()
@@ -132,16 +142,18 @@ enum Supervisor {
             supervisor = parent
             if getppid() != parent { _exit(1) }
             interrupts.restore()
-            close(ends[0])
-            _exit(child(ends[1]))
+            try? ends.read.close()
+            _exit(child(ends.write))
         }
-        close(ends[1])
-        guard pid > 0 else {
-            close(ends[0])
-            console.error("cannot start a process to build in: \(String(cString: strerror(errno)))")
+        let failure = pid > 0 ? nil : SystemError("fork")
+        // The child has its own copy of the write end; the parent only reads.
+        try? ends.write.close()
+        if let failure {
+            try? ends.read.close()
+            console.error("cannot start a process to build in: \(failure)")
             return nil
         }
-        return (pid, ends[0])
+        return (pid, ends.read)
     }
 
     /// Runs `work` in a forked child, where interrupts remove partial output and a crash ends
@@ -177,18 +189,18 @@ enum Supervisor {
         }
     }
 
-    /// A read-write file with no name (removed as soon as it is made), or -1.
-    private static func anonymousFile() -> Int32 {
+    /// A read-write file with no name (removed as soon as it is made), or nil.
+    private static func anonymousFile() -> FileDescriptor? {
         var template = Array("/tmp/iconr-build-stderr-XXXXXX".utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { $0.baseAddress.map { mkstemp($0) } ?? -1 }
-        guard descriptor >= 0 else { return -1 }
+        guard descriptor >= 0 else { return nil }
         template.withUnsafeBufferPointer { buffer in _ = buffer.baseAddress.map { unlink($0) } }
-        return descriptor
+        return FileDescriptor(rawValue: descriptor)
     }
 
     /// The last three non-empty lines written to `descriptor` (at most 4 KiB), joined by " | ".
-    private static func lastLines(of descriptor: Int32) -> String {
-        guard descriptor >= 0 else { return "" }
+    private static func lastLines(of file: FileDescriptor?) -> String {
+        guard let descriptor = file?.rawValue else { return "" }
         let size = lseek(descriptor, 0, SEEK_END)
         guard size > 0 else { return "" }
         let start = max(0, size - 4096)
@@ -203,15 +215,15 @@ enum Supervisor {
 
     /// Sends one event, `kind` and a path, NUL-terminated; one write, so that events from
     /// several threads never interleave.
-    private static func send(_ descriptor: Int32, _ kind: Character, _ path: String) {
-        let record = Array(String(kind).utf8) + Array(path.utf8) + [0]
-        _ = record.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    private static func send(_ channel: FileDescriptor, _ kind: Character, _ path: String) {
+        // A parent that stopped reading is gone, and this child with it.
+        try? channel.writeAll(Array(String(kind).utf8) + Array(path.utf8) + [0])
     }
 
-    /// The next bytes from `descriptor`, waiting until `deadline` and passing interrupts on
+    /// The next bytes from `events`, waiting until `deadline` and passing interrupts on
     /// to `child` meanwhile; nil at the end of the input or at the deadline.
     private static func read(
-        _ descriptor: Int32, until deadline: ContinuousClock.Instant,
+        _ events: FileDescriptor, until deadline: ContinuousClock.Instant,
         forwarding interrupts: Interrupts, to child: pid_t
     ) -> [UInt8]? {
         while true {
@@ -222,21 +234,12 @@ enum Supervisor {
                 min(
                     remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1,
                     50))
-            var request = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            var request = pollfd(fd: events.rawValue, events: Int16(POLLIN), revents: 0)
+            // Nothing yet, or interrupted: forward what came in and wait again.
             guard poll(&request, 1, milliseconds) > 0 else { continue }
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(descriptor, $0.baseAddress, $0.count) }
-            if count > 0 { return Array(buffer[..<count]) }
-            if count < 0, errno == EINTR { continue }
-            return nil
+            let bytes = try? events.read(upTo: 4096)
+            return bytes?.isEmpty == false ? bytes : nil
         }
-    }
-
-    /// Waits for the child to end and returns its wait status.
-    private static func reap(_ child: pid_t) -> Int32 {
-        var status: Int32 = 0
-        while waitpid(child, &status, 0) < 0, errno == EINTR {}
-        return status
     }
 }
 

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import Glibc
+import IconrSystem
 import Synchronization
 
 /// One HTTP request as it arrived: the method, the path and query still percent-encoded
@@ -79,8 +80,8 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     case library(String)
     /// The listen address is not `HOST:PORT`.
     case address(String)
-    /// A system call failed: its name, the address and errno.
-    case system(call: String, address: String, errno: Int32)
+    /// A system call failed on the address.
+    case system(SystemError, address: String)
     /// libmicrohttpd refused to start.
     case start(address: String)
 
@@ -90,8 +91,7 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
         case .library(let message): message
         case .address(let text):
             "invalid listen address '\(text)': expected HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080"
-        case .system(let call, let address, let code):
-            "cannot listen on \(address): \(call): \(String(cString: strerror(code)))"
+        case .system(let error, let address): "cannot listen on \(address): \(error)"
         case .start(let address): "cannot start the HTTP server on \(address)"
         }
     }
@@ -309,7 +309,7 @@ private struct ListenSocket {
         if host.isEmpty || host == "localhost" { host = "127.0.0.1" }
         let family = isIPv6 ? AF_INET6 : AF_INET
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { throw .system(call: "socket", address: address, errno: errno) }
+        guard descriptor >= 0 else { throw .system(SystemError("socket"), address: address) }
         var reuse: Int32 = 1
         _ = setsockopt(descriptor, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         /// bind(2) of a filled-in `sockaddr_in` or `sockaddr_in6`.
@@ -340,14 +340,14 @@ private struct ListenSocket {
             throw .address(address)
         }
         guard bound == 0 else {
-            let code = errno
+            let error = SystemError("bind")
             close(descriptor)
-            throw .system(call: "bind", address: address, errno: code)
+            throw .system(error, address: address)
         }
         guard listen(descriptor, 511) == 0 else {
-            let code = errno
+            let error = SystemError("listen")
             close(descriptor)
-            throw .system(call: "listen", address: address, errno: code)
+            throw .system(error, address: address)
         }
         var storage = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

@@ -1,15 +1,16 @@
 import CPNG
 import IconrCore
+import IconrSystem
 
 /// gzip, for `.svgz` icons (zlib, through the CPNG door).
-public enum Gzip {
+package enum Gzip {
     /// Whether `bytes` start with the gzip magic number.
-    public static func isCompressed(_ bytes: [UInt8]) -> Bool {
+    package static func isCompressed(_ bytes: [UInt8]) -> Bool {
         bytes.count >= 2 && bytes[0] == 0x1F && bytes[1] == 0x8B
     }
 
     /// The decompressed bytes, at most `limit` of them (a gzip bomb is an error, not gigabytes).
-    public static func decompress(_ bytes: [UInt8], limit: Int = FileReader.maxSize) throws(RenderError) -> [UInt8] {
+    package static func decompress(_ bytes: [UInt8], limit: Int = FileReader.maxSize) throws(RenderError) -> [UInt8] {
         var buffer = CPNG_Buffer()
         var error = CPNG_Error()
         defer { free(buffer.data) }

@@ -1,5 +1,6 @@
 import Glibc
 import IconrCore
+import IconrSystem
 
 /// Renders in separate worker processes, so that an input that crashes librsvg or runs
 /// for minutes costs an error instead of the caller's process. Workers are started with
@@ -98,59 +99,53 @@ final class WorkerProcess: @unchecked Sendable {
     }
 
     private let pid: pid_t
-    private let socket: Int32
+    private let socket: FileDescriptor
     /// Set once the process is reaped, so its pid (which the system may reuse) is never signalled.
     private var reaped = false
 
     init(executable: String, arguments: [String]) throws(RenderError) {
-        var sockets: [Int32] = [0, 0]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &sockets) == 0 else {
-            throw RenderError.workerFailed("socketpair: \(String(cString: strerror(errno)))")
+        let started = Result { () throws(SystemError) in try Self.start(executable, arguments) }
+        switch started {
+        case .success(let (pid, socket)):
+            self.pid = pid
+            self.socket = socket
+        case .failure(let error):
+            throw RenderError.workerFailed(
+                error.call == "posix_spawn" ? "cannot start \(executable): \(error.reason)" : "\(error)")
         }
-        let spawned = Self.spawn(executable, arguments, socket: sockets[1])
-        close(sockets[1])
-        do {
-            pid = try spawned.get()
-        } catch {
-            close(sockets[0])
-            throw error
-        }
-        socket = sockets[0]
     }
 
-    /// Starts `executable` with the socket as its stdin and stdout, stderr to /dev/null.
-    private static func spawn(_ executable: String, _ arguments: [String], socket: Int32) -> Result<pid_t, RenderError>
-    {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, socket, 0)
-        posix_spawn_file_actions_adddup2(&actions, socket, 1)
-        // librsvg's panic messages are not ours to print; the parent reports the crash.
-        posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-        // A worker starts with no signal blocked, whatever the spawning thread blocks (a
-        // server blocks SIGINT and SIGTERM in every thread to wait for them in one).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        var pid: pid_t = 0
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        let status = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-        guard status == 0 else {
-            return .failure(
-                RenderError.workerFailed("cannot start \(executable): \(String(cString: strerror(status)))"))
+    /// Spawns the worker with one end of a socket pair as its stdin and stdout, and returns
+    /// its pid and the other end. librsvg's panic messages are not ours to print (the parent
+    /// reports the crash), so its stderr is /dev/null.
+    private static func start(
+        _ executable: String, _ arguments: [String]
+    ) throws(SystemError) -> (
+        pid_t, FileDescriptor
+    ) {
+        let (ours, theirs) = try FileDescriptor.socketPair()
+        // The worker has its own copies of the socket; the parent's is not written.
+        defer { try? theirs.close() }
+        do {
+            let pid = try ChildProcess.spawn(
+                executable, arguments,
+                fileActions: [
+                    .duplicate(theirs, as: 0), .duplicate(theirs, as: 1), .open("/dev/null", flags: O_WRONLY, as: 2),
+                ])
+            return (pid, ours)
+        } catch {
+            try? ours.close()
+            throw error
         }
-        return .success(pid)
     }
 
     /// Sends one framed message and waits for the framed reply until `deadline`.
     func exchange(_ message: [UInt8], deadline: ContinuousClock.Instant) throws(Failure) -> [UInt8] {
-        try send(frame(message))
+        do {
+            try socket.writeAll(frame(message), noSignal: true)
+        } catch {
+            throw reasonForEnd()
+        }
         let header = try receive(count: 8, deadline: deadline)
         let length = header.withUnsafeBytes { Int(UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
         guard length <= 1 << 34 else { throw Failure.io("reply of \(length) bytes is not a render") }
@@ -159,57 +154,41 @@ final class WorkerProcess: @unchecked Sendable {
 
     /// Kills the worker (if still running) and reaps it.
     func terminate() {
-        close(socket)
+        // The worker is killed next: nothing it was sent can be lost by a failed close.
+        try? socket.close()
         guard !reaped else { return }
         kill(pid, SIGKILL)
-        var status: Int32 = 0
-        _ = waitpid(pid, &status, 0)
+        _ = try? ChildProcess.wait(for: pid)
         reaped = true
     }
 
-    private func send(_ bytes: [UInt8]) throws(Failure) {
-        var sent = 0
-        while sent < bytes.count {
-            let result = bytes.withUnsafeBytes { buffer in
-                Glibc.send(socket, buffer.baseAddress! + sent, buffer.count - sent, Int32(MSG_NOSIGNAL))
-            }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw reasonForEnd()
-            }
-            sent += result
-        }
-    }
-
     private func receive(count: Int, deadline: ContinuousClock.Instant) throws(Failure) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var received = 0
-        while received < count {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(count)
+        while buffer.count < count {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { throw Failure.timedOut }
             let milliseconds = Int32(
                 min(
                     remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1,
                     3_600_000))
-            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            var descriptor = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
-            if ready < 0, errno != EINTR { throw Failure.io("poll: \(String(cString: strerror(errno)))") }
+            // Interrupted or not ready yet: wait again, for what is left of the time.
+            if ready < 0, errno != EINTR { throw Failure.io("\(SystemError("poll"))") }
             if ready <= 0 { continue }
-            let result = buffer.withUnsafeMutableBytes { recv(socket, $0.baseAddress! + received, count - received, 0) }
-            if result < 0, errno == EINTR { continue }
-            if result <= 0 { throw reasonForEnd() }
-            received += result
+            let chunk = try? socket.read(upTo: count - buffer.count)
+            guard let chunk, !chunk.isEmpty else { throw reasonForEnd() }
+            buffer += chunk
         }
         return buffer
     }
 
     /// After the socket closed: how the worker ended.
     private func reasonForEnd() -> Failure {
-        var status: Int32 = 0
-        guard waitpid(pid, &status, 0) == pid else { return .died(signal: nil) }
+        guard let termination = try? ChildProcess.wait(for: pid) else { return .died(signal: nil) }
         reaped = true
-        let signal = status & 0x7F
-        return .died(signal: signal != 0 && signal != 0x7F ? signal : nil)
+        return .died(signal: termination.signal)
     }
 }
 

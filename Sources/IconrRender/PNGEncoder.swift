@@ -2,6 +2,7 @@ import CPNG
 import Dispatch
 import Glibc
 import IconrCore
+import IconrSystem
 
 /// Encodes RGBA rasters as PNG with libpng.
 public enum PNGEncoder {

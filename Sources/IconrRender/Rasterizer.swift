@@ -1,5 +1,6 @@
 import CRsvg
 import IconrCore
+import IconrSystem
 
 /// Limits that keep a render from taking the machine down.
 public struct RenderLimits: Hashable, Sendable {

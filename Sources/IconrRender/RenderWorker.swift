@@ -1,12 +1,13 @@
 import Glibc
 import IconrCore
+import IconrSystem
 
 /// The worker side of `IsolatedRenderer`: serves framed render requests until its input
 /// closes. Run it in a process of its own.
 public enum RenderWorker {
     /// Serves requests read from stdin, answering on stdout.
     public static func serve() -> Never {
-        let input: Int32 = 0, output: Int32 = 1
+        let input = FileDescriptor(rawValue: 0), output = FileDescriptor.standardOutput
         exitWhenOrphaned()
         CrashSignals.endProcessAtOnce()
         // The document of the last render: a sprite build asks for one icon at several
@@ -35,7 +36,7 @@ public enum RenderWorker {
             } else {
                 reply = RenderReply.encode(.failure(.workerFailed("malformed request")))
             }
-            guard writeAll(frame(reply), to: output) else { break }
+            guard (try? output.writeAll(frame(reply))) != nil else { break }
         }
         _exit(0)
     }
@@ -54,35 +55,10 @@ public enum RenderWorker {
         pthread_detach(thread)
     }
 
-    private static func readFrame(from descriptor: Int32) -> [UInt8]? {
-        guard let header = readExactly(8, from: descriptor) else { return nil }
+    private static func readFrame(from input: FileDescriptor) -> [UInt8]? {
+        guard let header = try? input.read(exactly: 8) else { return nil }
         var reader = ByteReader(header)
         guard let length = reader.uint64(), length <= 1 << 32 else { return nil }
-        return readExactly(Int(length), from: descriptor)
-    }
-
-    private static func readExactly(_ count: Int, from descriptor: Int32) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var received = 0
-        while received < count {
-            let result = buffer.withUnsafeMutableBytes {
-                read(descriptor, $0.baseAddress! + received, count - received)
-            }
-            if result < 0, errno == EINTR { continue }
-            guard result > 0 else { return nil }
-            received += result
-        }
-        return buffer
-    }
-
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
-        var written = 0
-        while written < bytes.count {
-            let result = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + written, bytes.count - written) }
-            if result < 0, errno == EINTR { continue }
-            guard result > 0 else { return false }
-            written += result
-        }
-        return true
+        return try? input.read(exactly: Int(length))
     }
 }

@@ -3,6 +3,7 @@ import Glibc
 import Iconr
 import IconrCore
 import IconrHTTP
+import IconrSystem
 import Synchronization
 
 /// What `iconr serve` serves and how.

@@ -2,6 +2,7 @@ import Glibc
 import Iconr
 import IconrCore
 import IconrHTTP
+import IconrSystem
 
 /// The sprite of some icon folders (and, for a style, the variants it shows), built on the
 /// first request and again when a file in them (or the style) changed, checked at most

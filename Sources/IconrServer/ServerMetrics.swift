@@ -1,5 +1,6 @@
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// Counters of a running server, as Prometheus' text format shows them at `/metrics`.
 final class ServerMetrics: Sendable {

@@ -1,6 +1,7 @@
 import Foundation
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// The cache's figures: hit latencies in memory and on disk, a miss, and a renderer-like
 /// workload of 100,000 requests from two threads.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// `iconr-bench fuzz [N] [seed]`: runs `iconr render` and `iconr inspect` on N mutated
 /// inputs (from the bundled icons, the corpora in ../shared/corpora when present, and

@@ -1,6 +1,7 @@
 import Foundation
 import Iconr
 import IconrCore
+import IconrSystem
 import IconrTestSupport
 
 /// `iconr serve`'s figures, from the built binary over loopback, side by side in one run:

@@ -1,4 +1,5 @@
 import Glibc
+import IconrSystem
 
 /// Runs a program to its end with posix_spawn and waitpid and returns its wall time in
 /// seconds: spawn to exit, with nothing of Foundation's `Process` in between (whose
@@ -6,19 +7,21 @@ import Glibc
 /// Its stdout and stderr go to the file `stdout` (iconr prints results on one and its
 /// summary on the other).
 func timedRun(_ executable: String, _ arguments: [String], stdout: String = "/dev/null") -> Double {
-    var pid: pid_t = 0
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
     let start = ContinuousClock.now
-    guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { fail("cannot run \(executable)") }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    guard status == 0 else { fail("\(executable) \(arguments.joined(separator: " ")) failed") }
+    let ended = Result { () throws(SystemError) -> Termination in
+        let pid = try ChildProcess.spawn(
+            executable, arguments,
+            fileActions: [
+                .open(stdout, flags: O_WRONLY | O_CREAT | O_TRUNC, as: 1),
+                .duplicate(FileDescriptor(rawValue: 1), as: 2),
+            ])
+        return try ChildProcess.wait(for: pid)
+    }
+    switch ended {
+    case .success(.exited(0)): break
+    case .success: fail("\(executable) \(arguments.joined(separator: " ")) failed")
+    case .failure(let error): fail("cannot run \(executable): \(error)")
+    }
     let elapsed = ContinuousClock.now - start
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }

@@ -137,8 +137,8 @@ struct CacheCommandTests {
             }
             .joined(separator: "\n")
         }
-        let first = try ChildProcess("/bin/sh", ["-c", script(0..<20, "a")], directory: directory)
-        let second = try ChildProcess("/bin/sh", ["-c", script(10..<30, "b")], directory: directory)
+        let first = try RunningProgram("/bin/sh", ["-c", script(0..<20, "a")], directory: directory)
+        let second = try RunningProgram("/bin/sh", ["-c", script(10..<30, "b")], directory: directory)
         #expect(first.wait() == 0 && second.wait() == 0)
         #expect(entries().count == 30)
         for index in 10..<20 {

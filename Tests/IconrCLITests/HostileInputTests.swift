@@ -145,7 +145,7 @@ struct HostileInputTests {
     @Test func specialOutputsAreWrittenNotReplaced() throws {
         #expect(mkfifo(path("out.fifo"), 0o644) == 0)
         // A reader for the FIFO: `cat` copies what arrives into a file.
-        let reader = try ChildProcess("/bin/cat", [path("out.fifo")], stdout: path("received.png"))
+        let reader = try RunningProgram("/bin/cat", [path("out.fifo")], stdout: path("received.png"))
         let fifo = try iconr(["render", flag, "--no-cache", "-o", "out.fifo"])
         #expect(fifo.status == 0, "\(fifo.stderr)")
         #expect(reader.wait(timeout: 20) == 0)
@@ -165,7 +165,7 @@ struct HostileInputTests {
 
     /// Results that do not reach stdout fail the command: closed, or full.
     @Test func stdoutErrorsAreErrors() throws {
-        let full = try ChildProcess(
+        let full = try RunningProgram(
             TestSupport.iconrExecutable, ["render", flag, "--no-cache", "-o", "-"], directory: directory,
             stdout: "/dev/full", stderr: path("full.err"))
         #expect(full.wait(timeout: 60) == 1)
@@ -182,7 +182,7 @@ struct HostileInputTests {
         #expect(
             String(decoding: closed.stderr, as: UTF8.self) == "error: cannot write to standard output: it is closed\n")
         #expect(closed.stdout.isEmpty)
-        let names = try ChildProcess(
+        let names = try RunningProgram(
             TestSupport.iconrExecutable, ["render", flag, "--no-cache", "-o", "x.png"], directory: directory,
             stdout: "/dev/full")
         #expect(names.wait(timeout: 60) == 1, "the file name it prints is a result too")
@@ -345,7 +345,7 @@ struct HostileInputTests {
             let out = "trial\(trial)"
             #expect(try iconr(["sprite", "old", "-o", out + "/sprite", "--no-cache"] + ratios).status == 0)
             let old = try contents(out)
-            let build = try ChildProcess(
+            let build = try RunningProgram(
                 TestSupport.iconrExecutable, ["sprite", "new", "-o", out + "/sprite", "--no-cache"] + ratios,
                 directory: directory)
             usleep(UInt32(delay * 1_000_000))
@@ -370,7 +370,7 @@ struct HostileInputTests {
               <path d='m10 10 H1 V1' filter='url(#a)'/>
             </svg>
             """, to: "icons/slow.svg")
-        let build = try ChildProcess(
+        let build = try RunningProgram(
             TestSupport.iconrExecutable,
             [
                 "sprite", "icons", "-o", "out/sprite", "--no-cache",

@@ -161,7 +161,7 @@ struct RenderCommandTests {
             </svg>
             """.utf8
         ).write(to: directory.appendingPathComponent("slow.svg"))
-        let process = try ChildProcess(
+        let process = try RunningProgram(
             TestSupport.iconrExecutable, ["render", "slow.svg", "-o", "slow.png"], directory: directory)
         Thread.sleep(forTimeInterval: 1)
         process.signal(SIGINT)

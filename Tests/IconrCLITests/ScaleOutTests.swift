@@ -3,6 +3,7 @@ import Foundation
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 import IconrTestSupport
 import Synchronization
 import Testing
@@ -66,7 +67,7 @@ struct ScaleOutTests {
             of: "http {\n", with: "http {\n" + temporary.joined(separator: "\n") + "\n")
         let configFile = state.appendingPathComponent("nginx.conf")
         try config.write(to: configFile, atomically: true, encoding: .utf8)
-        let proxy = try ChildProcess(
+        let proxy = try RunningProgram(
             nginx, ["-p", state.path, "-c", configFile.path, "-g", "daemon off;"],
             stderr: state.appendingPathComponent("stderr").path)
         defer {

@@ -3,6 +3,7 @@ import Foundation
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 import IconrTestSupport
 import Synchronization
 import Testing
@@ -230,7 +231,7 @@ struct ServeCommandTests {
     @Test func aServerOpensLibmicrohttpd() throws {
         let log = directory.appendingPathComponent("ld-serve").path
         let stdout = directory.appendingPathComponent("ld-serve.out").path
-        let process = try ChildProcess(
+        let process = try RunningProgram(
             TestSupport.iconrExecutable, ["serve", "--icons", "icons", "--listen", "127.0.0.1:0", "--no-cache"],
             directory: directory, stdout: stdout, environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": log])
         let deadline = ContinuousClock.now + .seconds(20)

@@ -298,7 +298,7 @@ struct SpriteCommandTests {
     @Test func anInterruptedBuildLeavesAllSheetsOrNone() throws {
         for delay in [0.1, 0.3] {
             let out = directory.appendingPathComponent("interrupted-\(delay)")
-            let process = try ChildProcess(
+            let process = try RunningProgram(
                 TestSupport.iconrExecutable,
                 [
                     "sprite", TestSupport.corpora.appendingPathComponent("maki").path, "-o", out.path + "/sprite",

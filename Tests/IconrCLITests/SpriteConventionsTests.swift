@@ -226,7 +226,7 @@ struct SpriteConventionsTests {
         #expect(inspected.stdout.contains("  stretch x: [4, 16]\n"))
         #expect(inspected.stdout.contains("  area elements: mapbox-stretch-x mapbox-stretch-x-2 mapbox-content"))
         let json = try iconr("inspect", "shields/shield.svg", "--json")
-        #expect(json.stdout.contains("\"height\" : 14.4,"), "\(json.stdout)")
+        #expect(json.stdout.contains("\"height\": 14.4,"), "\(json.stdout)")
     }
 
     /// References to files inside the icon's folder are drawn (and count in the cache key);

@@ -5,6 +5,7 @@ import IconrCore
 import IconrHTTP
 import IconrRender
 import IconrServer
+import IconrSystem
 import IconrTestSupport
 import Synchronization
 import Testing

@@ -119,7 +119,7 @@ public final class HTTPConnection {
 
 /// `iconr serve` run by a test: started with `--listen 127.0.0.1:0`, its URL read from stdout.
 public final class ServerProcess {
-    public let process: ChildProcess
+    public let process: RunningProgram
     public let url: String
     public let port: Int
     public let stderrPath: String
@@ -129,7 +129,7 @@ public final class ServerProcess {
         let name = UUID().uuidString
         let stdout = directory.appendingPathComponent("serve-\(name).out").path
         stderrPath = directory.appendingPathComponent("serve-\(name).err").path
-        process = try ChildProcess(
+        process = try RunningProgram(
             TestSupport.iconrExecutable, ["serve", "--listen", listen] + arguments, directory: directory,
             stdout: stdout, stderr: stderrPath)
         let deadline = ContinuousClock.now + .seconds(30)

@@ -2,6 +2,7 @@ import Foundation
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 
 /// Paths and helpers shared by the test targets.
 public enum TestSupport {
@@ -77,7 +78,7 @@ public enum TestSupport {
         let inURL = scratch.appendingPathComponent("in"), outURL = scratch.appendingPathComponent("out")
         let errURL = scratch.appendingPathComponent("err")
         try (stdin ?? Data()).write(to: inURL)
-        let child = try ChildProcess(
+        let child = try RunningProgram(
             executable, arguments, directory: directory, stdin: inURL.path, stdout: outURL.path,
             stderr: errURL.path)
         let status = child.wait(timeout: timeout) ?? -SIGKILL
@@ -127,10 +128,11 @@ extension RasterImage {
     }
 }
 
-/// A program started with `posix_spawn` and waited for with `waitpid`. (Foundation's
-/// `Process` was used before: its `waitUntilExit` waits on a run loop for a termination
-/// notice, and once, with both cores loaded, it never came: the test run hung.)
-public final class ChildProcess {
+/// A program started with `posix_spawn` and waited for with `waitpid` (IconrSystem's
+/// `ChildProcess`). (Foundation's `Process` was used before: its `waitUntilExit` waits on a
+/// run loop for a termination notice, and once, with both cores loaded, it never came: the
+/// test run hung.)
+public final class RunningProgram {
     public let pid: pid_t
     private var status: Int32?
 
@@ -145,33 +147,15 @@ public final class ChildProcess {
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CACHE_HOME"] = TestSupport.testCacheHome
         environment.merge(extra) { _, new in new }
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, stdin ?? "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, stdout ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, stderr ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        // The child starts with no signal blocked and default dispositions, whatever this thread has.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t(), all = sigset_t()
-        sigemptyset(&none)
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        var pid: pid_t = 0
-        let result = posix_spawn(&pid, command[0], &actions, &attributes, argv, envp)
-        guard result == 0 else {
-            throw NSError(
-                domain: "ChildProcess", code: Int(result),
-                userInfo: [NSLocalizedDescriptionKey: "cannot run \(command[0]): \(String(cString: strerror(result)))"])
-        }
-        self.pid = pid
+        let written = O_WRONLY | O_CREAT | O_TRUNC
+        pid = try ChildProcess.spawn(
+            command[0], Array(command.dropFirst()),
+            fileActions: [
+                .open(stdin ?? "/dev/null", flags: O_RDONLY, as: 0),
+                .open(stdout ?? "/dev/null", flags: written, as: 1),
+                .open(stderr ?? "/dev/null", flags: written, as: 2),
+            ],
+            environment: environment.map { "\($0.key)=\($0.value)" })
     }
 
     public func signal(_ signal: Int32) {
@@ -184,31 +168,35 @@ public final class ChildProcess {
     public func wait(timeout: Double = 120) -> Int32? {
         if let status { return status }
         let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
-        var raw: Int32 = 0
         while true {
-            let result = waitpid(pid, &raw, WNOHANG)
-            if result == pid { break }
-            if result < 0, errno != EINTR { return nil }
+            guard case .success(let polled) = Result(catching: { () throws(SystemError) in try ChildProcess.poll(pid) })
+            else { return nil }
+            if let termination = polled { return record(termination) }
             if ContinuousClock.now >= deadline {
                 kill(pid, SIGKILL)
-                while waitpid(pid, &raw, 0) < 0, errno == EINTR {}
+                _ = try? ChildProcess.wait(for: pid)
                 status = -SIGKILL
                 return nil
             }
             usleep(2_000)
         }
-        let signal = raw & 0x7F
-        status = signal == 0 ? (raw >> 8) & 0xFF : -signal
-        return status
     }
 
     /// Whether the program is still running (it is reaped when it has ended).
     public var isRunning: Bool {
         guard status == nil else { return false }
-        var raw: Int32 = 0
-        guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
-        let signal = raw & 0x7F
-        status = signal == 0 ? (raw >> 8) & 0xFF : -signal
+        guard let termination = (try? ChildProcess.poll(pid)) ?? nil else { return true }
+        _ = record(termination)
         return false
+    }
+
+    private func record(_ termination: Termination) -> Int32 {
+        let code: Int32 =
+            switch termination {
+            case .exited(let code): code
+            case .signaled(let signal): -signal
+            }
+        status = code
+        return code
     }
 }

@@ -53,7 +53,7 @@ struct BadInputTests {
                 Issue.record("not a read error: \(error)")
                 return
             }
-            #expect(failure.problem == .system(call: "open", errno: ENOENT))
+            #expect(failure.problem == .system(SystemError("open", errno: ENOENT)))
             #expect(error.description == "\(missing): no such file")
         }
         let fifo = folder.appendingPathComponent("pipe.svg").path
@@ -89,11 +89,11 @@ struct BadInputTests {
             _ = try DiskCache(directory: blocked + "/cache")
             Issue.record("a cache folder was made under a file")
         } catch {
-            guard case .folder(_, .cannotCreate(let purpose, let code)) = error else {
+            guard case .folder(_, .cannotCreate(let purpose, let failure)) = error else {
                 Issue.record("not a folder error: \(error)")
                 return
             }
-            #expect(purpose == "the cache directory" && code == ENOTDIR)
+            #expect(purpose == "the cache directory" && failure.errno == ENOTDIR)
             #expect(error.description == "\(blocked)/cache: cannot create the cache directory: Not a directory")
         }
     }

@@ -3,6 +3,7 @@ import Foundation
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 import IconrTestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import Foundation
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 import IconrTestSupport
 import Testing
 

@@ -1,48 +1,53 @@
 import Glibc
 
-/// Why a file could not be written.
 /// Why a file could not be written: the file, and what went wrong as data.
 public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What kept the file from being written.
     public enum Problem: Hashable, Sendable {
-        /// A system call (`open`, `write`, `close`, `rename`) failed with this errno.
-        case system(call: String, errno: Int32)
+        /// A system call (`open`, `write`, `close`, `rename`) failed.
+        case system(SystemError)
         /// The folder it would go in does not exist.
         case noSuchFolder(String)
-        /// `write` wrote nothing and reported no error.
-        case nothingWritten
     }
 
+    /// The file, as the caller named it.
     public let path: String
+    /// What went wrong.
     public let problem: Problem
+
+    package init(path: String, problem: Problem) {
+        self.path = path
+        self.problem = problem
+    }
 
     /// What went wrong, without the path.
     public var reason: String {
         switch problem {
-        case .system(_, let code): String(cString: strerror(code))
+        case .system(let error): error.reason
         case .noSuchFolder(let folder): "no such directory \(folder)"
-        case .nothingWritten: "nothing was written"
         }
     }
 
+    /// `out/sprite.png: cannot write it: No space left on device`.
     public var description: String { "\(path): cannot write it: \(reason)" }
 }
 
 /// Writes files whole or not at all: into a temporary file beside the destination, then
 /// `rename` over it, so a reader never sees half a file and a failure leaves the old one.
-public enum AtomicFile {
+package enum AtomicFile {
     /// Temporary files being written now, for `removeTemporaryFiles()`.
     private static let pending = Locked<Set<String>>([])
 
     /// Removes the temporary files of writes under way; for an interrupt handler that is
     /// about to end the process.
-    public static func removeTemporaryFiles() {
+    package static func removeTemporaryFiles() {
         pending.withLock { paths in
             for path in paths { unlink(path) }
             paths.removeAll()
         }
     }
 
-    public static func write(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
+    package static func write(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
         try writeTogether([(bytes, path)])
     }
 
@@ -56,7 +61,7 @@ public enum AtomicFile {
     /// A destination that is not a regular file is written, not replaced: a device or FIFO
     /// (`/dev/stdout`, `/dev/null`) is opened and written in place, after every temporary file;
     /// a symbolic link is followed, so the file it points to changes and the link stays.
-    public static func writeTogether(_ files: [(bytes: [UInt8], path: String)]) throws(FileWriteError) {
+    package static func writeTogether(_ files: [(bytes: [UInt8], path: String)]) throws(FileWriteError) {
         var replaced: [(bytes: [UInt8], path: String, target: String)] = []
         var inPlace: [(bytes: [UInt8], path: String)] = []
         for file in files {
@@ -107,7 +112,7 @@ public enum AtomicFile {
                         unlink(replaced[earlier].target)
                     }
                 }
-                return FileWriteError(path: file.path, problem: .system(call: "rename", errno: code))
+                return FileWriteError(path: file.path, problem: .system(SystemError("rename", errno: code)))
             }
             return nil
         }
@@ -137,26 +142,23 @@ public enum AtomicFile {
 
     /// Opens the existing special file `path` and writes `bytes` to it.
     private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
-        let descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY)
-        guard descriptor >= 0 else { throw FileWriteError(path: path, problem: .system(call: "open", errno: errno)) }
-        var failure = writeAll(bytes, to: descriptor)
-        if close(descriptor) != 0, failure == nil { failure = .system(call: "close", errno: errno) }
-        if let failure { throw FileWriteError(path: path, problem: failure) }
+        do {
+            let file = try FileDescriptor.open(path, O_WRONLY | O_NOCTTY)
+            try write(bytes, to: file)
+        } catch {
+            throw FileWriteError(path: path, problem: .system(error))
+        }
     }
 
-    /// Writes every byte; what failed, or nil.
-    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> FileWriteError.Problem? {
-        bytes.withUnsafeBytes { buffer -> FileWriteError.Problem? in
-            guard let base = buffer.baseAddress else { return nil }
-            var written = 0
-            while written < buffer.count {
-                let result = Glibc.write(descriptor, base + written, buffer.count - written)
-                if result < 0, errno == EINTR { continue }
-                if result <= 0 { return result < 0 ? .system(call: "write", errno: errno) : .nothingWritten }
-                written += result
-            }
-            return nil
+    /// Writes every byte and closes the file; a failed close is a failed write.
+    private static func write(_ bytes: [UInt8], to file: FileDescriptor) throws(SystemError) {
+        do {
+            try file.writeAll(bytes)
+        } catch {
+            try? file.close()
+            throw error
         }
+        try file.close()
     }
 
     /// Writes `bytes` into a new temporary file beside `path` and returns its path; errors
@@ -169,19 +171,21 @@ public enum AtomicFile {
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         let temporary = directory + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         pending.withLock { _ = $0.insert(temporary) }
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
+        let file: FileDescriptor
+        do {
+            file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644)
+        } catch {
             let problem: FileWriteError.Problem =
-                errno == ENOENT || errno == ENOTDIR ? .noSuchFolder(directory) : .system(call: "open", errno: errno)
+                error.errno == ENOENT || error.errno == ENOTDIR ? .noSuchFolder(directory) : .system(error)
             pending.withLock { _ = $0.remove(temporary) }
             throw FileWriteError(path: shownPath, problem: problem)
         }
-        var failure = writeAll(bytes, to: descriptor)
-        if close(descriptor) != 0, failure == nil { failure = .system(call: "close", errno: errno) }
-        if let failure {
+        do {
+            try write(bytes, to: file)
+        } catch {
             unlink(temporary)
             pending.withLock { _ = $0.remove(temporary) }
-            throw FileWriteError(path: shownPath, problem: failure)
+            throw FileWriteError(path: shownPath, problem: .system(error))
         }
         return temporary
     }

@@ -8,7 +8,7 @@ import Glibc
 /// kernel (`FUTEX_LOCK_PI`), where ThreadSanitizer cannot see it, so the test run under
 /// `--sanitize=thread` reported races between accesses that the lock did order. The sanitizer
 /// intercepts pthread mutexes, and uncontended they cost the same.
-public struct Locked<Value> {
+package struct Locked<Value> {
     /// The value (the buffer's header) and the mutex (its one element), in one allocation.
     @usableFromInline
     final class Storage: ManagedBuffer<Value, pthread_mutex_t> {
@@ -26,7 +26,7 @@ public struct Locked<Value> {
     // releases and value copies.
     @usableFromInline let storage: Storage
 
-    public init(_ initialValue: Value) {
+    package init(_ initialValue: Value) {
         let buffer = Storage.create(minimumCapacity: 1) { _ in initialValue }
         storage = unsafeDowncast(buffer, to: Storage.self)
         storage.withUnsafeMutablePointerToElements { mutex in
@@ -45,7 +45,7 @@ public struct Locked<Value> {
 
     /// Runs `body` with the value while holding the lock.
     @inlinable
-    public func withLock<Result, Failure: Error>(
+    package func withLock<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try storage.withUnsafeMutablePointers { value, mutex throws(Failure) -> Result in
@@ -62,7 +62,7 @@ public struct Locked<Value> {
     /// Runs `body` with the value if no other thread holds the lock; otherwise returns nil
     /// at once.
     @inlinable
-    public func withLockIfAvailable<Result, Failure: Error>(
+    package func withLockIfAvailable<Result, Failure: Error>(
         _ body: (inout Value) throws(Failure) -> Result
     ) throws(Failure) -> Result? {
         try storage.withUnsafeMutablePointers { value, mutex throws(Failure) -> Result? in

@@ -1,0 +1,57 @@
+import Glibc
+import IconrSystem
+import Testing
+
+/// The platform layer: descriptors, system errors, child processes.
+@Suite struct PlatformTests {
+    @Test func aPipeCarriesBytesAndEndsInNil() throws {
+        let (input, output) = try FileDescriptor.pipe()
+        try output.writeAll(Array(0..<200))
+        try output.close()
+        #expect(try input.read(exactly: 100) == Array(0..<100))
+        #expect(try input.read(upTo: 1000) == Array(100..<200))
+        #expect(try input.read(exactly: 1) == nil)
+        try input.close()
+    }
+
+    @Test func failuresNameTheCallAndTheErrno() throws {
+        #expect(throws: SystemError("open", errno: ENOENT)) {
+            try FileDescriptor.open("/nonexistent/iconr-file", O_RDONLY)
+        }
+        #expect(SystemError("rename", errno: EXDEV).description == "rename: Invalid cross-device link")
+        let (input, output) = try FileDescriptor.pipe()
+        try input.close()
+        // A peer that has gone is an EPIPE error with `noSignal`, not a SIGPIPE.
+        let (socket, peer) = try FileDescriptor.socketPair()
+        try peer.close()
+        #expect(throws: SystemError("send", errno: EPIPE)) { try socket.writeAll([1, 2, 3], noSignal: true) }
+        try socket.close()
+        try output.close()
+        #expect(throws: SystemError("close", errno: EBADF)) { try output.close() }
+    }
+
+    @Test func childrenExitAndAreSignalled() throws {
+        let exiting = try ChildProcess.spawn("/bin/sh", ["-c", "exit 3"])
+        #expect(try ChildProcess.wait(for: exiting) == .exited(3))
+        let sleeping = try ChildProcess.spawn("/bin/sleep", ["30"])
+        #expect(try ChildProcess.poll(sleeping) == nil)
+        kill(sleeping, SIGTERM)
+        #expect(try ChildProcess.wait(for: sleeping) == .signaled(SIGTERM))
+        #expect(Termination(waitStatus: 0x0100).signal == nil)
+        #expect(throws: SystemError("posix_spawn", errno: ENOENT)) { try ChildProcess.spawn("/nonexistent/iconr", []) }
+    }
+
+    @Test func aChildGetsItsFilesAndEnvironment() throws {
+        let folder = "/tmp/iconr-platform-\(getpid())"
+        try FileReader.makeFolder(folder + "/a/b")
+        defer { _ = system("rm -rf \(folder)") }
+        let pid = try ChildProcess.spawn(
+            "/bin/sh", ["-c", "printf '%s' \"$ICONR_TEST\""],
+            fileActions: [.open(folder + "/a/out", flags: O_WRONLY | O_CREAT | O_TRUNC, as: 1)],
+            environment: ["ICONR_TEST=seen"])
+        #expect(try ChildProcess.wait(for: pid) == .exited(0))
+        #expect(try FileReader.read(folder + "/a/out") == Array("seen".utf8))
+        // Something other than a folder in the way.
+        #expect(throws: SystemError("mkdir", errno: ENOTDIR)) { try FileReader.makeFolder(folder + "/a/out/c") }
+    }
+}
