@@ -33,6 +33,15 @@ struct ScannedArguments {
     func all(_ name: String) -> [String] { values[name] ?? [] }
     func has(_ name: String) -> Bool { values[name] != nil }
 
+    /// The one positional argument a command takes (`<template.svg>`), or the mistake.
+    func onePositional(_ name: String) throws(UsageError) -> String {
+        guard positionals.count == 1 else {
+            throw UsageError(
+                message: positionals.isEmpty ? "missing \(name)" : "unexpected argument '\(positionals[1])'")
+        }
+        return positionals[0]
+    }
+
     /// Parses an option's value through a failable initializer, or explains what was expected.
     func value<T>(_ name: String, as parse: (String) -> T?, expected: String) throws(UsageError) -> T? {
         guard let text = value(name) else { return nil }

@@ -15,25 +15,26 @@ public enum CLI {
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
     static let workerCommand = "render-worker"
 
-    static let rootHelp = """
-        OVERVIEW: Render parameterized SVG icons (Mapbox vector icons) to PNG.
+    /// `iconr --help`: the commands and their abstracts, from `commands`.
+    static var rootHelp: String {
+        let commandLines = commands.map { command in
+            "  " + command.name + String(repeating: " ", count: max(1, 24 - command.name.count)) + command.abstract
+        }
+        return """
+            OVERVIEW: Render parameterized SVG icons (Mapbox vector icons) to PNG.
 
-        USAGE: iconr <command> [options]
+            USAGE: iconr <command> [options]
 
-        COMMANDS:
-          render                  Render a parameterized SVG template to a PNG file.
-          inspect                 Show a template's size, parameters, stretch areas and content box.
-          sprite                  Build MapLibre/Mapbox sprite sheets from folders of icons.
-          cache                   Show or clear the disk cache of rendered icons.
-          expression              Compile a style expression and evaluate it for inputs.
-          serve                   Serve icons, sprites and styles over HTTP (for MapLibre and any renderer).
+            COMMANDS:
+            \(commandLines.joined(separator: "\n"))
 
-        OPTIONS:
-          --version               Show the version.
-          -h, --help              Show help information.
+            OPTIONS:
+              --version               Show the version.
+              -h, --help              Show help information.
 
-          See 'iconr <command> --help' for detailed help.
-        """
+              See 'iconr <command> --help' for detailed help.
+            """
+    }
 
     /// Runs `iconr arguments...` and returns the exit code (0, 1, or 64 for a usage mistake).
     public static func main(_ arguments: [String]) -> Int32 {
@@ -76,8 +77,7 @@ public enum CLI {
             return 0
         }
         do {
-            let scanned = try ArgumentScanner.scan(rest, options: command.options + [command.helpOption])
-            return try command.run(scanned, console: console)
+            return try command.run(arguments: rest, console: console)
         } catch let error as UsageError {
             console.error(error.message)
             console.note(command.usageLines("Usage: ") + "\n  See 'iconr \(command.name) --help'.")

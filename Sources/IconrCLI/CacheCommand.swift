@@ -12,20 +12,31 @@ enum CacheCommand: Command {
     ]
     static let options: [OptionSpec] = [CacheSettings.options[0]]
 
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
-        guard arguments.positionals.count == 1, let action = arguments.positionals.first,
-            action == "stats" || action == "clear"
-        else {
-            throw UsageError(
-                message: arguments.positionals.isEmpty
-                    ? "missing action: stats or clear"
-                    : "unknown action '\(arguments.positionals.joined(separator: " "))': expected stats or clear")
+    struct Options: CommandOptions {
+        enum Action { case stats, clear }
+        var action: Action
+        var cache: CacheSettings
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            switch arguments.positionals {
+            case ["stats"]: action = .stats
+            case ["clear"]: action = .clear
+            case []: throw UsageError(message: "missing action: stats or clear")
+            default:
+                throw UsageError(
+                    message: "unknown action '\(arguments.positionals.joined(separator: " "))': expected stats or clear"
+                )
+            }
+            cache = CacheSettings(arguments)
         }
-        let settings = CacheSettings(arguments)
+    }
+
+    static func run(_ options: Options, console: Console) throws -> Int32 {
+        let settings = options.cache
         guard !settings.isDisabled else { return 0 }
         let cache = try DiskCache(directory: settings.directory ?? DiskCache.defaultDirectory)
         let statistics = cache.statistics()
-        if action == "stats" {
+        if options.action == .stats {
             console.out("directory: \(cache.directory)")
             console.out("entries: \(statistics.entries)")
             console.out("bytes: \(statistics.bytes)")

@@ -1,5 +1,13 @@
+/// What a command was asked to do, parsed from its scanned arguments in one place: every usage
+/// mistake is found here, before any work, and tests parse command lines without running them.
+protocol CommandOptions {
+    init(_ arguments: ScannedArguments) throws(UsageError)
+}
+
 /// A subcommand of `iconr`: its help text, its options, and what it does.
 protocol Command: Sendable {
+    associatedtype Options: CommandOptions
+
     static var name: String { get }
     static var abstract: String { get }
     /// The positional arguments in the usage line, e.g. `<template.svg>`; the options
@@ -8,8 +16,8 @@ protocol Command: Sendable {
     static var arguments: [(name: String, help: String)] { get }
     static var options: [OptionSpec] { get }
 
-    /// Runs with scanned arguments; returns the exit code.
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32
+    /// Does the work; returns the exit code.
+    static func run(_ options: Options, console: Console) throws -> Int32
 }
 
 extension Command {
@@ -30,6 +38,16 @@ extension Command {
         }
         lines.append(String(line.dropLast()))
         return lines.joined(separator: "\n")
+    }
+
+    /// Parses `arguments` (the command line after the command's name) and runs the command.
+    static func run(arguments: [String], console: Console) throws -> Int32 {
+        try run(parse(arguments), console: console)
+    }
+
+    /// The options `arguments` give, or the usage mistake in them.
+    static func parse(_ arguments: [String]) throws(UsageError) -> Options {
+        try Options(ArgumentScanner.scan(arguments, options: options + [helpOption]))
     }
 
     static var helpOption: OptionSpec { OptionSpec(names: ["--help", "-h"], help: "Show help information.") }

@@ -25,31 +25,35 @@ enum ExpressionCommand: Command {
         OptionSpec(names: ["--global-state"], valueName: "JSON", help: "Values for global-state, as an object."),
     ]
 
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
-        guard arguments.positionals.count == 1 else {
-            throw UsageError(
-                message: arguments.positionals.isEmpty
-                    ? "missing <expression JSON>"
-                    : "unexpected argument '\(arguments.positionals[1])'")
-        }
-        let expression = try json(arguments.positionals[0], what: "the expression")
-        var specification = PropertySpecification(
-            json: try arguments.value("--spec").map { try json($0, what: "--spec") })
-        if let type = arguments.value("--type") { specification.type = type }
-        let inputs = try (arguments.values["--input"] ?? []).map { try json($0, what: "--input") }
-        for input in inputs where input.arrayValue?.count != 2 {
-            throw UsageError(message: "--input must be a [globals, feature] pair, found \(input.serialized)")
-        }
+    struct Options: CommandOptions {
+        var expression: JSONValue
+        var specification: PropertySpecification
+        /// `[globals, feature]` pairs.
+        var inputs: [JSONValue]
         var globalState: [String: StyleValue] = [:]
-        if let text = arguments.value("--global-state") {
-            guard let object = try json(text, what: "--global-state").objectValue else {
-                throw UsageError(message: "--global-state must be a JSON object")
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            expression = try json(arguments.onePositional("<expression JSON>"), what: "the expression")
+            specification = PropertySpecification(
+                json: try arguments.value("--spec").map { text throws(UsageError) in try json(text, what: "--spec") })
+            if let type = arguments.value("--type") { specification.type = type }
+            inputs = try arguments.all("--input").map { text throws(UsageError) in try json(text, what: "--input") }
+            for input in inputs where input.arrayValue?.count != 2 {
+                throw UsageError(message: "--input must be a [globals, feature] pair, found \(input.serialized)")
             }
-            globalState = object.mapValues(StyleValue.init)
+            if let text = arguments.value("--global-state") {
+                guard let object = try json(text, what: "--global-state").objectValue else {
+                    throw UsageError(message: "--global-state must be a JSON object")
+                }
+                globalState = object.mapValues(StyleValue.init)
+            }
         }
+    }
+
+    static func run(_ options: Options, console: Console) throws -> Int32 {
         let report = ExpressionReport.make(
-            expression: expression, specification: specification, inputs: inputs,
-            globalState: globalState)
+            expression: options.expression, specification: options.specification, inputs: options.inputs,
+            globalState: options.globalState)
         console.out(report.serialized)
         return report["compiled"]?["result"] == .string("success") ? 0 : 1
     }

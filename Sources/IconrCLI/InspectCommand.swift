@@ -12,16 +12,20 @@ enum InspectCommand: Command {
         [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
         + RenderSettings.options
 
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
-        guard arguments.positionals.count == 1 else {
-            throw UsageError(
-                message: arguments.positionals.isEmpty
-                    ? "missing <template.svg>"
-                    : "unexpected argument '\(arguments.positionals[1])'")
+    struct Options: CommandOptions {
+        var template: String
+        var json: Bool
+        var render: RenderSettings
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            template = try arguments.onePositional("<template.svg>")
+            json = arguments.has("--json")
+            render = try RenderSettings(arguments)
         }
-        let path = arguments.positionals[0]
-        let settings = try RenderSettings(arguments)
-        let json = arguments.has("--json")
+    }
+
+    static func run(_ options: Options, console: Console) throws -> Int32 {
+        let path = options.template, settings = options.render, json = options.json
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
                 let source = try IconSource(path: path)

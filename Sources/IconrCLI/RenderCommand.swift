@@ -20,20 +20,29 @@ enum RenderCommand: Command {
                 help: "Where to write the PNG; '-' for stdout (default: <name>.png, or <name>@<S>x.png)."),
         ] + RenderSettings.options + CacheSettings.options
 
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
-        guard arguments.positionals.count == 1 else {
-            throw UsageError(
-                message: arguments.positionals.isEmpty
-                    ? "missing <template.svg>"
-                    : "unexpected argument '\(arguments.positionals[1])'")
+    struct Options: CommandOptions {
+        var template: String
+        /// Colors by parameter name, as given (parsed against what the template declares).
+        var params: [String: String]
+        var scale: Double
+        /// A file, or `-` for stdout.
+        var output: String
+        var render: RenderSettings
+        var cache: CacheSettings
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            template = try arguments.onePositional("<template.svg>")
+            scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
+            params = try parseParams(arguments.all("--param"))
+            render = try RenderSettings(arguments)
+            cache = CacheSettings(arguments)
+            output = arguments.value("--output") ?? defaultOutputName(IconSource.iconName(path: template), scale: scale)
         }
-        let path = arguments.positionals[0]
-        let scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
-        let params = try parseParams(arguments.all("--param"))
-        let settings = try RenderSettings(arguments)
-        let cacheSettings = CacheSettings(arguments)
-        let name = IconSource.iconName(path: path)
-        let destination = arguments.value("--output") ?? defaultOutputName(name, scale: scale)
+    }
+
+    static func run(_ options: Options, console: Console) throws -> Int32 {
+        let path = options.template, params = options.params, scale = options.scale
+        let settings = options.render, cacheSettings = options.cache, destination = options.output
 
         // The time limit covers the whole job: reading, scanning, parsing, rendering.
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in

@@ -43,20 +43,28 @@ enum ServeCommand: Command {
                 help: "Cache-Control max-age of URLs without a digest (default: 300)."),
         ] + RenderSettings.options + CacheSettings.options
 
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
-        if let extra = arguments.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
-        var options = ServerOptions()
-        options.iconSets = try named(arguments.all("--icons"), option: "--icons") { path in
-            path.split(separator: "/").last.map(String.init) ?? path
-        }
-        guard !options.iconSets.isEmpty else { throw UsageError(message: "missing --icons DIR") }
-        options.styles = try named(arguments.all("--style"), option: "--style") { path in
-            let file = path.split(separator: "/").last.map(String.init) ?? path
-            return file.hasSuffix(".json") ? String(file.dropLast(5)) : file
-        }.map { (name: $0.name, path: $0.directory) }
-        options.maxScale =
-            try arguments.value("--max-scale", as: RenderCommand.parseScale, expected: "a number > 0") ?? 4
-        let ratios = try arguments.all("--ratio").flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    struct Options: CommandOptions {
+        /// What the server serves and how (the library's options), but for the cache folder.
+        var server = ServerOptions()
+        var cache: CacheSettings
+        var http = HTTPServer.Configuration()
+        var address: String
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            if let extra = arguments.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
+            server.iconSets = try named(arguments.all("--icons"), option: "--icons") { path in
+                path.split(separator: "/").last.map(String.init) ?? path
+            }
+            guard !server.iconSets.isEmpty else { throw UsageError(message: "missing --icons DIR") }
+            server.styles = try named(arguments.all("--style"), option: "--style") { path in
+                let file = path.split(separator: "/").last.map(String.init) ?? path
+                return file.hasSuffix(".json") ? String(file.dropLast(5)) : file
+            }.map { (name: $0.name, path: $0.directory) }
+            server.maxScale =
+                try arguments.value("--max-scale", as: RenderCommand.parseScale, expected: "a number > 0") ?? 4
+            let ratios = try arguments.all("--ratio").flatMap {
+                $0.split(separator: ",", omittingEmptySubsequences: false)
+            }
             .map { text throws(UsageError) -> Double in
                 guard let ratio = RenderCommand.parseScale(String(text)), ratio <= 16 else {
                     throw UsageError(
@@ -64,26 +72,32 @@ enum ServeCommand: Command {
                 }
                 return ratio
             }
-        if !ratios.isEmpty { options.spriteRatios = Array(Set(ratios)).sorted() }
-        options.corsOrigin = arguments.value("--cors")
-        options.publicURL = arguments.value("--public-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
-        options.renderQueueLimit =
-            try arguments.value(
-                "--render-queue", as: { Int($0).flatMap { $0 >= 1 ? $0 : nil } },
-                expected: "a whole number >= 1") ?? 32
-        options.maxAge =
-            try arguments.value(
-                "--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
-                expected: "a whole number of seconds >= 0") ?? 300
-        options.limits = try RenderSettings(arguments).limits
+            if !ratios.isEmpty { server.spriteRatios = Array(Set(ratios)).sorted() }
+            server.corsOrigin = arguments.value("--cors")
+            server.publicURL = arguments.value("--public-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+            server.renderQueueLimit =
+                try arguments.value(
+                    "--render-queue", as: { Int($0).flatMap { $0 >= 1 ? $0 : nil } },
+                    expected: "a whole number >= 1") ?? 32
+            server.maxAge =
+                try arguments.value(
+                    "--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
+                    expected: "a whole number of seconds >= 0") ?? 300
+            server.limits = try RenderSettings(arguments).limits
+            cache = CacheSettings(arguments)
+            http.threads =
+                try arguments.value(
+                    "--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
+                    expected: "a whole number from 1 to 256") ?? 8
+            address = arguments.value("--listen") ?? "127.0.0.1:8080"
+        }
+    }
+
+    static func run(_ parsed: Options, console: Console) throws -> Int32 {
+        var options = parsed.server
         // A cache folder that cannot be made costs only speed, as for the other commands.
-        options.cacheDirectory = CacheSettings(arguments).diskCache(console: console)?.directory
-        var configuration = HTTPServer.Configuration()
-        configuration.threads =
-            try arguments.value(
-                "--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
-                expected: "a whole number from 1 to 256") ?? 8
-        let address = arguments.value("--listen") ?? "127.0.0.1:8080"
+        options.cacheDirectory = parsed.cache.diskCache(console: console)?.directory
+        let configuration = parsed.http, address = parsed.address
 
         // librsvg runs in worker processes: an icon that crashes it or hangs fails its own
         // requests, and the server lives on.

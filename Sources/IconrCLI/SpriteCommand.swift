@@ -79,53 +79,93 @@ enum SpriteCommand: Command {
             OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
         ] + CacheSettings.options
 
-    static func run(_ arguments: ScannedArguments, console: Console) throws -> Int32 {
-        guard !arguments.positionals.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
-        guard arguments.value("--output") != nil else { throw UsageError(message: "missing -o <out/prefix>") }
-        var options = SpriteOptions()
-        let ratios = try arguments.all("--ratio").flatMap { $0.split(separator: ",", omittingEmptySubsequences: false) }
+    struct Options: CommandOptions {
+        var folders: [String]
+        /// `-o` as given: a prefix, or a folder (see `outputPrefix`).
+        var output: String
+        /// The library's options, but for the variants file's (read when the command runs).
+        var sprite = SpriteOptions()
+        var variantsFile: String?
+        var style: String?
+        var dataFiles: [String]
+        var config: [String: JSONValue]
+        var emitStyle: String?
+        var spriteURL: String?
+        var preview: String?
+        var previewSize: PixelSize
+        var minify: Bool
+        var hashNames: Bool
+        var check: Bool
+        var json: Bool
+        var cache: CacheSettings
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            folders = arguments.positionals
+            guard !folders.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
+            guard let output = arguments.value("--output") else { throw UsageError(message: "missing -o <out/prefix>") }
+            self.output = output
+            let ratios = try arguments.all("--ratio").flatMap {
+                $0.split(separator: ",", omittingEmptySubsequences: false)
+            }
             .map { text throws(UsageError) -> Double in
                 guard let ratio = RenderCommand.parseScale(String(text)) else {
                     throw UsageError(message: "invalid value '\(text)' for --ratio: expected a finite number > 0")
                 }
                 return ratio
             }
-        if !ratios.isEmpty { options.ratios = Array(Set(ratios)).sorted() }
-        if arguments.has("--retina") {
-            guard ratios.isEmpty else { throw UsageError(message: "--retina and --ratio cannot go together") }
-            options.ratios = [2]
+            if !ratios.isEmpty { sprite.ratios = Array(Set(ratios)).sorted() }
+            if arguments.has("--retina") {
+                guard ratios.isEmpty else { throw UsageError(message: "--retina and --ratio cannot go together") }
+                sprite.ratios = [2]
+            }
+            sprite.recursive = arguments.has("--recursive")
+            sprite.unique = arguments.has("--unique")
+            sprite.skipInvalid = arguments.has("--skip-invalid")
+            sprite.sanitizeIDs = arguments.has("--sanitize-ids")
+            sprite.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
+            sprite.padding =
+                try arguments.value(
+                    "--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
+            sprite.maxSize =
+                try arguments.value(
+                    "--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
+                    expected: "a whole number from 1 to 32767") ?? 4096
+            if let timeout = try arguments.value(
+                "--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
+                expected: "a number of seconds > 0")
+            {
+                sprite.limits.timeout = timeout
+            }
+            variantsFile = arguments.value("--variants")
+            for option in ["--emit-style", "--preview", "--data", "--config"]
+            where arguments.has(option) && !arguments.has("--style") {
+                throw UsageError(message: "\(option) needs --style")
+            }
+            previewSize =
+                try arguments.value(
+                    "--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
+                ?? PixelSize(width: 300, height: 200)
+            style = arguments.value("--style")
+            dataFiles = arguments.all("--data")
+            config = try parseConfig(arguments.all("--config"))
+            emitStyle = arguments.value("--emit-style")
+            spriteURL = arguments.value("--sprite-url")
+            preview = arguments.value("--preview")
+            minify = arguments.has("--minify")
+            hashNames = arguments.has("--hash-names")
+            check = arguments.has("--check")
+            json = arguments.has("--json")
+            cache = CacheSettings(arguments)
         }
-        options.recursive = arguments.has("--recursive")
-        options.unique = arguments.has("--unique")
-        options.skipInvalid = arguments.has("--skip-invalid")
-        options.sanitizeIDs = arguments.has("--sanitize-ids")
-        options.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
-        options.padding =
-            try arguments.value(
-                "--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
-        options.maxSize =
-            try arguments.value(
-                "--max-size", as: { Int($0).flatMap { (1...32767).contains($0) ? $0 : nil } },
-                expected: "a whole number from 1 to 32767") ?? 4096
-        if let timeout = try arguments.value(
-            "--timeout", as: { Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil } },
-            expected: "a number of seconds > 0")
-        {
-            options.limits.timeout = timeout
-        }
-        if let file = arguments.value("--variants") { options.variants = try readVariants(file) }
-        for option in ["--emit-style", "--preview", "--data", "--config"]
-        where arguments.has(option) && !arguments.has("--style") {
-            throw UsageError(message: "\(option) needs --style")
-        }
-        let previewSize =
-            try arguments.value(
-                "--preview-size", as: RenderSettings.parseSize, expected: "WxH, whole numbers from 1 to 32767")
-            ?? PixelSize(width: 300, height: 200)
-        let style = try arguments.value("--style").map { path in
+    }
+
+    static func run(_ parsed: Options, console: Console) throws -> Int32 {
+        var options = parsed.sprite
+        if let file = parsed.variantsFile { options.variants = try readVariants(file) }
+        let style = try parsed.style.map { path in
             try StyleVariants(
-                stylePath: path, dataPaths: arguments.all("--data"), config: parseConfig(arguments.all("--config")),
-                directories: arguments.positionals, recursive: options.recursive)
+                stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, directories: parsed.folders,
+                recursive: options.recursive)
         }
         style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
@@ -134,30 +174,28 @@ enum SpriteCommand: Command {
         return Supervisor.runBuild(timeout: options.limits.timeout, console: console) { recovery, console in
             console.checkingStdout(
                 console.reportingErrors {
-                    try build(
-                        options, style: style, previewSize: previewSize, arguments, recovery: recovery, console: console
-                    )
+                    try build(options, style: style, parsed, recovery: recovery, console: console)
                 })
         }
     }
 
     /// Builds and writes the sheets (and the style's copy and preview) in process.
     private static func build(
-        _ options: SpriteOptions, style: StyleVariants?, previewSize: PixelSize, _ arguments: ScannedArguments,
-        recovery: SpriteBuildRecovery, console: Console
+        _ options: SpriteOptions, style: StyleVariants?, _ parsed: Options, recovery: SpriteBuildRecovery,
+        console: Console
     ) throws {
         let started = ContinuousClock.now
-        let outputs = outputPrefix(arguments.value("--output") ?? "sprite")
+        let outputs = outputPrefix(parsed.output)
         // One cache pack shared by every sprite build: entries are keyed by variant and scale
         // alone, so another folder, a moved one or an added ratio finds what was rendered.
         let builder = SpriteBuilder(
             options: options,
-            cache: IconCache(disk: CacheSettings(arguments).diskCache(batch: "sprites", console: console)),
+            cache: IconCache(disk: parsed.cache.diskCache(batch: "sprites", console: console)),
             placement: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build: SpriteBuild
         do {
-            build = try builder.build(directories: arguments.positionals, recovery: recovery) { done, total in
+            build = try builder.build(directories: parsed.folders, recovery: recovery) { done, total in
                 progress.update(done, of: total)
             }
         } catch {
@@ -172,28 +210,27 @@ enum SpriteCommand: Command {
 
         // With --hash-names every sheet's name carries the digest of all of them: a new build
         // gets new names, so no cache pairs a stale PNG with a fresh JSON.
-        let minify = arguments.has("--minify")
-        let hashNames = arguments.has("--hash-names")
+        let minify = parsed.minify, hashNames = parsed.hashNames
         let prefix =
             hashNames ? outputs + "." + SpriteBuild.contentHash(build.files(prefix: outputs, minify: minify)) : outputs
         // Everything is made before anything is written, and then written together: the
         // sheets of every ratio, the emitted style and the preview change all, or none.
         var files = build.files(prefix: prefix, minify: minify)
-        if let style, let output = arguments.value("--emit-style") {
-            let url = arguments.value("--sprite-url") ?? "file://" + absolutePath(prefix)
+        if let style, let output = parsed.emitStyle {
+            let url = parsed.spriteURL ?? "file://" + absolutePath(prefix)
             let emitted = style.emitted(sprite: build.spriteValue(prefix: url), sheetOf: build.sheetNames(prefix: url))
             emitted.warnings.forEach { console.warning($0) }
             files.append((emitted.json, output))
         }
-        if let style, let output = arguments.value("--preview") {
+        if let style, let output = parsed.preview {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
             files.append(
                 (
                     try ScenePreview.png(
-                        style: style.style, sheets: largest, size: previewSize, spriteID: style.spriteID), output
+                        style: style.style, sheets: largest, size: parsed.previewSize, spriteID: style.spriteID), output
                 ))
         }
-        if arguments.has("--check") {
+        if parsed.check {
             let changed =
                 files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
                 + (hashNames
@@ -220,7 +257,7 @@ enum SpriteCommand: Command {
             removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
         }
         let elapsed = seconds(ContinuousClock.now - started)
-        if arguments.has("--json") {
+        if parsed.json {
             console.out(
                 jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
             return

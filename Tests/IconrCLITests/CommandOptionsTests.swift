@@ -1,0 +1,105 @@
+import Iconr
+import IconrCore
+import Testing
+
+@testable import IconrCLI
+
+/// Each command's options, parsed in process from a command line into its `Options` without
+/// running anything: what every flag turns into, and the mistakes found before any work.
+@Suite struct CommandOptionsTests {
+    @Test func renderOptions() throws {
+        let options = try RenderCommand.parse([
+            "icons/flag.svg", "-p", "flag_color=#800080", "--scale=2x", "--no-cache",
+        ])
+        #expect(options.template == "icons/flag.svg")
+        #expect(options.params == ["flag_color": "#800080"])
+        #expect(options.scale == 2)
+        #expect(options.output == "flag@2x.png")
+        #expect(options.cache.isDisabled)
+        #expect(options.render.limits == RenderLimits.default)
+        let sized = try RenderCommand.parse(["a.svg", "--max-size", "10x20", "--timeout", "1.5", "-o", "-"])
+        #expect(sized.render.limits.maxSize == PixelSize(width: 10, height: 20))
+        #expect(sized.render.limits.timeout == 1.5)
+        #expect(sized.output == "-")
+    }
+
+    @Test func spriteOptions() throws {
+        let options = try SpriteCommand.parse([
+            "icons", "more", "-o", "out/", "--ratio", "1,2", "-r", "3", "--sdf", "pin-*", "--padding", "0",
+            "--style", "style.json", "--config", "lightPreset=\"night\"", "--emit-style", "out/style.json",
+            "--minify", "--hash-names", "--json",
+        ])
+        #expect(options.folders == ["icons", "more"])
+        #expect(options.output == "out/")
+        #expect(options.sprite.ratios == [1, 2, 3])
+        #expect(options.sprite.sdf == ["pin-*"])
+        #expect(options.sprite.padding == 0)
+        #expect(options.style == "style.json" && options.emitStyle == "out/style.json")
+        #expect(options.config == ["lightPreset": .string("night")])
+        #expect(options.minify && options.hashNames && options.json && !options.check)
+        #expect(try SpriteCommand.parse(["icons", "-o", "x", "--retina"]).sprite.ratios == [2])
+    }
+
+    @Test func serveOptions() throws {
+        let options = try ServeCommand.parse([
+            "--icons", "icons=flags", "--icons", "more/", "--style", "maps/city.json", "--listen", "0.0.0.0:0",
+            "--ratio", "1,3", "--threads", "4", "--max-age", "0", "--cors", "*",
+        ])
+        #expect(options.server.iconSets.map(\.name) == ["flags", "more"])
+        #expect(options.server.iconSets.map(\.directory) == ["icons", "more"])
+        #expect(options.server.styles.map(\.name) == ["city"])
+        #expect(options.server.spriteRatios == [1, 3])
+        #expect(options.server.maxAge == 0 && options.server.corsOrigin == "*")
+        #expect(options.http.threads == 4 && options.address == "0.0.0.0:0")
+    }
+
+    @Test func cacheAndExpressionOptions() throws {
+        #expect(try CacheCommand.parse(["clear", "--cache-dir", "/tmp/c"]).action == .clear)
+        #expect(try CacheCommand.parse(["stats"]).cache.directory == nil)
+        let expression = try ExpressionCommand.parse([#"["get", "x"]"#, "--type", "number", "--input", "[{}, {}]"])
+        #expect(expression.specification.type == "number")
+        #expect(expression.inputs.count == 1)
+    }
+
+    /// Mistakes are found while parsing, each with the message the usage line follows.
+    @Test(arguments: [
+        (["render"], "missing <template.svg>"),
+        (["render", "a.svg", "b.svg"], "unexpected argument 'b.svg'"),
+        (["render", "a.svg", "-p", "red"], "invalid value 'red' for --param: expected NAME=COLOR"),
+        (["render", "a.svg", "--scale", "0x10"], "invalid value '0x10' for --scale: expected a finite number > 0"),
+        (["sprite", "icons"], "missing -o <out/prefix>"),
+        (["sprite", "icons", "-o", "x", "--retina", "-r", "1"], "--retina and --ratio cannot go together"),
+        (["sprite", "icons", "-o", "x", "--emit-style", "s.json"], "--emit-style needs --style"),
+        (["serve"], "missing --icons DIR"),
+        (
+            ["serve", "--icons", "a", "--icons", "b/a"],
+            "--icons: the name 'a' is given twice (name them: --icons DIR=NAME)"
+        ),
+        (["cache", "purge"], "unknown action 'purge': expected stats or clear"),
+        (
+            ["expression", "[1", "--type", "number"],
+            "the expression is not JSON: invalid JSON at line 1, column 3: expected ',' or ']' in an array"
+        ),
+    ])
+    func mistakes(_ arguments: [String], message: String) {
+        let command = CLI.commands.first { $0.name == arguments[0] }
+        #expect(parseFailure(command, Array(arguments.dropFirst())) == message)
+    }
+
+    private func parseFailure(_ command: (any Command.Type)?, _ arguments: [String]) -> String? {
+        do {
+            _ = try command?.parse(arguments)
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    /// The top-level help lists every command with its own abstract (it cannot drift).
+    @Test func rootHelpListsEachCommandsAbstract() {
+        for command in CLI.commands {
+            #expect(CLI.rootHelp.contains("  \(command.name)"), "\(command.name)")
+            #expect(CLI.rootHelp.contains(command.abstract), "\(command.name)")
+        }
+    }
+}
