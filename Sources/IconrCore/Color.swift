@@ -1,8 +1,11 @@
 /// An sRGB color with 8-bit channels and an alpha in 0...1, as the style specification
 /// and SVG paints use it.
 public struct Color: Hashable, Sendable, CustomStringConvertible {
+    /// The red channel, 0...255.
     public var red: UInt8
+    /// The green channel, 0...255.
     public var green: UInt8
+    /// The blue channel, 0...255.
     public var blue: UInt8
     /// Opacity in 0 (transparent) ... 255 (opaque), quantized like the channels so that
     /// colors that render the same compare equal.
@@ -19,6 +22,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
     /// Opacity in 0...1.
     public var alpha: Double { Double(alpha8) / 255 }
 
+    /// Opaque black.
     public static let black = Color(red: 0, green: 0, blue: 0)
 
     /// The 24-bit RGB part, the value parameters are matched on.
@@ -37,6 +41,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
         return "rgba(\(red),\(green),\(blue),\(a))"
     }
 
+    /// The canonical spelling, `hexString`.
     public var description: String { hexString }
 
     private static func twoHexDigits(_ value: UInt8) -> String {

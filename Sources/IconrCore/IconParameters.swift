@@ -6,8 +6,10 @@
 /// let params = try IconParameters(parsing: ["flag_color": "#800080"])
 /// ```
 public struct IconParameters: Hashable, Sendable {
+    /// The color each parameter is set to, by parameter name.
     public var colors: [String: Color]
 
+    /// Parameters from colors already parsed (none: every parameter keeps its default).
     public init(_ colors: [String: Color] = [:]) {
         self.colors = colors
     }
@@ -25,5 +27,6 @@ public struct IconParameters: Hashable, Sendable {
         self.colors = colors
     }
 
+    /// Whether no parameter is set.
     public var isEmpty: Bool { colors.isEmpty }
 }

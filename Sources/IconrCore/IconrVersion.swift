@@ -1,4 +1,4 @@
 /// iconr's version, shown by `iconr --version` and part of cache keys.
-public enum IconrVersion {
-    public static let string = "0.1.0"
+package enum IconrVersion {
+    package static let string = "0.1.0"
 }

@@ -15,21 +15,25 @@ public enum JSONValue: Hashable, Sendable {
         return try parser.document()
     }
 
+    /// The member `key` of an object; nil for anything else or a missing key.
     public subscript(key: String) -> JSONValue? {
         if case .object(let object) = self { return object[key] }
         return nil
     }
 
+    /// The string, when this is one.
     public var stringValue: String? {
         if case .string(let value) = self { return value }
         return nil
     }
 
+    /// The elements, when this is an array.
     public var arrayValue: [JSONValue]? {
         if case .array(let value) = self { return value }
         return nil
     }
 
+    /// The members, when this is an object.
     public var objectValue: [String: JSONValue]? {
         if case .object(let value) = self { return value }
         return nil
@@ -126,10 +130,14 @@ public enum JSONValue: Hashable, Sendable {
 
 /// Why JSON text could not be parsed, and where (1-based line and column).
 public struct JSONSyntaxError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong (`expected ',' or ']' in an array`).
     public let message: String
+    /// The 1-based line it was found on.
     public let line: Int
+    /// The 1-based column (in bytes) it was found at.
     public let column: Int
 
+    /// `invalid JSON at line 1, column 3: ...`.
     public var description: String { "invalid JSON at line \(line), column \(column): \(message)" }
 }
 

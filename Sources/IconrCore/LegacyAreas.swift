@@ -2,7 +2,7 @@
 /// (Maki-style) that mark them with shapes instead of Mapbox metadata: the box of an element
 /// `mapbox-stretch` is a stretch area on both axes, `mapbox-stretch-x` and `mapbox-stretch-y`
 /// on one, and `mapbox-content` the content box; any may end in `-N`.
-public enum LegacyAreas {
+package enum LegacyAreas {
     enum Kind { case stretch, stretchX, stretchY, content, placeholder }
 
     static func kind(of id: String) -> Kind? {
@@ -26,7 +26,7 @@ public enum LegacyAreas {
     /// at scale 1), sorted by start, and what was wrong with the rest (as spritezero checks):
     /// an element of `ids` that has no box or an empty one (hidden, or no geometry), and a
     /// stretch area that overlaps an earlier one on its axis, are left out with a problem each.
-    public static func areas(
+    package static func areas(
         ids: [String], boxes: [String: (x: Double, y: Double, width: Double, height: Double)]
     )
         -> (

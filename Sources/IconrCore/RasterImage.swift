@@ -1,13 +1,17 @@
 /// A size in whole pixels.
 public struct PixelSize: Hashable, Sendable, CustomStringConvertible {
+    /// Pixels across.
     public var width: Int
+    /// Pixels down.
     public var height: Int
 
+    /// A size of `width` x `height` pixels.
     public init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
+    /// `48x48`.
     public var description: String { "\(width)x\(height)" }
 
     /// The raster size of an icon of intrinsic size `width` x `height` at `scale`, the way
@@ -25,10 +29,12 @@ public struct PixelSize: Hashable, Sendable, CustomStringConvertible {
 
 /// Straight (non-premultiplied) 8-bit RGBA pixels, rows top to bottom, no padding.
 public struct RasterImage: Hashable, Sendable {
+    /// Its size in pixels.
     public let size: PixelSize
     /// `size.width * size.height * 4` bytes: red, green, blue, alpha.
     public let pixels: [UInt8]
 
+    /// An image of `size` from its RGBA bytes (`size.width * size.height * 4` of them).
     public init(size: PixelSize, pixels: [UInt8]) {
         precondition(pixels.count == size.width * size.height * 4, "pixel buffer does not match size")
         self.size = size

@@ -1,8 +1,11 @@
 /// A parameter value that is not a color.
 public struct ParameterError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The parameter's name.
     public let name: String
+    /// The text given for it.
     public let value: String
 
+    /// `invalid color "x" for parameter "flag_color"`.
     public var description: String { "invalid color \"\(value)\" for parameter \"\(name)\"" }
 }
 

@@ -13,15 +13,21 @@
 /// `iconr-bench` on the Maki icons, resolving and rewriting cost 12-16 us of a 250-370 us
 /// variant; the parse it forces is what the stylesheet route would have saved.
 public struct SVGTemplate: Sendable {
+    /// The XML namespace of Mapbox's icon metadata (`m:parameters`, `m:stretch-x`, ...).
     public static let mapboxNamespace = "https://www.mapbox.com"
     static let svgNamespace = "http://www.w3.org/2000/svg"
 
     /// The document as read.
     public let bytes: [UInt8]
+    /// The color parameters the metadata declares, in document order.
     public let parameters: [TemplateParameter]
+    /// Horizontal stretch areas from the metadata, in user units.
     public let stretchX: [StretchArea]
+    /// Vertical stretch areas from the metadata, in user units.
     public let stretchY: [StretchArea]
+    /// The content box from the metadata (where text goes), if it declares one.
     public let content: ContentBox?
+    /// What scanning found that does not stop the template from rendering.
     public let warnings: [TemplateWarning]
     /// Ids of elements that mark areas in spritezero's older convention (`mapbox-stretch`,
     /// `mapbox-stretch-x`, `mapbox-stretch-y`, `mapbox-content`, optionally with `-N`); their

@@ -1,13 +1,17 @@
 /// A 1-based line and column in a source file, for messages people read.
 public struct SourceLocation: Hashable, Sendable, CustomStringConvertible {
+    /// The 1-based line.
     public var line: Int
+    /// The 1-based column.
     public var column: Int
 
+    /// The place at `line`, `column`.
     public init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
 
+    /// `line:column`.
     public var description: String { "\(line):\(column)" }
 }
 

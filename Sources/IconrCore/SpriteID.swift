@@ -1,10 +1,10 @@
 /// Sprite ids of generated variants: `name?param=rrggbb&param=rrggbbaa`, parameter names
 /// sorted, colors as lowercase hex without `#`, parameters equal to their default left out.
 /// Deterministic, readable, and free of `:` (multi-sprite prefixes) and `{}` (legacy tokens).
-public enum SpriteID {
+package enum SpriteID {
     /// Whether `id` matches the glob `pattern`: `*` stands for any run of characters
     /// (slashes included), `?` for one; everything else for itself.
-    public static func matches(_ id: String, pattern: String) -> Bool {
+    package static func matches(_ id: String, pattern: String) -> Bool {
         let text = Array(id.unicodeScalars), glob = Array(pattern.unicodeScalars)
         // Iterative matching with one backtrack point: linear in practice, never exponential.
         var t = 0, g = 0, star = -1, resume = 0
@@ -28,7 +28,7 @@ public enum SpriteID {
         return g == glob.count
     }
 
-    public static func variant(of name: String, _ params: ResolvedParameters) -> String {
+    package static func variant(of name: String, _ params: ResolvedParameters) -> String {
         let query = params.effectiveValues.sorted { $0.key < $1.key }
             .map { "\($0.key)=\($0.value.hexString.dropFirst())" }
         return query.isEmpty ? name : name + "?" + query.joined(separator: "&")

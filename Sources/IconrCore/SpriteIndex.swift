@@ -1,13 +1,20 @@
 /// One image of a sprite index (`sprite.json`), in sheet pixels at the sheet's ratio.
 public struct SpriteIndexEntry: Hashable, Sendable {
+    /// Where the image is in its sheet, in sheet pixels.
     public var rect: PixelRect
+    /// The sheet's pixel ratio (2 for `@2x` sheets).
     public var pixelRatio: Double
+    /// Whether the image is a signed distance field (drawn in any color by the renderer).
     public var sdf: Bool
+    /// Where text goes when the icon is fitted to text, in image pixels.
     public var content: ContentBox?
+    /// The horizontal spans that stretch, in image pixels.
     public var stretchX: [StretchArea]
+    /// The vertical spans that stretch, in image pixels.
     public var stretchY: [StretchArea]
     /// MapLibre's `textFitWidth` / `textFitHeight`: `stretchOrShrink`, `stretchOnly` or `proportional`.
     public var textFitWidth: String?
+    /// MapLibre's `textFitHeight`: `stretchOrShrink`, `stretchOnly` or `proportional`.
     public var textFitHeight: String?
     /// spritezero's text placeholder box (`mapbox-text-placeholder`).
     public var placeholder: ContentBox?
@@ -36,6 +43,7 @@ public struct SpriteIndexEntry: Hashable, Sendable {
     /// The values MapLibre accepts for `textFitWidth` and `textFitHeight`.
     public static let textFitValues = ["stretchOrShrink", "stretchOnly", "proportional"]
 
+    /// An entry; metadata not given is left out of the index.
     public init(
         rect: PixelRect, pixelRatio: Double, sdf: Bool = false, content: ContentBox? = nil,
         stretchX: [StretchArea] = [], stretchY: [StretchArea] = [], textFitWidth: String? = nil,
@@ -128,14 +136,14 @@ public struct SpriteIndexEntry: Hashable, Sendable {
 
 /// Writes sprite index JSON the same way every time: ids sorted, keys sorted, numbers in
 /// their shortest form. Readable (one image a line) or minified.
-public enum SpriteIndex {
-    public static func json(_ entries: [String: SpriteIndexEntry], minified: Bool) -> [UInt8] {
+package enum SpriteIndex {
+    package static func json(_ entries: [String: SpriteIndexEntry], minified: Bool) -> [UInt8] {
         let index = JSONValue.object(entries.mapValues(\.jsonValue))
         return Array((minified ? index.text(.minified) : index.text(.memberPerLine) + "\n").utf8)
     }
 
     /// The entries of index JSON as `json(_:minified:)` writes it; nil when it is not one.
-    public static func entries(fromJSON bytes: [UInt8]) -> [String: SpriteIndexEntry]? {
+    package static func entries(fromJSON bytes: [UInt8]) -> [String: SpriteIndexEntry]? {
         guard let object = (try? JSONValue.parse(bytes))?.objectValue else { return nil }
         var entries: [String: SpriteIndexEntry] = [:]
         for (id, value) in object {

@@ -1,10 +1,15 @@
 /// A rectangle in sheet pixels.
 public struct PixelRect: Hashable, Sendable {
+    /// The left edge.
     public var x: Int
+    /// The top edge.
     public var y: Int
+    /// The width in pixels.
     public var width: Int
+    /// The height in pixels.
     public var height: Int
 
+    /// A rectangle with its top left corner at (`x`, `y`).
     public init(x: Int, y: Int, width: Int, height: Int) {
         self.x = x
         self.y = y
@@ -12,7 +17,9 @@ public struct PixelRect: Hashable, Sendable {
         self.height = height
     }
 
+    /// The right edge (exclusive).
     public var maxX: Int { x + width }
+    /// The bottom edge (exclusive).
     public var maxY: Int { y + height }
 
     func contains(_ other: PixelRect) -> Bool {
@@ -26,18 +33,18 @@ public struct PixelRect: Hashable, Sendable {
 
 /// Packs rectangles into sheets with MaxRects (best short side fit) and a search over sheet
 /// widths for the smallest sheet. Deterministic: the same sizes give the same layout.
-public enum SpritePacker {
+package enum SpritePacker {
     /// A packed sheet: where each item (by index into the input) goes, and the sheet's size.
-    public struct Sheet: Hashable, Sendable {
-        public var width: Int
-        public var height: Int
-        public var placements: [Int: PixelRect]
+    package struct Sheet: Hashable, Sendable {
+        package var width: Int
+        package var height: Int
+        package var placements: [Int: PixelRect]
     }
 
     /// Places items of `sizes` (each grown by `padding` on its right and bottom, so that
     /// neighbours never touch) into one sheet no larger than `maxSide` a side, as small in
     /// area as the width search finds. Nil when they do not all fit.
-    public static func pack(_ sizes: [PixelSize], padding: Int, maxSide: Int) -> Sheet? {
+    package static func pack(_ sizes: [PixelSize], padding: Int, maxSide: Int) -> Sheet? {
         guard !sizes.isEmpty else { return Sheet(width: 1, height: 1, placements: [:]) }
         let padded = sizes.map { PixelSize(width: $0.width + padding, height: $0.height + padding) }
         let order = insertionOrder(padded)
@@ -74,7 +81,7 @@ public enum SpritePacker {
 
     /// Splits items into groups that each fit a `maxSide` x `maxSide` sheet, filling each
     /// sheet before starting the next. Items larger than a sheet are returned apart.
-    public static func split(_ sizes: [PixelSize], padding: Int, maxSide: Int) -> (groups: [[Int]], tooLarge: [Int]) {
+    package static func split(_ sizes: [PixelSize], padding: Int, maxSide: Int) -> (groups: [[Int]], tooLarge: [Int]) {
         let padded = sizes.map { PixelSize(width: $0.width + padding, height: $0.height + padding) }
         let tooLarge = sizes.indices.filter { sizes[$0].width > maxSide || sizes[$0].height > maxSide }
         var remaining = insertionOrder(padded).filter { !tooLarge.contains($0) }
@@ -94,12 +101,12 @@ public enum SpritePacker {
     /// One way of drawing the items: their sizes, the padding between them, and which item's
     /// rectangle each one uses (`sharing[k] == k` for an item with its own; pixel-identical
     /// images share one with `--unique`). Nil `sharing`: every item has its own.
-    public struct Layout: Sendable {
-        public var sizes: [PixelSize]
-        public var padding: Int
-        public var sharing: [Int]?
+    package struct Layout: Sendable {
+        package var sizes: [PixelSize]
+        package var padding: Int
+        package var sharing: [Int]?
 
-        public init(sizes: [PixelSize], padding: Int, sharing: [Int]? = nil) {
+        package init(sizes: [PixelSize], padding: Int, sharing: [Int]? = nil) {
             self.sizes = sizes
             self.padding = padding
             self.sharing = sharing
@@ -107,12 +114,12 @@ public enum SpritePacker {
     }
 
     /// Items that share one sheet at every layout (a sprite's ratios), and that sheet per layout.
-    public struct Group: Sendable {
+    package struct Group: Sendable {
         /// The items, ascending.
-        public var members: [Int]
+        package var members: [Int]
         /// One sheet per layout; its placements are keyed by item, for every member (members
         /// that share an image share its rectangle).
-        public var sheets: [Sheet]
+        package var sheets: [Sheet]
     }
 
     /// Splits items into groups that each pack into one `maxSide` sheet in every layout, so
@@ -121,7 +128,7 @@ public enum SpritePacker {
     /// and padding do not scale exactly across ratios) is halved until every part packs,
     /// which one item alone always does. Items larger than a sheet in any layout are
     /// returned apart. All layouts must have the same number of items.
-    public static func groups(_ layouts: [Layout], maxSide: Int) -> (groups: [Group], tooLarge: [Int]) {
+    package static func groups(_ layouts: [Layout], maxSide: Int) -> (groups: [Group], tooLarge: [Int]) {
         guard let first = layouts.first else { return ([], []) }
         var tooLarge = first.sizes.indices.filter { item in
             layouts.contains { $0.sizes[item].width > maxSide || $0.sizes[item].height > maxSide }

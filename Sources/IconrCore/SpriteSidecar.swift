@@ -2,20 +2,20 @@
 /// icon's units at 1x like its SVG metadata: `content`, `stretchX`, `stretchY`,
 /// `placeholder`, `textFitWidth`, `textFitHeight`, `sdf`, `visible`. What it gives replaces
 /// what the SVG says.
-public struct SpriteSidecar: Hashable, Sendable {
-    public var content: ContentBox?
-    public var stretchX: [StretchArea]?
-    public var stretchY: [StretchArea]?
-    public var placeholder: ContentBox?
-    public var textFitWidth: String?
-    public var textFitHeight: String?
-    public var sdf: Bool?
-    public var visible: Bool?
+package struct SpriteSidecar: Hashable, Sendable {
+    package var content: ContentBox?
+    package var stretchX: [StretchArea]?
+    package var stretchY: [StretchArea]?
+    package var placeholder: ContentBox?
+    package var textFitWidth: String?
+    package var textFitHeight: String?
+    package var sdf: Bool?
+    package var visible: Bool?
     /// Keys it has that mean nothing here (a warning each).
-    public var unknownKeys: [String] = []
+    package var unknownKeys: [String] = []
 
     /// Parses the file's text; the error names the key and what was expected.
-    public init(json bytes: [UInt8]) throws(SidecarError) {
+    package init(json bytes: [UInt8]) throws(SidecarError) {
         let value: JSONValue
         do {
             value = try JSONValue.parse(bytes)
@@ -80,11 +80,11 @@ public struct SpriteSidecar: Hashable, Sendable {
 }
 
 /// Why a sidecar file could not be used.
-public struct SidecarError: Error, Hashable, Sendable, CustomStringConvertible {
-    public let message: String
-    public var description: String { message }
+package struct SidecarError: Error, Hashable, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
 
-    public init(message: String) {
+    package init(message: String) {
         self.message = message
     }
 }

@@ -1,5 +1,6 @@
 /// A style rewritten for MapLibre, and what the rewrite changed or dropped.
 public struct EmittedStyle: Sendable {
+    /// The style MapLibre loads: images as sprite ids, Mapbox-only parts resolved or removed.
     public let json: JSONValue
     /// One line per Mapbox-only part removed or resolved.
     public let warnings: [String]

@@ -1,8 +1,11 @@
 /// An icon and the parameter colors a style asks for: one variant of a sprite.
 public struct ImageReference: Hashable, Sendable {
+    /// The icon's name (its id in the folders).
     public var name: String
+    /// The colors the style sets its parameters to, by parameter name.
     public var params: [String: Color]
 
+    /// A reference to icon `name` with `params` (none: its defaults).
     public init(name: String, params: [String: Color] = [:]) {
         self.name = name
         self.params = params
@@ -22,24 +25,32 @@ public struct ImageReference: Hashable, Sendable {
 
 /// A style's error: its JSON, a layer, or a source.
 public struct StyleError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// One line saying what is wrong and where (`layers[2].layout.icon-image: ...`).
     public let message: String
 
+    /// An error that says `message`.
     public init(message: String) {
         self.message = message
     }
 
+    /// The message.
     public var description: String { message }
 }
 
 /// A symbol layer of a style: which features it shows (`filter`, zoom range) and how it
 /// picks and sizes their icons.
 public struct StyleLayer: Sendable {
+    /// The layer's `id`.
     public let id: String
+    /// The layer's `source`, if it has one.
     public let source: String?
     /// Where the layer stands in the style, for messages (`layers[1]`).
     public let path: String
+    /// The tile zoom from which the layer is shown (`minzoom`, default 0).
     public let minZoom: Double
+    /// The tile zoom below which the layer is shown (`maxzoom`, default 24).
     public let maxZoom: Double
+    /// The layer's `filter` (legacy filters converted); nil shows every feature.
     public let filter: CompiledExpression?
     /// `layout.icon-image`; nil when the layer shows no icon.
     public let iconImage: CompiledExpression?
@@ -159,6 +170,7 @@ extension CompiledExpression {
 
 /// A GeoJSON feature of a style's source: what expressions read, and its point position.
 public struct StyleFeature: Sendable {
+    /// Its properties, id and geometry, as expressions read them.
     public let feature: ExpressionFeature
     /// Longitude and latitude of a Point geometry.
     public let point: (longitude: Double, latitude: Double)?
@@ -175,8 +187,11 @@ public struct NeededIcons: Sendable {
 /// The parts of a MapLibre/Mapbox style that decide which icons are drawn: its symbol
 /// layers, the features of their GeoJSON sources, and its `config` options.
 public struct StyleDocument: Sendable {
+    /// The style as parsed.
     public let json: JSONValue
+    /// The file it was read from, for messages.
     public let file: String
+    /// Its symbol layers, in drawing order.
     public let layers: [StyleLayer]
     /// The features by source id, for sources whose data the build has (inline GeoJSON, or
     /// given with `--data`).

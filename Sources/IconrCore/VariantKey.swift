@@ -7,10 +7,13 @@
 /// `flag?flag_color=#800080@2x` or `flag@1x`. `identity` prefixes the template digest, so
 /// editing the file makes new keys.
 public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
+    /// The icon's name.
     public let name: String
     /// SHA-256 of the template's bytes, hex.
     public let templateDigest: String
+    /// Pixels per user unit.
     public let scale: Double
+    /// The readable form, `flag?flag_color=#800080@2x`.
     public let description: String
     /// `<digest>:<description>`: what equality, hashing and disk entries use.
     public let identity: String
@@ -29,7 +32,9 @@ public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
         identityHash = identity.hashValue
     }
 
+    /// Keys are equal when their identities are.
     public static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.identity == rhs.identity }
 
+    /// Hashes the identity (hashed once, when the key is made).
     public func hash(into hasher: inout Hasher) { hasher.combine(identityHash) }
 }

@@ -5,17 +5,22 @@ public struct PropertySpecification: Sendable {
     public var type: String
     /// The item type of an `array` property.
     public var value: String?
+    /// The length of an `array` property with a fixed one.
     public var length: Int?
     /// `data-driven`, `cross-faded-data-driven`, `data-constant`, `constant`, ...
     public var propertyType: String
     /// `zoom`, `feature`, `feature-state`, ...
     public var parameters: [String]
+    /// Whether the property can be interpolated (zoom curves allowed).
     public var interpolated: Bool
+    /// The property's default value.
     public var defaultValue: JSONValue?
+    /// The values of an `enum` property.
     public var enumValues: [String]
     /// Whether strings may hold legacy `{token}` references (`icon-image`, `text-field`).
     public var tokens: Bool
 
+    /// A specification with the given fields; the defaults are a data-driven, interpolatable property.
     public init(
         type: String, value: String? = nil, length: Int? = nil, propertyType: String = "data-driven",
         parameters: [String] = ["zoom", "feature"], interpolated: Bool = true,
@@ -79,14 +84,18 @@ public struct CompiledExpression: Sendable {
         case constant, source, camera, composite
     }
 
+    /// How the value varies (decides whether it needs a zoom, a feature, or both).
     public let kind: Kind
+    /// The type of the values it produces.
     public let type: StyleType
     /// The zoom stops of the top-level zoom curve (empty when the value is zoom-constant).
     public let zoomStops: [Double]
     let root: any ExpressionNode
     let globalState: [String: StyleValue]
 
+    /// Whether every feature gets the same value.
     public var isFeatureConstant: Bool { kind == .constant || kind == .camera }
+    /// Whether the value is the same at every zoom.
     public var isZoomConstant: Bool { kind == .constant || kind == .source }
 
     /// Parses `json` (an expression, a legacy function or a constant) for a property.

@@ -1,18 +1,24 @@
 /// A runtime failure of an expression for one feature, with where in the expression it
 /// happened (`[2]`: the third element of the outer array).
 public struct ExpressionEvaluationError: Error, Sendable, Equatable {
+    /// Where in the expression it failed (`[2]`, `[1][3]`).
     public var key: String
+    /// What failed, in the specification's words.
     public var message: String
 }
 
 /// A feature as expressions see it.
 public struct ExpressionFeature: Sendable {
+    /// Its properties, as `get` and `has` read them.
     public var properties: [String: StyleValue]
+    /// Its id (`id`), if it has one.
     public var id: StyleValue?
     /// `Point`, `LineString`, `Polygon`, or their `Multi` forms.
     public var geometryType: String?
+    /// Its geometry, for `within` and `distance`.
     public var geometry: GeoJSONGeometry?
 
+    /// A feature; its geometry type comes from `geometry` when not given.
     public init(
         properties: [String: StyleValue] = [:], id: StyleValue? = nil, geometryType: String? = nil,
         geometry: GeoJSONGeometry? = nil
@@ -27,24 +33,33 @@ public struct ExpressionFeature: Sendable {
 /// What an expression is evaluated against: the camera, the feature, its state, the style's
 /// images and global state.
 public struct EvaluationContext: Sendable {
+    /// The zoom `["zoom"]` reads; nil outside zoom-dependent evaluation.
     public var zoom: Double?
+    /// The heatmap density `["heatmap-density"]` reads.
     public var heatmapDensity: Double?
+    /// The terrain elevation `["elevation"]` reads (Mapbox).
     public var elevation: Double?
+    /// The position along a line `["line-progress"]` reads.
     public var lineProgress: Double?
+    /// The clustered value `["accumulated"]` reads.
     public var accumulated: StyleValue?
+    /// The feature being styled, if any.
     public var feature: ExpressionFeature?
+    /// The feature's state, as `feature-state` reads it.
     public var featureState: [String: StyleValue] = [:]
     /// Image names the style has; nil when unknown (then `imageExists` decides, or every
     /// image counts as available).
     public var availableImages: Set<String>?
     /// Whether an image exists, when the names are not listed (an icon folder).
     public var imageExists: (@Sendable (String) -> Bool)?
+    /// The style's global state, as `global-state` reads it.
     public var globalState: [String: StyleValue] = [:]
     /// Mapbox `config` options: the style's `schema` defaults, with any overrides.
     public var config: [String: StyleValue] = [:]
     /// The tile `within` and `distance` measure in (z, x, y); nil outside tiles.
     public var canonical: (z: Int, x: Int, y: Int)?
 
+    /// A context at `zoom` for `feature`; set the other fields as needed.
     public init(zoom: Double? = nil, feature: ExpressionFeature? = nil) {
         self.zoom = zoom
         self.feature = feature

@@ -1,9 +1,9 @@
 /// The style specification's test-suite record of an expression: how it compiled and what
 /// it gave for each input. `iconr expression` prints it; the conformance tests compare it.
-public enum ExpressionReport {
+package enum ExpressionReport {
     /// Compiles `expression` for `specification` and evaluates it for each
     /// `[globals, feature]` input (`{"zoom": 5}`, `{"properties": {...}, "id": ..., "geometry": ...}`).
-    public static func make(
+    package static func make(
         expression: JSONValue, specification: PropertySpecification,
         inputs: [JSONValue], globalState: [String: StyleValue] = [:]
     ) -> JSONValue {
@@ -48,7 +48,7 @@ public enum ExpressionReport {
     }
 
     /// The evaluation context of one test-suite input.
-    public static func evaluationContext(globals: JSONValue, feature: JSONValue) -> EvaluationContext {
+    package static func evaluationContext(globals: JSONValue, feature: JSONValue) -> EvaluationContext {
         var context = EvaluationContext()
         if case .number(let zoom)? = globals["zoom"] { context.zoom = zoom }
         if case .number(let density)? = globals["heatmapDensity"] { context.heatmapDensity = density }

@@ -1,11 +1,14 @@
 /// A parse or type error, with where in the expression it is (`[1][2]`).
 public struct ExpressionParsingError: Error, Sendable, Equatable {
+    /// Where in the expression (`[1][2]`; empty: the whole).
     public var key: String
+    /// The error, in the specification's words.
     public var message: String
 }
 
 /// Why an expression could not be compiled: every error found, in order.
 public struct ExpressionCompileError: Error, Sendable, Equatable {
+    /// The errors, in the order the compiler found them.
     public var errors: [ExpressionParsingError]
 }
 

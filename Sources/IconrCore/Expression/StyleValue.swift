@@ -152,11 +152,16 @@ public enum StyleValue: Sendable, Equatable {
 /// An sRGB color with channels and alpha in 0...1, not premultiplied (the specification's
 /// `Color` keeps them premultiplied; `premultiplied` gives that form).
 public struct StyleColor: Sendable, Hashable {
+    /// Red in 0...1.
     public var red: Double
+    /// Green in 0...1.
     public var green: Double
+    /// Blue in 0...1.
     public var blue: Double
+    /// Opacity in 0...1.
     public var alpha: Double
 
+    /// A color from its channels in 0...1, not premultiplied.
     public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
         self.red = red
         self.green = green
@@ -190,8 +195,11 @@ public struct StyleColor: Sendable, Hashable {
 
 /// How strings compare: the `collator` expression's options.
 public struct StyleCollator: Sendable, Hashable {
+    /// Whether `A` and `a` differ.
     public var caseSensitive: Bool
+    /// Whether `e` and `é` differ.
     public var diacriticSensitive: Bool
+    /// The requested BCP 47 locale (iconr compares with root rules whatever it is).
     public var locale: String?
 
     /// The locale this collator compares in: the requested one's language, or `en`.
@@ -260,15 +268,23 @@ public struct StyleCollator: Sendable, Hashable {
 
 /// Text with per-section styles, the `format` expression's result.
 public struct FormattedText: Sendable, Equatable {
+    /// A run of text (or an image) with its own style.
     public struct Section: Sendable, Equatable {
+        /// The text; empty for an image section.
         public var text: String
+        /// The image shown instead of text, if any.
         public var image: ResolvedImage?
+        /// The `font-scale` of the section.
         public var scale: Double?
+        /// The `text-font` of the section, comma-joined.
         public var fontStack: String?
+        /// The `text-color` of the section.
         public var textColor: StyleColor?
+        /// The `vertical-align` of the section (`bottom`, `center`, `top`).
         public var verticalAlign: String?
     }
 
+    /// The sections in order.
     public var sections: [Section]
 
     init(plain text: String) {
@@ -283,10 +299,14 @@ public struct FormattedText: Sendable, Equatable {
 /// An image an expression names, whether the style has it, and (Mapbox vector icons) the
 /// colors its parameters are to take.
 public struct ResolvedImage: Sendable, Hashable {
+    /// The image's name (sprite id or icon name).
     public var name: String
+    /// Whether the style has an image of that name.
     public var available: Bool
+    /// The colors of the icon's parameters, by name (Mapbox `image` with `params`).
     public var params: [String: StyleColor]
 
+    /// An image reference; unavailable and without params unless given.
     public init(name: String, available: Bool = false, params: [String: StyleColor] = [:]) {
         self.name = name
         self.available = available
