@@ -24,21 +24,39 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     /// The task that asked was cancelled before its render started.
     case cancelled
 
-    /// One line, naming the file when there is one.
+    /// One line, naming the file when there is one: `icons/flag.svg: no such file`.
     public var description: String {
+        // A template error names the file and the place in it together: `flag.svg:12:5: ...`.
+        if case .template(let error) = self { return error.description }
+        return file.map { "\($0): \(reason)" } ?? reason
+    }
+
+    /// The file (or folder) the error is about, when there is one.
+    public var file: String? {
         switch self {
-        case .template(let error): error.description
-        case .parameter(let error, let file): prefixed(file, error.description)
-        case .render(let error, let file): prefixed(file, error.description)
-        case .read(let error): error.description
-        case .notATemplate(let path):
-            "\(path): is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
-        case .folder(let path, .cannotCreate(let purpose, let error)):
-            "\(path): cannot create \(purpose): \(error.reason)"
-        case .folder(let path, .notAFolderOfIcons): "\(path): not a folder of icons"
-        case .variants(let path, .malformed):
-            "\(path): not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}"
-        case .variants(let path, .parameter(let icon, let error)): "\(path): icon \"\(icon)\": \(error)"
+        case .template(let error): error.file
+        case .parameter(_, let file), .render(_, let file): file
+        case .read(let error): error.path
+        case .notATemplate(let path), .folder(let path, _), .variants(let path, _): path
+        case .unknownIcon, .cancelled: nil
+        }
+    }
+
+    /// What went wrong, without the file: for a message whose reader knows which file it
+    /// is, or must not learn where it is (a server's answer names icons, not its paths).
+    public var reason: String {
+        switch self {
+        case .template(let error):
+            TemplateError(file: nil, location: error.location, message: error.message).description
+        case .parameter(let error, _): error.description
+        case .render(let error, _): error.description
+        case .read(let error): error.reason
+        case .notATemplate: "is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
+        case .folder(_, .cannotCreate(let purpose, let error)): "cannot create \(purpose): \(error.reason)"
+        case .folder(_, .notAFolderOfIcons): "not a folder of icons"
+        case .variants(_, .malformed):
+            "not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}"
+        case .variants(_, .parameter(let icon, let error)): "icon \"\(icon)\": \(error)"
         case .unknownIcon(let name, let directory): "unknown icon \"\(name)\": no \(name).svg in \(directory)"
         case .cancelled: "cancelled"
         }
@@ -59,10 +77,6 @@ public enum VariantsProblem: Hashable, Sendable {
     case malformed
     /// A color of one of `icon`'s variants is not a color.
     case parameter(icon: String, ParameterError)
-}
-
-private func prefixed(_ file: String?, _ message: String) -> String {
-    file.map { "\($0): \(message)" } ?? message
 }
 
 extension IconrError {

@@ -340,7 +340,7 @@ public final class SpriteBuilder: Sendable {
             icon = try IconSource(name: source.id, bytes: bytes, path: file.path)
         } catch {
             // The failure names the file already.
-            return failure(Self.withoutFile(error))
+            return failure(error.reason)
         }
         let template = icon.template
         var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
@@ -367,7 +367,7 @@ public final class SpriteBuilder: Sendable {
                 measurement = try icon.measure(
                     elementIDs: template.legacyAreaIDs, placement: placement, limits: options.limits)
             } catch {
-                return failure(Self.withoutFile(error))
+                return failure(error.reason)
             }
             let legacy = LegacyAreas.areas(
                 ids: template.legacyAreaIDs,
@@ -410,7 +410,7 @@ public final class SpriteBuilder: Sendable {
                 let variant: IconVariant
                 switch outcome {
                 case .success(let value): variant = value
-                case .failure(let error): return failure(Self.withoutFile(error))
+                case .failure(let error): return failure(error.reason)
                 }
                 let key = variant.key
                 let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
@@ -460,17 +460,6 @@ public final class SpriteBuilder: Sendable {
             }
         }
         return .success((images, warnings))
-    }
-
-    /// A failure's message without the file: a `SpriteFailure` names it.
-    private static func withoutFile(_ error: IconrError) -> String {
-        switch error {
-        case .render(let error, _): error.description
-        case .parameter(let error, _): error.description
-        case .template(let error):
-            TemplateError(file: nil, location: error.location, message: error.message).description
-        default: error.description
-        }
     }
 
     /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).

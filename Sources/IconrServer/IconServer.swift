@@ -397,9 +397,7 @@ public final class IconServer: Sendable {
 
     /// An error's line without the server's own file paths (clients know icons by name).
     static func withoutFile(_ error: any Error) -> String {
-        let text = "\(error)"
-        guard let colon = text.firstRange(of: ": "), text[..<colon.lowerBound].contains("/") else { return text }
-        return String(text[colon.upperBound...])
+        (error as? IconrError)?.reason ?? "\(error)"
     }
 
     /// A plain decimal (`2`, `1.5`), not `0x10`, `1e3` or `inf`.

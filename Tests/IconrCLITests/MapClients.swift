@@ -24,31 +24,46 @@ enum MapClient: String, CaseIterable, CustomStringConvertible {
         style: URL, root: URL, ratio: Double, width: Int, height: Int, zoom: Double,
         longitude: Double, latitude: Double
     ) throws -> [UInt8] {
-        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
         let request: [String: Any] = [
             "style_file": style.path, "root": root.path, "ratio": ratio, "width": width, "height": height,
             "zoom": zoom, "longitude": longitude, "latitude": latitude,
         ]
-        let requestFile = root.appendingPathComponent("request-\(UUID().uuidString).json")
-        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
-        let output = root.appendingPathComponent("map-\(UUID().uuidString).png")
-        let result = try TestSupport.run(
-            "/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
-            timeout: 180)
-        let setup =
-            self == .native
-            ? "pip install pymgl and the Mesa EGL packages"
-            : "install chromium, chromium-driver, and pip install selenium maplibre"
-        let failure =
-            "\(self) failed (\(setup); .ci/install does): "
-            + String(decoding: result.stderr, as: UTF8.self)
-            .split(separator: "\n").filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(
-                separator: "\n")
-        try #require(result.status == 0, Comment(rawValue: failure))
-        let map = try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+        let map = try MapScript.run(
+            self == .native ? "render.py" : "render_gljs.py", request, in: root, client: self)
         try #require(
             map.size == PixelSize(width: Int(Double(width) * ratio), height: Int(Double(height) * ratio)),
             "\(self) drew \(map.size) at \(ratio)x")
         return map.pixels
+    }
+}
+
+/// Runs one of the scripts in Tests/MapLibre with a request file and reads the PNG it writes.
+enum MapScript {
+    /// Writes `request` into `folder`, runs `Tests/MapLibre/<script> request.json out.png`
+    /// (headless: `EGL_PLATFORM=surfaceless` for pymgl), and returns the image; a failure
+    /// names the client and how to install it, with what the script said.
+    static func run(
+        _ script: String, _ request: [String: Any], in folder: URL, client: MapClient
+    ) throws
+        -> RasterImage
+    {
+        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
+        let requestFile = folder.appendingPathComponent("request-\(UUID().uuidString).json")
+        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
+        let output = folder.appendingPathComponent("map-\(UUID().uuidString).png")
+        let path = TestSupport.repository.appendingPathComponent("Tests/MapLibre/" + script).path
+        let result = try TestSupport.run(
+            "/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, path, requestFile.path, output.path], timeout: 180)
+        let setup =
+            client == .native
+            ? "pip install pymgl and the Mesa EGL packages"
+            : "install chromium, chromium-driver, and pip install selenium maplibre"
+        let failure =
+            "\(client) failed (\(setup); .ci/install does): "
+            + String(decoding: result.stderr, as: UTF8.self)
+            .split(separator: "\n").filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(
+                separator: "\n")
+        try #require(result.status == 0, Comment(rawValue: failure))
+        return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
     }
 }

@@ -352,18 +352,7 @@ struct ServeCommandTests {
     }
 
     private func drawInGLJS(_ request: [String: Any]) throws -> RasterImage {
-        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
-        let requestFile = directory.appendingPathComponent("gljs-\(UUID().uuidString).json")
-        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
-        let output = directory.appendingPathComponent("gljs-\(UUID().uuidString).png")
-        let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/serve_gljs.py").path
-        let result = try TestSupport.run(python, [script, requestFile.path, output.path], timeout: 180)
-        let messages = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n")
-            .filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(separator: "\n")
-        try #require(
-            result.status == 0,
-            Comment(rawValue: "MapLibre GL JS failed (chromium, chromium-driver, selenium, maplibre): \(messages)"))
-        return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+        try MapScript.run("serve_gljs.py", request, in: directory, client: .glJS)
     }
 
     /// MapLibre Native loads a sprite from the server by URL, and a style from the server
@@ -418,18 +407,7 @@ struct ServeCommandTests {
     }
 
     private func drawInNative(_ request: [String: Any]) throws -> RasterImage {
-        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
-        let requestFile = directory.appendingPathComponent("native-\(UUID().uuidString).json")
-        try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
-        let output = directory.appendingPathComponent("native-\(UUID().uuidString).png")
-        let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/render.py").path
-        let result = try TestSupport.run(
-            "/usr/bin/env", ["EGL_PLATFORM=surfaceless", python, script, requestFile.path, output.path],
-            timeout: 180)
-        try #require(
-            result.status == 0,
-            Comment(rawValue: "MapLibre Native (pymgl) failed: \(String(decoding: result.stderr, as: UTF8.self))"))
-        return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+        try MapScript.run("render.py", request, in: directory, client: .native)
     }
 }
 

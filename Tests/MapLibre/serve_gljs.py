@@ -15,19 +15,11 @@ Or {"page": html, "width": 400, "height": 300}: a whole page of its own (the REA
 global `map` is watched until it is loaded with a runtime image added; the output is then a
 screenshot of the window (such a page need not keep its drawing buffer).
 """
-import base64
-import functools
-import http.server
 import json
 import math
-import os
 import sys
-import threading
 
-import maplibre
-from selenium import webdriver
-from selenium.webdriver.chrome.options import Options
-from selenium.webdriver.chrome.service import Service
+import gljs
 
 PAGE = """<!doctype html>
 <html><head><meta charset="utf-8"><style>body { margin: 0 } #map { width: %(width)dpx; height: %(height)dpx }</style>
@@ -54,23 +46,6 @@ map.once("load", () => {
 """
 
 
-class Handler(http.server.BaseHTTPRequestHandler):
-    def __init__(self, *args, files, **kwargs):
-        self.files = files
-        super().__init__(*args, **kwargs)
-
-    def do_GET(self):
-        body, kind = self.files.get(self.path.split("?")[0], (b"not found", "text/plain"))
-        self.send_response(200 if kind != "text/plain" else 404)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args):
-        pass
-
-
 def lng_lat(x, y, request):
     world = 512 * 2 ** request["zoom"]
     longitude = (x - request["width"] / 2) / world * 360
@@ -81,25 +56,19 @@ def lng_lat(x, y, request):
 def serve_page(request, files):
     """Loads request["page"], waits for its map to show a runtime image, screenshots it."""
     files["/index.html"] = (request["page"].encode(), "text/html")
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, files=files))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    driver = chrome(request)
+    server, base = gljs.start_server(files)
+    driver = gljs.chrome(request["width"], request["height"])
     try:
-        driver.set_script_timeout(90)
-        driver.get("http://127.0.0.1:%d/index.html" % server.server_address[1])
-        done = driver.execute_async_script("""
-            const callback = arguments[arguments.length - 1];
-            const started = Date.now();
-            let steadySince = 0;
-            (function wait() {
-              const ready = typeof map !== "undefined" && map.loaded() &&
-                  map.listImages().some((id) => id.indexOf("iconr:") === 0);
-              steadySince = ready ? (steadySince || Date.now()) : 0;
-              if ((ready && Date.now() - steadySince > 500) || Date.now() - started > 80000) {
-                callback({done: ready, images: typeof map === "undefined" ? [] : map.listImages()});
-              } else { setTimeout(wait, 50); }
-            })();
-        """)
+        driver.get(base + "index.html")
+        driver.execute_script("window.iconrSteadySince = 0;")
+        # Ready: loaded with a runtime image, and still so half a second later.
+        ready = ("typeof map !== 'undefined' && map.loaded() && "
+                 "map.listImages().some((id) => id.indexOf('iconr:') === 0)")
+        done = gljs.wait_for(
+            driver,
+            "(window.iconrSteadySince = (%s) ? (window.iconrSteadySince || Date.now()) : 0) && "
+            "Date.now() - window.iconrSteadySince > 500" % ready,
+            "{done: %s, images: typeof map === 'undefined' ? [] : map.listImages()}" % ready, 80000)
         if not done["done"]:
             sys.stderr.write("MapLibre GL JS: the page showed no runtime image (images: %s)\n" % done["images"])
             sys.exit(1)
@@ -111,52 +80,33 @@ def serve_page(request, files):
         output.write(png)
 
 
-def chrome(request):
-    options = Options()
-    for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--use-angle=swiftshader",
-                     "--enable-unsafe-swiftshader", "--window-size=%d,%d" % (request["width"], request["height"]),
-                     "--force-device-scale-factor=1", "--hide-scrollbars"]:
-        options.add_argument(argument)
-    options.binary_location = "/usr/bin/chromium"
-    return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
-
-
 def main():
     request = json.load(open(sys.argv[1]))
-    script = os.path.join(os.path.dirname(maplibre.__file__), "srcjs", "maplibre-gl.js")
+    files = {"/maplibre-gl.js": (gljs.maplibre_script(), "text/javascript")}
     if "page" in request:
-        serve_page(request, {"/maplibre-gl.js": (open(script, "rb").read(), "text/javascript")})
+        serve_page(request, files)
         return
     geojson = {"type": "FeatureCollection", "features": [
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": lng_lat(f["x"], f["y"], request)},
          "properties": {"color": f["color"]}} for f in request["features"]]}
-    page = PAGE % dict(request, geojson=json.dumps(geojson))
-    files = {"/index.html": (page.encode(), "text/html"), "/maplibre-gl.js": (open(script, "rb").read(), "text/javascript")}
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, files=files))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    driver = chrome(dict(request, width=request["width"] + 50, height=request["height"] + 50))
+    files["/index.html"] = ((PAGE % dict(request, geojson=json.dumps(geojson))).encode(), "text/html")
+    server, base = gljs.start_server(files)
+    driver = gljs.chrome(request["width"] + 50, request["height"] + 50)
     try:
-        driver.set_script_timeout(90)
-        driver.get("http://127.0.0.1:%d/index.html" % server.server_address[1])
-        done = driver.execute_async_script("""
-            const callback = arguments[arguments.length - 1];
-            const started = Date.now();
-            (function wait() {
-              if (window.iconrDone || window.iconrErrors.length || Date.now() - started > 80000) {
-                callback({done: window.iconrDone, errors: window.iconrErrors, requested: window.iconrRequested});
-              } else { setTimeout(wait, 50); }
-            })();
-        """)
+        driver.get(base + "index.html")
+        done = gljs.wait_for(
+            driver, "window.iconrDone || window.iconrErrors.length",
+            "{done: window.iconrDone, errors: window.iconrErrors, requested: window.iconrRequested}", 80000)
         if done["errors"] or not done["done"]:
             sys.stderr.write("MapLibre GL JS: %s\n" % ("; ".join(done["errors"]) or "the map did not finish loading"))
             sys.exit(1)
         sys.stderr.write("MapLibre GL JS: iconr.js fetched %d runtime images\n" % done["requested"])
-        data = driver.execute_script("return map.getCanvas().toDataURL('image/png');")
+        png = gljs.canvas_png(driver)
     finally:
         driver.quit()
         server.shutdown()
     with open(sys.argv[2], "wb") as output:
-        output.write(base64.b64decode(data.split(",", 1)[1]))
+        output.write(png)
 
 
 main()
