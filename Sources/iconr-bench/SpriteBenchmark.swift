@@ -1,10 +1,27 @@
 import Foundation
 import IconrRender
+import IconrSystem
 
 /// `iconr sprite` on a folder at ratios 1 and 2, cold (empty cache) and warm, side by side
 /// with a shell loop of `rsvg-convert` making the same images, and with the raw librsvg +
 /// cairo + libpng cost of those images divided by the cores.
 enum SpriteBenchmark {
+    /// Builds Benchmarks/sprite-floor.c (a C program that makes the same sheets with raw
+    /// librsvg, cairo and libpng) into `folder`; nil when there is no compiler or librsvg2-dev.
+    static func compileFloor(into folder: String) -> String? {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let source = repository.appendingPathComponent("Benchmarks/sprite-floor.c").path
+        let binary = folder + "/sprite-floor"
+        let command =
+            "cc -O2 -o '\(binary)' '\(source)' $(pkg-config --cflags --libs librsvg-2.0 cairo libpng) -pthread"
+        let status = Result { () throws(SystemError) -> Termination in
+            try ChildProcess.wait(for: ChildProcess.spawn("/bin/sh", ["-c", command + " 2>/dev/null"]))
+        }
+        guard case .success(.exited(0)) = status else { return nil }
+        return binary
+    }
+
     /// Runs `iconr sprite` cold and warm `runs` times each and the rsvg-convert loop
     /// `loopRuns` times (it takes seconds), and reports medians.
     static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 3) {
@@ -26,8 +43,10 @@ enum SpriteBenchmark {
         }
         // Medians of several runs, cold (a new cache folder each) and warm, taken in turns with
         // the rsvg-convert loop so that a slow phase of the machine hits all three alike.
-        var colds: [Double] = [], warms: [Double] = [], loops: [Double] = []
+        var colds: [Double] = [], warms: [Double] = [], loops: [Double] = [], floors: [Double] = []
         var coldOutput = ""
+        let floor = compileFloor(into: scratch)
+        let cores = ProcessInfo.processInfo.activeProcessorCount
         let loop =
             "for f in \"\(folder)\"/*.svg; do rsvg-convert \"$f\" -o \"\(scratch)/one.png\" && "
             + "rsvg-convert --zoom 2 \"$f\" -o \"\(scratch)/two.png\" || exit 1; done"
@@ -37,6 +56,10 @@ enum SpriteBenchmark {
             colds.append(cold)
             coldOutput = output
             warms.append(run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache]).0)
+            if let floor {
+                floors.append(
+                    run(floor, ["\(cores)", folder, scratch + "/sprite.json", scratch + "/sprite@2x.json"]).0)
+            }
             if round < loopRuns { loops.append(run("/bin/sh", ["-c", loop]).0) }
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
@@ -50,12 +73,11 @@ enum SpriteBenchmark {
                 raw += seconds(clock.now - start)
             }
         }
-        let cores = Double(ProcessInfo.processInfo.activeProcessorCount)
         let summary = coldOutput.split(separator: "\n").last.map(String.init) ?? ""
         let images = Double(files.count * 2)
         func ms(_ value: Double) -> String { String((value * 10000).rounded() / 10) }
         print(
-            "iconr-bench sprite: \(files.count) icons from \(folder) at ratios 1 and 2 (\(Int(images)) images), \(Int(cores)) cores\n"
+            "iconr-bench sprite: \(files.count) icons from \(folder) at ratios 1 and 2 (\(Int(images)) images), \(cores) cores\n"
         )
         func range(_ values: [Double]) -> String { "\(ms(values.min()!))-\(ms(values.max()!))" }
         print("medians of \(runs) runs (\(loopRuns) of the loop), whole processes:")
@@ -67,8 +89,17 @@ enum SpriteBenchmark {
             "rsvg-convert shell loop:  \(ms(rsvgLoop)) ms (\(range(loops)) ms), \(String((rsvgLoop / cold * 10).rounded() / 10))x the cold sprite build"
         )
         print(
-            "raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(Int(cores)) cores = \(ms(raw / cores)) ms; "
-                + "cold build per image \(String((cold / (raw / cores) * 100).rounded() / 100))x that")
+            "raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(cores) cores = \(ms(raw / Double(cores))) ms; "
+                + "cold build per image \(String((cold / (raw / Double(cores)) * 100).rounded() / 100))x that")
+        if floors.isEmpty {
+            print("the C floor (Benchmarks/sprite-floor.c) needs cc, pkg-config and librsvg2-dev: not measured")
+        } else {
+            let floorTime = median(floors)
+            print(
+                "C floor (same sheets, raw librsvg + cairo + libpng, \(cores) threads): \(ms(floorTime)) ms "
+                    + "(\(range(floors)) ms); cold build \(String((cold / floorTime * 100).rounded() / 100))x the floor"
+            )
+        }
         print(summary)
         // The sheets against what optipng makes of them (the issue's size goal: within 10%).
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/optipng") {
