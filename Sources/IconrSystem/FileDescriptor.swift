@@ -62,14 +62,18 @@ package struct FileDescriptor: Hashable, Sendable {
         if let failure { throw failure }
     }
 
+    /// Reads what is there into `buffer`, at most its size; 0 at the end of the file.
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        let result = retryingInterrupted { Glibc.read(rawValue, buffer.baseAddress, buffer.count) }
+        guard result >= 0 else { throw SystemError("read") }
+        return result
+    }
+
     /// Reads what is there, at most `count` bytes; empty at the end of the file.
     package func read(upTo count: Int) throws(SystemError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
-        let result = buffer.withUnsafeMutableBytes { raw in
-            retryingInterrupted { Glibc.read(rawValue, raw.baseAddress, raw.count) }
-        }
-        guard result >= 0 else { throw SystemError("read") }
-        buffer.removeLast(count - result)
+        let result = buffer.withUnsafeMutableBytes { raw in Result { () throws(SystemError) in try read(into: raw) } }
+        buffer.removeLast(count - (try result.get()))
         return buffer
     }
 

@@ -77,18 +77,28 @@ package enum FileReader {
         guard Int(info.st_size) <= maxSize else {
             throw FileReadError(path: path, problem: .tooLarge(bytes: Int(info.st_size), limit: maxSize))
         }
-        var bytes: [UInt8] = []
-        let chunkSize = max(4096, Int(info.st_size) + 1)
+        // One buffer of the file's size and a byte more, so that a file read whole ends in
+        // one more read that returns 0; a file that grows meanwhile gets a larger buffer.
+        var bytes = [UInt8](repeating: 0, count: max(4096, Int(info.st_size) + 1))
+        var count = 0
         while true {
-            let chunk: [UInt8]
-            do {
-                chunk = try file.read(upTo: chunkSize)
-            } catch {
-                throw FileReadError(path: path, problem: .system(error))
+            if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
+            let result = bytes.withUnsafeMutableBytes { raw in
+                Result { () throws(SystemError) in
+                    try file.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[count...]))
+                }
             }
-            if chunk.isEmpty { return (bytes, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec) }
-            bytes += chunk
-            guard bytes.count <= maxSize else {
+            let read: Int
+            switch result {
+            case .success(let count): read = count
+            case .failure(let error): throw FileReadError(path: path, problem: .system(error))
+            }
+            if read == 0 {
+                bytes.removeLast(bytes.count - count)
+                return (bytes, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
+            }
+            count += read
+            guard count <= maxSize else {
                 throw FileReadError(path: path, problem: .tooLarge(bytes: nil, limit: maxSize))
             }
         }
