@@ -66,8 +66,9 @@ struct SpritePackerTests {
     }
 
     /// Seeded mixed sets of 120 icons of 6-72 px at 2x (padding 2): how full the sheet is,
-    /// counting each icon's padding. Today 94.5-95.2% on seeds 1-5; the sprite issue's goal
-    /// is 97%, not met yet: this guards against a regression below 94%.
+    /// counting each icon's padding. Today 95.5-96.0% on seeds 1-5 (94.4-95.1% with the
+    /// shortest-side rule alone); the sprite issue's goal is 97%, not met yet: this guards
+    /// against a regression below 95%.
     @Test(arguments: [1, 2, 3, 4, 5])
     func packsMixedSetsTightly(_ seed: Int) throws {
         var state = UInt64(seed)
@@ -79,7 +80,7 @@ struct SpritePackerTests {
         let sheet = try #require(SpritePacker.pack(sizes, padding: 2, maxSide: 4096))
         let padded = Double(sizes.reduce(0) { $0 + ($1.width + 2) * ($1.height + 2) })
         let packing = padded / Double((sheet.width + 2) * (sheet.height + 2))
-        #expect(packing >= 0.94, "seed \(seed): \(packing)")
+        #expect(packing >= 0.95, "seed \(seed): \(packing)")
     }
 
     @Test func splitsIntoSheetsThatFit() throws {
