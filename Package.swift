@@ -27,7 +27,9 @@ let package = Package(
         // Pure Swift: colors, templates, parameter substitution, packing, the style engine.
         // Optimized in debug builds too: its packer and expression engine are the hot loops of
         // the test suite (the packer's property test took 31 s unoptimized).
-        .target(name: "IconrCore", swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        .target(
+            name: "IconrCore", dependencies: ["IconrSystem"],
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
         // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
         .target(name: "IconrRender", dependencies: ["IconrCore", "IconrSystem", "CRsvg", "CPNG"]),
         // The one door to libmicrohttpd: an HTTP server that calls a Swift handler.
