@@ -23,11 +23,16 @@ public enum PNGEncoder {
     /// was possible (by 19-25%) and no filter always beat adaptive filtering (by 0-37%), but
     /// on photo-like RGBA icons (resvg's tests) adaptive filters win. The same pixels always
     /// give the same bytes.
-    public static func encodeSmallest(_ image: RasterImage) throws(RenderError) -> [UInt8] {
+    ///
+    /// With `optimize`, unfiltered images are deflated by Zopfli instead (on every core, in
+    /// pieces), and filtered ones by zlib at level 9: for sheets that are published once and
+    /// downloaded often.
+    public static func encodeSmallest(_ image: RasterImage, optimize: Bool = false) throws(RenderError) -> [UInt8] {
         let noFilter: Int32 = 0x08, adaptive: Int32 = 0xF8
         let samples = Samples.smallest(of: image)
+        let deflater: Deflater = optimize ? .zopfli : .zlib(level: 7)
         guard samples.colorType != PNG_COLOR_TYPE_PALETTE else {
-            return try encodeUnfiltered(samples, image.size, compressionLevel: 7)
+            return try encodeUnfiltered(samples, image.size, deflater)
         }
         let filters = [noFilter, adaptive]
         let sizes = Locked<[Int]>([.max, .max])
@@ -40,9 +45,17 @@ public enum PNGEncoder {
         }
         // Ties go to no filter.
         guard sizes.withLock({ $0[0] <= $0[1] }) else {
-            return try encode(samples, image.size, compressionLevel: 7, filters: adaptive, strategy: 0)
+            return try encode(samples, image.size, compressionLevel: optimize ? 9 : 7, filters: adaptive, strategy: 0)
         }
-        return try encodeUnfiltered(samples, image.size, compressionLevel: 7)
+        return try encodeUnfiltered(samples, image.size, deflater)
+    }
+
+    /// How unfiltered image data is deflated.
+    private enum Deflater {
+        /// zlib at this level; small images through libpng, large ones in pieces.
+        case zlib(level: Int32)
+        /// Zopfli, always in pieces (one for a small image).
+        case zopfli
     }
 
     /// Raw scanline bytes per piece of a parallel deflate stream: large enough that the sync
@@ -53,14 +66,15 @@ public enum PNGEncoder {
     /// core, each primed with the 32 KiB before it, into one zlib stream (as pigz does): the
     /// final encode of a large sheet took one core for most of a second. The pieces are cut
     /// at fixed offsets, so the bytes do not depend on the number of cores. Smaller images go
-    /// through libpng.
+    /// through libpng (with zlib; Zopfli always writes pieces).
     private static func encodeUnfiltered(
-        _ samples: Samples, _ size: PixelSize, compressionLevel: Int32
+        _ samples: Samples, _ size: PixelSize, _ deflater: Deflater
     ) throws(RenderError) -> [UInt8] {
         let rowBytes = size.width * samples.channels
-        guard size.height * (rowBytes + 1) > 2 * pieceSize else {
-            return try encode(samples, size, compressionLevel: compressionLevel, filters: 0x08, strategy: 0)
+        if case .zlib(let level) = deflater, size.height * (rowBytes + 1) <= 2 * pieceSize {
+            return try encode(samples, size, compressionLevel: level, filters: 0x08, strategy: 0)
         }
+        if case .zopfli = deflater { try Zopfli.check() }
         // Each row with its filter byte (0: none) in front.
         var scanlines = [UInt8](repeating: 0, count: size.height * (rowBytes + 1))
         scanlines.withUnsafeMutableBufferPointer { target in
@@ -80,17 +94,27 @@ public enum PNGEncoder {
             DispatchQueue.concurrentPerform(iterations: pieceCount) { piece in
                 guard let base else { return }
                 let start = piece * pieceSize, end = min(total, start + pieceSize)
-                let dictionary = max(0, start - 32768)
-                var buffer = CPNG_Buffer()
-                var error = CPNG_Error()
-                defer { free(buffer.data) }
-                let succeeded = CPNG_deflate_piece(
-                    base + dictionary, start - dictionary, base + start, end - start, compressionLevel,
-                    piece == pieceCount - 1 ? 1 : 0, &buffer, &error)
-                let result: Result<[UInt8], RenderError> =
-                    succeeded != 0
-                    ? .success(Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length)))
-                    : .failure(.encodingFailed(Self.message(of: &error)))
+                let last = piece == pieceCount - 1
+                let result: Result<[UInt8], RenderError>
+                switch deflater {
+                case .zlib(let level):
+                    let dictionary = max(0, start - 32768)
+                    var buffer = CPNG_Buffer()
+                    var error = CPNG_Error()
+                    defer { free(buffer.data) }
+                    let succeeded = CPNG_deflate_piece(
+                        base + dictionary, start - dictionary, base + start, end - start, level, last ? 1 : 0,
+                        &buffer, &error)
+                    result =
+                        succeeded != 0
+                        ? .success(Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length)))
+                        : .failure(.encodingFailed(Self.message(of: &error)))
+                case .zopfli:
+                    result = Result { () throws(RenderError) in
+                        try Zopfli.deflatePiece(
+                            UnsafeBufferPointer(start: base, count: total), start: start, end: end, last: last)
+                    }
+                }
                 pieces.withLock { $0[piece] = result }
             }
         }

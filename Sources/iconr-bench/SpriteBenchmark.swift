@@ -117,6 +117,29 @@ enum SpriteBenchmark {
         } else {
             print("optipng is not installed: no PNG size comparison (apt-get install optipng)")
         }
+        // --optimize (Zopfli) against zopflipng on the default sheets (the goal: within 2%).
+        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zopflipng") {
+            let started = clock.now
+            let (_, optimized) = run(
+                iconr, ["sprite", folder, "-o", scratch + "/optimized/sprite", "--optimize", "--no-cache"])
+            let optimizeSeconds = seconds(clock.now - started)
+            print(
+                "--optimize: \(ms(optimizeSeconds)) ms: "
+                    + (optimized.split(separator: "\n").last.map(String.init) ?? ""))
+            for name in ["sprite.png", "sprite@2x.png"] {
+                let theirs = scratch + "/zopflipng-" + name
+                _ = run("/usr/bin/zopflipng", ["-y", scratch + "/" + name, theirs])
+                let size = { (path: String) in
+                    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+                }
+                let ours = size(scratch + "/optimized/" + name)
+                print(
+                    "\(name) --optimize: \(ours) bytes, zopflipng \(size(theirs)) bytes "
+                        + "(\(String((Double(ours) / Double(max(1, size(theirs))) * 1000).rounded() / 10))%)")
+            }
+        } else {
+            print("zopflipng is not installed: --optimize not compared (apt-get install zopfli)")
+        }
 
         // Fill (icon pixels / sheet pixels) without padding, and on a set of mixed sizes:
         // Maki's 15 px icons, the bundled icons, and 20 of resvg's 200 x 200 tests.

@@ -27,7 +27,7 @@ import Testing
         let options = try SpriteCommand.parse([
             "icons", "more", "-o", "out/", "--ratio", "1,2", "-r", "3", "--sdf", "pin-*", "--padding", "0",
             "--style", "style.json", "--config", "lightPreset=\"night\"", "--emit-style", "out/style.json",
-            "--minify", "--hash-names", "--json",
+            "--minify", "--hash-names", "--json", "--optimize",
         ])
         #expect(options.folders == ["icons", "more"])
         #expect(options.output == "out/")
@@ -36,7 +36,7 @@ import Testing
         #expect(options.sprite.padding == 0)
         #expect(options.style == "style.json" && options.emitStyle == "out/style.json")
         #expect(options.config == ["lightPreset": .string("night")])
-        #expect(options.minify && options.hashNames && options.json && !options.check)
+        #expect(options.minify && options.hashNames && options.json && !options.check && options.sprite.optimize)
         #expect(try SpriteCommand.parse(["icons", "-o", "x", "--retina"]).sprite.ratios == [2])
     }
 

@@ -49,6 +49,7 @@ import Testing
         if colors > 256 {
             #expect(Double(png.count) <= Double(single.count) * 1.01, "\(png.count) vs \(single.count) bytes")
         }
+        try checkOptimized(original, png)
         let pngcheck = "/usr/bin/pngcheck"
         if access(pngcheck, X_OK) == 0 {
             let path = "/tmp/iconr-pieces-\(getpid())-\(width)x\(height)-\(colors).png"
@@ -56,5 +57,18 @@ import Testing
             defer { unlink(path) }
             #expect(system("\(pngcheck) -q \(path) > /dev/null") == 0, "pngcheck rejects it")
         }
+    }
+
+    /// `--optimize`'s Zopfli pieces: the same pixels in fewer bytes. Needs libzopfli1 (CI
+    /// installs it); skipped with a line saying so elsewhere.
+    private func checkOptimized(_ original: RasterImage, _ png: [UInt8]) throws {
+        let inCI = getenv("CI").map { String(cString: $0) == "true" } ?? false
+        guard dlopen("libzopfli.so.1", RTLD_NOW) != nil || inCI else {
+            print("skipped: the --optimize check needs libzopfli1 (apt-get install libzopfli1)")
+            return
+        }
+        let optimized = try PNGEncoder.encodeSmallest(original, optimize: true)
+        #expect(try PNGDecoder.decode(optimized) == PNGDecoder.decode(png))
+        #expect(optimized.count < png.count, "\(optimized.count) vs \(png.count) bytes")
     }
 }
