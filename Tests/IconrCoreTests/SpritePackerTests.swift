@@ -83,6 +83,30 @@ struct SpritePackerTests {
         #expect(packing >= 0.95, "seed \(seed): \(packing)")
     }
 
+    /// Past `SpritePacker.manyItems` a skyline packs: every item placed apart, inside, and the
+    /// sheet nearly as full (the seeded set of 1,800 icons of 8-40 px at padding 1).
+    @Test func manyItemsPackByASkyline() throws {
+        var state: UInt64 = 7
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int(state >> 33) % bound
+        }
+        let sizes = (0..<1800).map { _ in PixelSize(width: 8 + next(33), height: 8 + next(33)) }
+        #expect(sizes.count > SpritePacker.manyItems)
+        let sheet = try #require(SpritePacker.pack(sizes, padding: 1, maxSide: 4096))
+        Self.check(sheet, sizes, padding: 1)
+        let padded = Double(sizes.reduce(0) { $0 + ($1.width + 1) * ($1.height + 1) })
+        let packing = padded / Double((sheet.width + 1) * (sheet.height + 1))
+        #expect(packing >= 0.93, "\(packing)")
+        // And split into sheets of at most 256 px, each of which packs.
+        let split = SpritePacker.split(sizes, padding: 1, maxSide: 256)
+        #expect(split.tooLarge.isEmpty && Set(split.groups.flatMap { $0 }).count == sizes.count)
+        for group in split.groups {
+            let groupSizes = group.map { sizes[$0] }
+            Self.check(try #require(SpritePacker.pack(groupSizes, padding: 1, maxSide: 256)), groupSizes, padding: 1)
+        }
+    }
+
     @Test func splitsIntoSheetsThatFit() throws {
         let sizes = Self.mixed + [PixelSize(width: 300, height: 20)]
         let split = SpritePacker.split(sizes, padding: 1, maxSide: 256)
