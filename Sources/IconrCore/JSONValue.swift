@@ -99,13 +99,6 @@ public enum JSONValue: Hashable, Sendable {
         text += close
     }
 
-    /// A JSON string literal: `"a \"b\""`.
-    public static func quoted(_ string: String) -> String {
-        var text = ""
-        writeQuoted(string, to: &text)
-        return text
-    }
-
     private static func writeQuoted(_ string: String, to text: inout String) {
         text += "\""
         for scalar in string.unicodeScalars {

@@ -7,6 +7,7 @@ enum Zopfli {
     /// The library file of Debian's libzopfli1.
     static let soname = "libzopfli.so.1"
 
+    /// Pointers to C functions, set once and only called: safe to share across threads.
     private struct Functions: @unchecked Sendable {
         let initOptions: CPNG_ZopfliInitOptions
         let deflatePart: CPNG_ZopfliDeflatePart
