@@ -70,20 +70,20 @@ public enum JSONValue: Hashable, Sendable {
         case .number(let value): text += value.isFinite ? value.javaScriptText : "null"
         case .string(let value): Self.writeQuoted(value, to: &text)
         case .array(let values):
-            writeMembers(values.map { (nil, $0) }, open: "[", close: "]", to: &text, layout: layout, depth: depth)
+            writeMembers(values.map { (nil, $0) }, ofObject: false, to: &text, layout: layout, depth: depth)
         case .object(let object):
             let members = object.sorted { $0.key < $1.key }.map { (Optional($0.key), $0.value) }
-            writeMembers(members, open: "{", close: "}", to: &text, layout: layout, depth: depth)
+            writeMembers(members, ofObject: true, to: &text, layout: layout, depth: depth)
         }
     }
 
     private func writeMembers(
-        _ members: [(key: String?, value: JSONValue)], open: String, close: String, to text: inout String,
+        _ members: [(key: String?, value: JSONValue)], ofObject isObject: Bool, to text: inout String,
         layout: Layout, depth: Int
     ) {
-        text += open
-        guard !members.isEmpty else { return text += close }
-        let onLines = layout == .indented || (layout == .memberPerLine && depth == 0 && open == "{")
+        text += isObject ? "{" : "["
+        guard !members.isEmpty else { return text += isObject ? "}" : "]" }
+        let onLines = layout == .indented || (layout == .memberPerLine && depth == 0 && isObject)
         let indent = onLines ? "\n" + String(repeating: "  ", count: depth + 1) : ""
         let separator = onLines ? "," : layout == .minified ? "," : ", "
         for (index, member) in members.enumerated() {
@@ -96,7 +96,7 @@ public enum JSONValue: Hashable, Sendable {
             member.value.write(to: &text, layout: layout, depth: depth + 1)
         }
         if onLines { text += "\n" + String(repeating: "  ", count: depth) }
-        text += close
+        text += isObject ? "}" : "]"
     }
 
     private static func writeQuoted(_ string: String, to text: inout String) {

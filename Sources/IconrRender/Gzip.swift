@@ -16,8 +16,7 @@ package enum Gzip {
         defer { free(buffer.data) }
         let succeeded = bytes.withUnsafeBufferPointer { CPNG_gunzip($0.baseAddress, $0.count, limit, &buffer, &error) }
         guard succeeded != 0 else {
-            let message = withUnsafeBytes(of: &error.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            throw RenderError.invalidDocument("cannot decompress the .svgz: \(message)")
+            throw RenderError.invalidDocument("cannot decompress the .svgz: \(error.text)")
         }
         return Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length))
     }

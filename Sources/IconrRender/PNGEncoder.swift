@@ -108,7 +108,7 @@ public enum PNGEncoder {
                     result =
                         succeeded != 0
                         ? .success(Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length)))
-                        : .failure(.encodingFailed(Self.message(of: &error)))
+                        : .failure(.encodingFailed(error.text))
                 case .zopfli:
                     result = Result { () throws(RenderError) in
                         try Zopfli.deflatePiece(
@@ -168,10 +168,6 @@ public enum PNGEncoder {
         return png
     }
 
-    private static func message(of error: inout CPNG_Error) -> String {
-        withUnsafeBytes(of: &error.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-    }
-
     private static func encode(
         _ samples: Samples, _ size: PixelSize, compressionLevel: Int32, filters: Int32,
         strategy: Int32
@@ -191,10 +187,16 @@ public enum PNGEncoder {
             }
         }
         guard succeeded != 0 else {
-            let message = withUnsafeBytes(of: &error.message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            throw RenderError.encodingFailed(message)
+            throw RenderError.encodingFailed(error.text)
         }
         return Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length))
+    }
+}
+
+extension CPNG_Error {
+    /// The message the C side wrote (NUL-terminated in a fixed buffer).
+    var text: String {
+        withUnsafeBytes(of: message) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }
 
