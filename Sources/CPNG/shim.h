@@ -1,6 +1,9 @@
 #ifndef ICONR_CPNG_SHIM_H
 #define ICONR_CPNG_SHIM_H
 
+/* libdeflate (Debian's libdeflate0, which libtiff and so librsvg bring already): one-shot zlib
+   streams in a third to a half of zlib's time at the same size. */
+#include <libdeflate.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdlib.h>

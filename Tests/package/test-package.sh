@@ -20,7 +20,7 @@ root="$scratch/root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates"
 touch "$root/var/lib/dpkg/status"
 check "dpkg installs the package" dpkg --root="$root" --force-depends --force-script-chrootless -i "$deb" >/dev/null 2>&1
-check "the Depends name the runtime libraries" bash -c "dpkg-deb -f '$deb' Depends | grep -q 'librsvg2-2.*libcairo2.*libpng16-16'"
+check "the Depends name the runtime libraries" bash -c "dpkg-deb -f '$deb' Depends | grep -q 'librsvg2-2.*libcairo2.*libpng16-16.*libdeflate0'"
 installed="$root/usr/bin/iconr"
 check "the binary is installed" test -x "$installed"
 check "the binary is stripped" bash -c "! readelf -S '$installed' | grep -q '\.symtab'"
