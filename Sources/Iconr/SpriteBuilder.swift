@@ -627,7 +627,7 @@ public final class SpriteBuilder: Sendable {
             + "max \(options.maxSize) unique \(options.unique) optimize \(options.optimize)\n"
         for image in images.sorted(by: { ($0.ratio, $0.id) < ($1.ratio, $1.id) }) {
             text += image.id + "\u{0}" + image.ratio.shortText + "\u{0}" + image.contentKey + "\u{0}"
-            text += String(decoding: SpriteIndex.json([image.id: image.entry], minified: true), as: UTF8.self) + "\n"
+            text += image.entry.jsonValue.text(.minified) + "\n"
         }
         return SHA256.hex(Array(text.utf8))
     }

@@ -101,6 +101,11 @@ public enum JSONValue: Hashable, Sendable {
 
     private static func writeQuoted(_ string: String, to text: inout String) {
         text += "\""
+        // Most strings (ids, keys) need no escape: appended whole.
+        if !string.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            text += string
+            return text += "\""
+        }
         for scalar in string.unicodeScalars {
             switch scalar {
             case "\"": text += "\\\""

@@ -27,6 +27,22 @@ import Testing
         return RasterImage(size: PixelSize(width: width, height: height), pixels: pixels)
     }
 
+    /// The sprite cache's quick entries: unfiltered RGBA, read back by the decoder's fast path
+    /// (small ones in one libdeflate stream, large ones in zlib pieces) to the same bytes,
+    /// and a damaged one is refused, not decoded to other pixels.
+    @Test(arguments: [(1, 1), (37, 23), (700, 600)])
+    func quickEncodingsDecodeToTheSameBytes(width: Int, height: Int) throws {
+        let original = image(width: width, height: height, colors: 100_000)
+        let png = try PNGEncoder.encodeQuickly(original)
+        #expect(try PNGDecoder.decode(png) == original)
+        var damaged = png
+        damaged[damaged.count / 2] ^= 0x10
+        #expect(throws: RenderError.self) { try PNGDecoder.decode(damaged) }
+        #expect(throws: RenderError.self) {
+            try PNGDecoder.decode(png, maxSize: PixelSize(width: width - 1, height: height))
+        }
+    }
+
     @Test(arguments: [(200, 64, 16), (1400, 1100, 200), (1400, 1100, 100_000)])
     func piecesDecodeToThePixels(width: Int, height: Int, colors: Int) throws {
         let original = image(width: width, height: height, colors: colors)

@@ -14,6 +14,21 @@ import Testing
         try input.close()
     }
 
+    @Test func sharedMemoryIsZeroedAndSeenByAForkedChild() throws {
+        let memory = try SharedMemory(count: 1 << 20)
+        #expect(memory.count == 1 << 20)
+        #expect(UnsafeRawBufferPointer(start: memory.base, count: memory.count).allSatisfy { $0 == 0 })
+        let child = fork()
+        if child == 0 {
+            // Only a store and _exit in the child of a threaded process.
+            (memory.base + 4096).storeBytes(of: 0x1234_5678, as: UInt64.self)
+            _exit(0)
+        }
+        try #require(child > 0)
+        #expect(try ChildProcess.wait(for: child) == .exited(0))
+        #expect((memory.base + 4096).load(as: UInt64.self) == 0x1234_5678)
+    }
+
     @Test func failuresNameTheCallAndTheErrno() throws {
         #expect(throws: SystemError("open", errno: ENOENT)) {
             try FileDescriptor.open("/nonexistent/iconr-file", O_RDONLY)
