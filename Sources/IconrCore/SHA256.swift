@@ -2,10 +2,11 @@
 /// The toolchain has no crypto module on Linux, and a cache key must never depend on
 /// Swift's per-process seeded `Hasher`.
 package struct SHA256: Sendable {
-    private var state: [UInt32] = [
-        0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-    ]
-    private var pending: [UInt8] = []
+    private var h0: UInt32 = 0x6a09e667, h1: UInt32 = 0xbb67ae85, h2: UInt32 = 0x3c6ef372, h3: UInt32 = 0xa54ff53a
+    private var h4: UInt32 = 0x510e527f, h5: UInt32 = 0x9b05688c, h6: UInt32 = 0x1f83d9ab, h7: UInt32 = 0x5be0cd19
+    /// The bytes of a block not yet complete (`pendingCount` of them).
+    private var pending: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0, 0, 0, 0, 0)
+    private var pendingCount = 0
     private var length: UInt64 = 0
 
     package init() {}
@@ -14,14 +15,17 @@ package struct SHA256: Sendable {
     package static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var hasher = SHA256()
         hasher.update(bytes)
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in hasher.finalize() {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 15)])
+        let digest = hasher.finalize()
+        return String(unsafeUninitializedCapacity: 64) { text in
+            let digits: StaticString = "0123456789abcdef"
+            digits.withUTF8Buffer { digits in
+                for (index, byte) in digest.enumerated() {
+                    text[index * 2] = digits[Int(byte >> 4)]
+                    text[index * 2 + 1] = digits[Int(byte & 15)]
+                }
+            }
+            return 64
         }
-        return String(decoding: text, as: UTF8.self)
     }
 
     package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
@@ -35,36 +39,64 @@ package struct SHA256: Sendable {
     }
 
     private mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
         length &+= UInt64(buffer.count)
         var offset = 0
-        if !pending.isEmpty {
-            let take = min(64 - pending.count, buffer.count)
-            pending += buffer[0..<take]
-            offset = take
-            guard pending.count == 64 else { return }
-            pending.withUnsafeBytes { compress($0) }
-            pending.removeAll(keepingCapacity: true)
+        if pendingCount > 0 {
+            offset = min(64 - pendingCount, buffer.count)
+            append(base, count: offset)
+            guard pendingCount == 64 else { return }
+            let block = pending
+            withUnsafeBytes(of: block) { compress($0.baseAddress.unsafelyUnwrapped) }
+            pendingCount = 0
         }
         while offset + 64 <= buffer.count {
-            compress(UnsafeRawBufferPointer(rebasing: buffer[offset..<(offset + 64)]))
+            compress(base + offset)
             offset += 64
         }
-        pending += buffer[offset...]
+        append(base + offset, count: buffer.count - offset)
+    }
+
+    /// Adds `count` bytes (to at most a whole block) to the pending ones.
+    private mutating func append(_ bytes: UnsafeRawPointer, count: Int) {
+        let start = pendingCount
+        withUnsafeMutableBytes(of: &pending) { block in
+            UnsafeMutableRawBufferPointer(rebasing: block[start..<(start + count)]).copyMemory(
+                from: UnsafeRawBufferPointer(start: bytes, count: count))
+        }
+        pendingCount += count
     }
 
     package consuming func finalize() -> [UInt8] {
         let bitLength = length &* 8
-        var tail = pending + [0x80]
-        while tail.count % 64 != 56 { tail.append(0) }
-        for shift in stride(from: 56, through: 0, by: -8) {
-            tail.append(UInt8(truncatingIfNeeded: bitLength >> UInt64(shift)))
-        }
-        tail.withUnsafeBytes { bytes in
-            for start in stride(from: 0, to: bytes.count, by: 64) {
-                compress(UnsafeRawBufferPointer(rebasing: bytes[start..<(start + 64)]))
+        var tail:
+            (
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64,
+                UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64
+            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let count = pendingCount
+        let blocks = count < 56 ? 1 : 2
+        let pending = pending
+        withUnsafeMutableBytes(of: &tail) { tail in
+            withUnsafeBytes(of: pending) {
+                UnsafeMutableRawBufferPointer(rebasing: tail[..<count]).copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: $0[..<count]))
             }
+            tail[count] = 0x80
+            tail.storeBytes(of: bitLength.bigEndian, toByteOffset: blocks * 64 - 8, as: UInt64.self)
         }
-        return state.flatMap { word in (0..<4).map { UInt8(truncatingIfNeeded: word >> (24 - 8 * UInt32($0))) } }
+        let padded = tail
+        withUnsafeBytes(of: padded) { tail in
+            for block in 0..<blocks { compress(tail.baseAddress.unsafelyUnwrapped + block * 64) }
+        }
+        var digest = [UInt8](repeating: 0, count: 32)
+        for (index, word) in [h0, h1, h2, h3, h4, h5, h6, h7].enumerated() {
+            digest[index * 4] = UInt8(truncatingIfNeeded: word >> 24)
+            digest[index * 4 + 1] = UInt8(truncatingIfNeeded: word >> 16)
+            digest[index * 4 + 2] = UInt8(truncatingIfNeeded: word >> 8)
+            digest[index * 4 + 3] = UInt8(truncatingIfNeeded: word)
+        }
+        return digest
     }
 
     private static let roundConstants: [UInt32] = [
@@ -78,41 +110,43 @@ package struct SHA256: Sendable {
         0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    private mutating func compress(_ block: UnsafeRawBufferPointer) {
-        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { words in
-            compress(block, schedule: words)
+    /// One 64-byte block at `block`.
+    private mutating func compress(_ block: UnsafeRawPointer) {
+        @inline(__always) func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 {
+            (value >> count) | (value << (32 - count))
         }
-    }
-
-    private mutating func compress(_ block: UnsafeRawBufferPointer, schedule words: UnsafeMutableBufferPointer<UInt32>)
-    {
-        func rotate(_ value: UInt32, _ count: UInt32) -> UInt32 { (value >> count) | (value << (32 - count)) }
-        for index in 0..<16 {
-            words[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
+        var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
+            // Pointers, not buffers: a buffer's subscript checks its bounds even in -O.
+            guard let words = schedule.baseAddress else { return }
+            for index in 0..<16 {
+                words[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))
+            }
+            for index in 16..<64 {
+                let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
+                let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
+                words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
+            }
+            Self.roundConstants.withUnsafeBufferPointer { buffer in
+                guard let constants = buffer.baseAddress else { return }
+                for index in 0..<64 {
+                    let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
+                    let choice = (e & f) ^ (~e & g)
+                    let temp1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
+                    let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
+                    let majority = (a & b) ^ (a & c) ^ (b & c)
+                    let temp2 = s0 &+ majority
+                    (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
+                }
+            }
         }
-        for index in 16..<64 {
-            let s0 = rotate(words[index - 15], 7) ^ rotate(words[index - 15], 18) ^ (words[index - 15] >> 3)
-            let s1 = rotate(words[index - 2], 17) ^ rotate(words[index - 2], 19) ^ (words[index - 2] >> 10)
-            words[index] = words[index - 16] &+ s0 &+ words[index - 7] &+ s1
-        }
-        var (a, b, c, d, e, f, g, h) = (state[0], state[1], state[2], state[3], state[4], state[5], state[6], state[7])
-        let constants = Self.roundConstants
-        for index in 0..<64 {
-            let s1 = rotate(e, 6) ^ rotate(e, 11) ^ rotate(e, 25)
-            let choice = (e & f) ^ (~e & g)
-            let temp1 = h &+ s1 &+ choice &+ constants[index] &+ words[index]
-            let s0 = rotate(a, 2) ^ rotate(a, 13) ^ rotate(a, 22)
-            let majority = (a & b) ^ (a & c) ^ (b & c)
-            let temp2 = s0 &+ majority
-            (h, g, f, e, d, c, b, a) = (g, f, e, d &+ temp1, c, b, a, temp1 &+ temp2)
-        }
-        state[0] &+= a
-        state[1] &+= b
-        state[2] &+= c
-        state[3] &+= d
-        state[4] &+= e
-        state[5] &+= f
-        state[6] &+= g
-        state[7] &+= h
+        h0 &+= a
+        h1 &+= b
+        h2 &+= c
+        h3 &+= d
+        h4 &+= e
+        h5 &+= f
+        h6 &+= g
+        h7 &+= h
     }
 }
