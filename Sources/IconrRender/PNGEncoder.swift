@@ -127,12 +127,25 @@ public enum PNGEncoder {
         return png
     }
 
+    /// libdeflate compressors not in use, by level. Each is reused: making one clears its
+    /// hash tables, which cost more than deflating a small icon (a cold Maki build spent
+    /// 24 ms of CPU in libdeflate making one per cache entry).
+    private static let idleCompressors = Locked<[Int32: [Compressor]]>([:])
+
+    /// A libdeflate compressor, owned by one thread at a time.
+    private struct Compressor: @unchecked Sendable {
+        let pointer: OpaquePointer
+    }
+
     /// `data` as one zlib stream, by libdeflate.
     private static func deflateWhole(_ data: [UInt8], level: Int32) throws(RenderError) -> [UInt8] {
-        guard let compressor = libdeflate_alloc_compressor(level) else {
+        guard
+            let compressor = idleCompressors.withLock({ $0[level]?.popLast() })?.pointer
+                ?? libdeflate_alloc_compressor(level)
+        else {
             throw .encodingFailed("libdeflate cannot make a compressor (out of memory)")
         }
-        defer { libdeflate_free_compressor(compressor) }
+        defer { idleCompressors.withLock { $0[level, default: []].append(Compressor(pointer: compressor)) } }
         let bound = libdeflate_zlib_compress_bound(compressor, data.count)
         let stream = data.withUnsafeBufferPointer { input in
             [UInt8](unsafeUninitializedCapacity: bound) { output, count in
