@@ -59,8 +59,8 @@ public enum PNGEncoder {
 
     /// How unfiltered image data is deflated.
     private enum Deflater {
-        /// Deflate at this level (1 fastest to 9): an image of at most two pieces in one call
-        /// to libdeflate, a larger one in pieces by zlib on every core.
+        /// Deflate at this level (1 fastest to 9): image data of at most `wholeLimit` bytes
+        /// in one call to libdeflate, more in pieces by zlib on every core.
         case deflate(level: Int32)
         /// Zopfli, always in pieces (one for a small image).
         case zopfli
@@ -70,7 +70,12 @@ public enum PNGEncoder {
     /// flush between pieces costs nothing measurable, small enough that a 2x sheet has many.
     static let pieceSize = 512 << 10
 
-    /// Without filters, as a PNG written here. Image data of at most two pieces is deflated
+    /// Image data deflated by libdeflate in one stream, at most: libdeflate is 2.5-3 times
+    /// zlib's speed, so zlib's pieces are faster only on 3 or more cores, and 8 MiB take it
+    /// about 70 ms here (Temaki's 2x sheet, 1.2 MiB: 3 zlib pieces before).
+    package static let wholeLimit = 16 * pieceSize
+
+    /// Without filters, as a PNG written here. Image data of at most `wholeLimit` is deflated
     /// by libdeflate in one stream (the same size as zlib's at the same level, in a third to
     /// a half of zlib's time: a Maki 2x sheet 6.6 ms instead of 13.6 ms). Larger image data
     /// is deflated in pieces on every core, each primed with the 32 KiB before it, into one
@@ -93,7 +98,7 @@ public enum PNGEncoder {
             }
         }
         let stream: [UInt8]
-        if case .deflate(let level) = deflater, scanlines.count <= 2 * pieceSize {
+        if case .deflate(let level) = deflater, scanlines.count <= wholeLimit {
             stream = try deflateWhole(scanlines, level: level)
         } else {
             stream = try deflateInPieces(scanlines, deflater)
