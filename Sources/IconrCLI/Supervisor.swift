@@ -270,10 +270,11 @@ private final class RenderBoard: Sendable {
         for slot in 0..<Self.slotCount {
             let state = CSystem_load_acquire(word(slot, 0))
             guard state & 3 == 0, CSystem_compare_exchange(word(slot, 0), state, state | 1) != 0 else { continue }
-            word(slot, 1).pointee = thread
-            word(slot, 2).pointee = Self.now()
+            // Atomic stores: other threads read the owner while looking for their own slot.
+            CSystem_store_release(word(slot, 1), thread)
+            CSystem_store_release(word(slot, 2), Self.now())
             let bytes = Array(path.utf8.prefix(Self.slotSize - Self.header))
-            word(slot, 3).pointee = UInt64(bytes.count)
+            CSystem_store_release(word(slot, 3), UInt64(bytes.count))
             bytes.withUnsafeBytes { source in
                 guard let from = source.baseAddress else { return }
                 (memory.base + slot * Self.slotSize + Self.header).copyMemory(from: from, byteCount: source.count)
@@ -288,7 +289,7 @@ private final class RenderBoard: Sendable {
         let thread = UInt64(pthread_self())
         for slot in 0..<Self.slotCount {
             let state = CSystem_load_acquire(word(slot, 0))
-            guard state & 3 == 2, word(slot, 1).pointee == thread else { continue }
+            guard state & 3 == 2, CSystem_load_acquire(word(slot, 1)) == thread else { continue }
             CSystem_store_release(word(slot, 0), (state >> 2 + 1) << 2)
             return
         }
@@ -300,8 +301,8 @@ private final class RenderBoard: Sendable {
         for slot in 0..<Self.slotCount {
             let before = CSystem_load_acquire(word(slot, 0))
             guard before & 3 == 2 else { continue }
-            let started = word(slot, 2).pointee
-            let count = min(Int(word(slot, 3).pointee), Self.slotSize - Self.header)
+            let started = CSystem_load_acquire(word(slot, 2))
+            let count = min(Int(CSystem_load_acquire(word(slot, 3))), Self.slotSize - Self.header)
             let path = String(
                 decoding: UnsafeRawBufferPointer(start: memory.base + slot * Self.slotSize + Self.header, count: count),
                 as: UTF8.self)
