@@ -310,12 +310,6 @@ public final class SpriteBuilder: Sendable {
             .failure(SpriteFailure(id: source.id, path: file.path, message: message))
         }
         if let reason = recovery.failed[file.path] { return failure(reason) }
-        /// Runs librsvg work, announced to the recovery's listeners.
-        func announced<T>(_ work: () throws(RenderError) -> T) throws(RenderError) -> T {
-            recovery.willRender?(file.path)
-            defer { recovery.didRender?(file.path) }
-            return try work()
-        }
         var bytes: [UInt8]
         do {
             // Reading and scanning are watched like renders: a supervisor's time limit covers them.

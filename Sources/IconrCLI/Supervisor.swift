@@ -61,7 +61,7 @@ enum Supervisor {
                         let childConsole =
                             childErrors.map { console.sendingStderr(to: $0) } ?? console.sendingStderrToNull()
                         recovery.willRender = { path in board.willRender(path) }
-                        recovery.didRender = { path in board.didRender(path) }
+                        recovery.didRender = { _ in board.didRender() }
                         return inChild { work(recovery, childConsole) }
                     })
             else { return 1 }
@@ -233,9 +233,11 @@ enum Supervisor {
 /// start on the monotonic clock. It replaced two pipe messages per file and render (1,712
 /// for a Maki build), whose writes and wake-ups cost a cold build about 19 ms of 160.
 ///
-/// A slot's state word is even when the slot is free and odd while a render holds it; each
-/// change adds one, so the supervisor, which reads without a lock, keeps what it read only
-/// when the word did not change meanwhile (a sequence lock).
+/// A slot's state word holds a generation and, in its two low bits, whether the slot is free
+/// (0), being written (1) or held by a render (2); freeing it starts a new generation, so the
+/// supervisor, which reads without a lock, keeps what it read only when the word said "held"
+/// before and after reading (a sequence lock). A thread renders one file at a time, so its
+/// slot is the held one it owns.
 private final class RenderBoard: Sendable {
     private static let slotSize = 64 << 10
     private static let slotCount = 64
@@ -284,8 +286,8 @@ private final class RenderBoard: Sendable {
         }
     }
 
-    /// Notes that this thread's render of `path` ended.
-    func didRender(_ path: String) {
+    /// Notes that this thread's render ended.
+    func didRender() {
         let thread = UInt64(pthread_self())
         for slot in 0..<Self.slotCount {
             let state = CSystem_load_acquire(word(slot, 0))

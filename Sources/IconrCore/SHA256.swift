@@ -117,7 +117,6 @@ package struct SHA256: Sendable {
         }
         var (a, b, c, d, e, f, g, h) = (h0, h1, h2, h3, h4, h5, h6, h7)
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { schedule in
-            // Pointers, not buffers: a buffer's subscript checks its bounds even in -O.
             guard let words = schedule.baseAddress else { return }
             for index in 0..<16 {
                 words[index] = UInt32(bigEndian: block.loadUnaligned(fromByteOffset: index * 4, as: UInt32.self))

@@ -1,4 +1,5 @@
 import CPNG
+import Glibc
 import IconrCore
 
 /// Decodes PNG files into straight 8-bit RGBA with libpng's simplified API (unfiltered RGBA,
@@ -44,31 +45,32 @@ public enum PNGDecoder {
             Int(bytes[offset]) << 24 | Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8
                 | Int(bytes[offset + 3])
         }
-        var compressed: [UInt8] = []
+        // The IDAT chunks' data: read in place when there is one (the cache writes one).
+        var idats: [Range<Int>] = []
         var size: PixelSize?
         var offset = 8
         var ended = false
         while offset + 12 <= bytes.count, !ended {
             let length = word(offset)
             guard length <= bytes.count - offset - 12 else { return nil }
-            let type = bytes[(offset + 4)..<(offset + 8)]
+            let type = word(offset + 4)
             let data = (offset + 8)..<(offset + 8 + length)
             let crc = bytes.withUnsafeBufferPointer {
                 UInt32(truncatingIfNeeded: crc32(0, $0.baseAddress.map { $0 + offset + 4 }, uInt(length + 4)))
             }
             guard crc == UInt32(word(offset + 8 + length)) else { return nil }
-            switch Array(type) {
-            case Array("IHDR".utf8):
+            switch type {
+            case 0x4948_4452:  // IHDR
                 // 8-bit RGBA, deflate, standard filters, not interlaced.
                 guard size == nil, length == 13,
                     bytes[data.lowerBound + 8...data.lowerBound + 12].elementsEqual([8, 6, 0, 0, 0])
                 else { return nil }
                 size = PixelSize(width: word(data.lowerBound), height: word(data.lowerBound + 4))
-            case Array("IDAT".utf8): compressed += bytes[data]
-            case Array("IEND".utf8): ended = true
+            case 0x4944_4154: idats.append(data)  // IDAT
+            case 0x4945_4E44: ended = true  // IEND
             default:
                 // Ancillary (bit 5 of the first letter) and private (of the second) only.
-                guard type[type.startIndex] & 0x20 != 0, type[type.startIndex + 1] & 0x20 != 0 else { return nil }
+                guard type & 0x2020_0000 == 0x2020_0000 else { return nil }
             }
             offset += 12 + length
         }
@@ -80,25 +82,25 @@ public enum PNGDecoder {
         let scanlineCount = size.height * (rowBytes + 1)
         guard let decompressor = libdeflate_alloc_decompressor() else { return nil }
         defer { libdeflate_free_decompressor(decompressor) }
-        var scanlines = [UInt8](repeating: 0, count: scanlineCount)
+        let compressed = idats.count == 1 ? bytes[idats[0]] : ArraySlice(idats.flatMap { bytes[$0] })
+        var pixels = [UInt8](repeating: 0, count: scanlineCount)
         let result = compressed.withUnsafeBytes { input in
-            scanlines.withUnsafeMutableBytes { output in
+            pixels.withUnsafeMutableBytes { output in
                 libdeflate_zlib_decompress(
                     decompressor, input.baseAddress, input.count, output.baseAddress, output.count, nil)
             }
         }
         guard result == LIBDEFLATE_SUCCESS,
-            stride(from: 0, to: scanlineCount, by: rowBytes + 1).allSatisfy({ scanlines[$0] == 0 })
+            stride(from: 0, to: scanlineCount, by: rowBytes + 1).allSatisfy({ pixels[$0] == 0 })
         else { return nil }
-        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
-        pixels.withUnsafeMutableBufferPointer { target in
-            scanlines.withUnsafeBufferPointer { source in
-                guard let into = target.baseAddress, let from = source.baseAddress else { return }
-                for row in 0..<size.height {
-                    (into + row * rowBytes).update(from: from + row * (rowBytes + 1) + 1, count: rowBytes)
-                }
+        // The rows move forward over their filter bytes, in place.
+        pixels.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for row in 0..<size.height {
+                memmove(base + row * rowBytes, base + row * (rowBytes + 1) + 1, rowBytes)
             }
         }
+        pixels.removeLast(size.height)
         return RasterImage(size: size, pixels: pixels)
     }
 
