@@ -2,11 +2,12 @@ import IconrCore
 
 /// Composed sprite sheets as bytes, for the disk cache: a warm rebuild of unchanged icons
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
-/// header (ratio, sheet, size, counts, fill), its index JSON and its PNG, length-prefixed;
+/// header (ratio, sheet, size, counts, fill), its index JSON (minified, then as written by
+/// default) and its PNG, length-prefixed;
 /// the whole is checked against its SHA-256 when read, and it names the composition key it
 /// was made for, so an archive planted under another key's name is never served.
 enum SheetArchive {
-    private static let magic = Array("iconr sheets 1\n".utf8)
+    private static let magic = Array("iconr sheets 2\n".utf8)
 
     static func bytes(of sheets: (files: [SpriteSheetFile], count: Int), key: String) -> [UInt8] {
         var payload: [UInt8] = []
@@ -26,6 +27,7 @@ enum SheetArchive {
             ])
             field(Array(header.serialized.utf8))
             field(file.json(minified: true))
+            field(file.json(minified: false))
             field(file.png)
         }
         return magic + Array(SHA256.hex(payload).utf8) + payload
@@ -49,7 +51,7 @@ enum SheetArchive {
         else { return nil }
         var files: [SpriteSheetFile] = []
         while offset < payload.count {
-            guard let headerBytes = field(), let indexBytes = field(), let png = field(),
+            guard let headerBytes = field(), let indexBytes = field(), let prettyIndex = field(), let png = field(),
                 let header = try? JSONValue.parse(headerBytes), let entries = SpriteIndex.entries(fromJSON: indexBytes)
             else { return nil }
             func number(_ key: String) -> Double? {
@@ -65,7 +67,7 @@ enum SheetArchive {
                 SpriteSheetFile(
                     ratio: ratio, sheet: Int(sheet), png: png, entries: entries,
                     size: PixelSize(width: Int(width), height: Int(height)), ids: Int(ids), images: Int(images),
-                    fill: fill, packing: packing))
+                    fill: fill, packing: packing, index: (prettyIndex, indexBytes)))
         }
         return (files, count)
     }

@@ -83,6 +83,8 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
     case invalidIcons([SpriteFailure])
     /// The images could not be laid out or encoded as sheets.
     case sheet(String)
+    /// librsvg or cairo cannot be opened.
+    case renderer(RenderError)
 
     /// One line (a list of invalid icons says how many; each is its own `SpriteFailure`).
     public var description: String {
@@ -98,6 +100,7 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
             "\(failures.count) icon\(failures.count == 1 ? " is" : "s are") invalid, no sheets written "
                 + "(--skip-invalid leaves them out): " + failures.map(\.path).joined(separator: ", ")
         case .sheet(let message): message
+        case .renderer(let error): "\(error)"
         }
     }
 }
@@ -122,10 +125,29 @@ public struct SpriteSheetFile: Sendable {
     public let fill: Double
     /// Image pixels with their padding over sheet pixels: how tightly the packer worked.
     public let packing: Double
+    /// The index in both layouts, made once (a rebuild writes them as its archive kept them).
+    private let index: (pretty: [UInt8], minified: [UInt8])
+
+    init(
+        ratio: Double, sheet: Int, png: [UInt8], entries: [String: SpriteIndexEntry], size: PixelSize, ids: Int,
+        images: Int, fill: Double, packing: Double, index: (pretty: [UInt8], minified: [UInt8])? = nil
+    ) {
+        self.ratio = ratio
+        self.sheet = sheet
+        self.png = png
+        self.entries = entries
+        self.size = size
+        self.ids = ids
+        self.images = images
+        self.fill = fill
+        self.packing = packing
+        self.index =
+            index ?? (SpriteIndex.json(entries, minified: false), SpriteIndex.json(entries, minified: true))
+    }
 
     /// The sheet's index (`sprite.json`).
     public func json(minified: Bool = false) -> [UInt8] {
-        SpriteIndex.json(entries, minified: minified)
+        minified ? index.minified : index.pretty
     }
 }
 
@@ -153,6 +175,9 @@ public struct SpriteBuild: Sendable {
     public let composeSeconds: Double
     /// Whether the sheets were read back from the disk cache instead of packed and encoded.
     public let sheetsFromCache: Bool
+    /// Whether every file was as in an earlier build with the same options, so that build's
+    /// sheets were served as they were, with nothing parsed, read from the cache or composed.
+    public let inputsUnchanged: Bool
 }
 
 /// What a supervisor that runs an in-process build in a child process, and starts it again
@@ -222,10 +247,20 @@ public final class SpriteBuilder: Sendable {
         }
         let statsBefore = cache.statistics
         let started = ContinuousClock.now
-        let results = Locked<[Int: Result<(images: [SpriteImage], warnings: [String]), SpriteFailure>]>([:])
+        let inputs = SpriteInputs(sources, options: options, recovery: recovery)
+        if let key = inputs.key, let build = recordedBuild(key, sourceWarnings: sourceWarnings, started: started) {
+            return build
+        }
+        // Only a build that renders loads librsvg and cairo (some 50 libraries).
+        do {
+            try Rasterizer.loadLibraries()
+        } catch {
+            throw SpriteBuildError.renderer(error)
+        }
+        let results = Locked<[Int: Result<SourceImages, SpriteFailure>]>([:])
         let done = Atomic<Int>(0)
         @Sendable func renderIcon(_ index: Int) {
-            let result = render(sources[index], recovery: recovery)
+            let result = render(sources[index], inputs: inputs, recovery: recovery)
             results.withLock { $0[index] = result }
             progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
         }
@@ -233,12 +268,14 @@ public final class SpriteBuilder: Sendable {
         let together = sources.indices.filter { recovery.suspects.isDisjoint(with: sources[$0].paths) }
         alone.forEach(renderIcon)
         DispatchQueue.concurrentPerform(iterations: together.count) { renderIcon(together[$0]) }
-        var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings = sourceWarnings
+        var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings: [String] = []
+        var references: [String: [String]] = [:]
         for index in sources.indices {
             switch results.withLock({ $0[index] }) {
             case .success(let rendered)?:
                 images += rendered.images
                 warnings += rendered.warnings
+                references.merge(rendered.references) { first, _ in first }
             case .failure(let failure)?: failures.append(failure)
             case nil:
                 failures.append(
@@ -271,51 +308,77 @@ public final class SpriteBuilder: Sendable {
             sheets = try compose(images)
             cache.disk?.storeBlob(SheetArchive.bytes(of: sheets, key: compositionKey), as: compositionKey)
         }
+        let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
+        // A whole build is recorded under its inputs' key, for a rebuild to serve as it is.
+        if let key = inputs.key, failures.isEmpty {
+            let record = SpriteRecord(
+                sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
+                warnings: warnings, references: references, referenced: SpriteRecord.fingerprint(of: references))
+            cache.disk?.storeBlob(record.bytes(key: key), as: key)
+        }
         // The entries written behind must be on disk before the next run looks for them.
         cache.disk?.flush()
-        let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
         return SpriteBuild(
             sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
-            variants: variantCount, skipped: failures, warnings: warnings,
+            variants: variantCount, skipped: failures, warnings: sourceWarnings + warnings,
             renders: statsAfter.renders - statsBefore.renders,
             cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits)
                 + (statsAfter.diskHits - statsBefore.diskHits),
             renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
-            sheetsFromCache: sheetsFromCache)
+            sheetsFromCache: sheetsFromCache, inputsUnchanged: false)
+    }
+
+    /// The build recorded under `key` (`SpriteRecord`), when its references still lead to the
+    /// same files and its sheets' archive is sound; else nil.
+    private func recordedBuild(
+        _ key: String, sourceWarnings: [String], started: ContinuousClock.Instant
+    ) -> SpriteBuild? {
+        guard let disk = cache.disk, let record = disk.readBlob(key).flatMap({ SpriteRecord(bytes: $0, key: key) }),
+            record.isCurrent,
+            let sheets = disk.readBlob(record.sheetsKey).flatMap({
+                SheetArchive.sheets(from: $0, key: record.sheetsKey)
+            })
+        else { return nil }
+        return SpriteBuild(
+            sheets: sheets.files, sheetCount: sheets.count, icons: record.icons, variants: record.variants,
+            skipped: [], warnings: sourceWarnings + record.warnings, renders: 0, cacheHits: record.images,
+            renderSeconds: seconds(ContinuousClock.now - started), composeSeconds: 0, sheetsFromCache: true,
+            inputsUnchanged: true)
     }
 
     /// Every image of one icon: plain and variants, at every ratio, each ratio from the
     /// icon's file for that ratio (`name@2x.svg`) or else from its base file.
     private func render(
-        _ source: SpriteSource, recovery: SpriteBuildRecovery
-    ) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
-        var images: [SpriteImage] = [], warnings: [String] = []
+        _ source: SpriteSource, inputs: SpriteInputs, recovery: SpriteBuildRecovery
+    ) -> Result<SourceImages, SpriteFailure> {
+        var all = SourceImages()
         for (file, ratios) in source.files(for: options.ratios) {
-            switch render(source, file: file, ratios: ratios, recovery: recovery) {
+            switch render(source, file: file, ratios: ratios, inputs: inputs, recovery: recovery) {
             case .success(let rendered):
-                images += rendered.images
-                warnings += rendered.warnings
+                all.images += rendered.images
+                all.warnings += rendered.warnings
+                all.references.merge(rendered.references) { first, _ in first }
             case .failure(let failure): return .failure(failure)
             }
         }
-        return .success((images, warnings))
+        return .success(all)
     }
 
     /// The images of one file of an icon, at the sheet `ratios` it serves.
     private func render(
-        _ source: SpriteSource, file: SpriteSource.File, ratios: [Double],
+        _ source: SpriteSource, file: SpriteSource.File, ratios: [Double], inputs: SpriteInputs,
         recovery: SpriteBuildRecovery
-    ) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
-        func failure(_ message: String) -> Result<(images: [SpriteImage], warnings: [String]), SpriteFailure> {
+    ) -> Result<SourceImages, SpriteFailure> {
+        func failure(_ message: String) -> Result<SourceImages, SpriteFailure> {
             .failure(SpriteFailure(id: source.id, path: file.path, message: message))
         }
         if let reason = recovery.failed[file.path] { return failure(reason) }
         var bytes: [UInt8]
         do {
-            // Reading and scanning are watched like renders: a supervisor's time limit covers them.
+            // Scanning is watched like renders (as reading was): a supervisor's time limit covers it.
             recovery.willRender?(file.path)
             defer { recovery.didRender?(file.path) }
-            bytes = try FileReader.read(file.path)
+            bytes = try inputs.bytes(of: file.path).get()
             guard !bytes.isEmpty else { return failure("the file is empty") }
             if Gzip.isCompressed(bytes) { bytes = try Gzip.decompress(bytes) }
         } catch let error as FileReadError {
@@ -324,7 +387,9 @@ public final class SpriteBuilder: Sendable {
             return failure("\(error)")
         }
         if PNGDecoder.isPNG(bytes) {
-            return bitmapImages(source, file: file, png: bytes, ratios: ratios).mapError {
+            return bitmapImages(source, file: file, png: bytes, ratios: ratios, inputs: inputs).map {
+                SourceImages(images: $0.images, warnings: $0.warnings)
+            }.mapError {
                 SpriteFailure(id: source.id, path: file.path, message: $0.description)
             }
         }
@@ -373,7 +438,7 @@ public final class SpriteBuilder: Sendable {
         }
         // A sidecar `name.json` replaces what it gives.
         var sidecar: SpriteSidecar?
-        switch Self.sidecar(of: file.path) {
+        switch Self.sidecar(of: file.path, inputs: inputs) {
         case .success(let found?):
             sidecar = found
             warnings += found.unknownKeys.map {
@@ -455,7 +520,8 @@ public final class SpriteBuilder: Sendable {
                         contentKey: key.identity + (sdf ? " sdf" : "")))
             }
         }
-        return .success((images, warnings))
+        let references = template.externalReferences.isEmpty ? [:] : [file.path: template.externalReferences]
+        return .success(SourceImages(images: images, warnings: warnings, references: references))
     }
 
     /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).
@@ -465,16 +531,12 @@ public final class SpriteBuilder: Sendable {
         return String(iconPath[..<dot]) + ".json"
     }
 
-    /// The sidecar of an icon file, nil when there is none.
-    static func sidecar(of iconPath: String) -> Result<SpriteSidecar?, SidecarError> {
-        let path = sidecarPath(of: iconPath)
-        guard access(path, F_OK) == 0 else { return .success(nil) }
-        do {
-            return .success(try SpriteSidecar(json: try FileReader.read(path)))
-        } catch let error as SidecarError {
-            return .failure(error)
-        } catch {
-            return .failure(SidecarError(message: "\((error as? FileReadError)?.reason ?? "\(error)")"))
+    /// The sidecar of an icon file (as `inputs` read it), nil when there is none.
+    static func sidecar(of iconPath: String, inputs: SpriteInputs) -> Result<SpriteSidecar?, SidecarError> {
+        switch inputs.sidecar(of: iconPath) {
+        case .success(let bytes?): Result { () throws(SidecarError) in try SpriteSidecar(json: bytes) }
+        case .success(nil): .success(nil)
+        case .failure(let error): .failure(SidecarError(message: error.reason))
         }
     }
 
@@ -482,7 +544,7 @@ public final class SpriteBuilder: Sendable {
     /// (cairo's best filter) for the others, with a warning where it is enlarged.
     private func bitmapImages(
         _ source: SpriteSource, file: SpriteSource.File, png: [UInt8],
-        ratios: [Double]
+        ratios: [Double], inputs: SpriteInputs
     ) -> Result<(images: [SpriteImage], warnings: [String]), RenderError> {
         if options.variants[source.id]?.isEmpty == false {
             return .failure(.invalidDocument("a PNG icon has no parameters, so it can have no variants"))
@@ -496,7 +558,7 @@ public final class SpriteBuilder: Sendable {
         var images: [SpriteImage] = [], warnings: [String] = []
         let digest = SHA256.hex(png)
         let sidecar: SpriteSidecar?
-        switch Self.sidecar(of: file.path) {
+        switch Self.sidecar(of: file.path, inputs: inputs) {
         case .success(let found): sidecar = found
         case .failure(let error): return .failure(.invalidDocument("\(Self.sidecarPath(of: file.path)): \(error)"))
         }
@@ -689,6 +751,14 @@ public final class SpriteBuilder: Sendable {
 }
 
 /// One image of one sprite id at one ratio.
+/// What rendering an icon, or one of its files, gave: its images, its warnings, and the
+/// references of its files to other files (by the path of the file that makes them).
+private struct SourceImages: Sendable {
+    var images: [SpriteImage] = []
+    var warnings: [String] = []
+    var references: [String: [String]] = [:]
+}
+
 private struct SpriteImage: Sendable {
     let id: String
     let source: String

@@ -398,7 +398,8 @@ enum SpriteCommand: Command {
         ]
         let others: [String: JSONValue] = [
             "files": strings(files), "sheets": .array(sheets), "skipped": strings(build.skipped.map(\.path)),
-            "sheetsFromCache": .bool(build.sheetsFromCache), "warnings": strings(warnings),
+            "sheetsFromCache": .bool(build.sheetsFromCache),
+            "inputsUnchanged": .bool(build.inputsUnchanged), "warnings": strings(warnings),
             "sprite": build.spriteValue(prefix: prefix),
         ]
         return JSONValue.object(numbers.mapValues { .number($0) }.merging(others) { $1 }).text(.indented)

@@ -10,8 +10,8 @@ import IconrSystem
 /// the build goes on, never a death by signal or a hang.
 ///
 /// The CLI forks at the start of the build, before any thread exists (so the child inherits
-/// no lock another thread holds), and the child renders in process: no worker round trips,
-/// and no second load of librsvg's libraries (about 10 ms per `iconr render-worker`). The
+/// no lock another thread holds), and the child renders in process: no worker round trips.
+/// The child loads librsvg only when it renders (a rebuild of unchanged files does not). The
 /// parent waits and passes interrupts on; SIGINT, SIGTERM and SIGHUP make the child remove
 /// its partial output and exit with 128 + the signal. librsvg's panic report never reaches
 /// the user. (Commands that do one job, `render` and `inspect`, use `CrashGuard` instead.)
@@ -25,13 +25,6 @@ enum Supervisor {
     static func runBuild(timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32) -> Int32 {
         let interrupts = Interrupts()
         defer { interrupts.restore() }
-        // The children render: the libraries are opened here, before any fork.
-        do {
-            try Rasterizer.loadLibraries()
-        } catch {
-            console.error("\(error)")
-            return 1
-        }
         var recovery = SpriteBuildRecovery()
         // Where the child's threads note what they render: shared memory, read by this
         // process when it checks the time limit and after a crash.

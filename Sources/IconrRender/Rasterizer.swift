@@ -68,8 +68,8 @@ public final class LoadedSVG: Sendable {
 
 /// Rasterizes SVG documents with librsvg and cairo in the calling process.
 public enum Rasterizer {
-    /// Opens librsvg and cairo now rather than on the first render: a process that forks
-    /// children to render does it first, so that no child has to `dlopen` after a fork.
+    /// Opens librsvg and cairo now rather than on the first render, so that a job that
+    /// cannot render fails once, before it starts, instead of once per render.
     /// - Throws: `RenderError.drawingFailed` naming the library that cannot be opened.
     public static func loadLibraries() throws(RenderError) {
         _ = try Librsvg.load()

@@ -31,6 +31,15 @@ struct SpriteConventionsTests {
             .sorted()
     }
 
+    /// The files of `folder` by name.
+    private func contents(_ folder: String) throws -> [String: Data] {
+        var found: [String: Data] = [:]
+        for name in files(folder) {
+            found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name))
+        }
+        return found
+    }
+
     private func index(_ path: String) throws -> [String: [String: Any]] {
         try JSONSerialization.jsonObject(with: Data(contentsOf: directory.appendingPathComponent(path)))
             as! [String: [String: Any]]
@@ -377,13 +386,6 @@ struct SpriteConventionsTests {
     /// the padding) is never served the old layout.
     @Test func composedSheetsComeFromTheCache() throws {
         let cache = directory.appendingPathComponent("cache").path
-        func contents(_ folder: String) throws -> [String: Data] {
-            var found: [String: Data] = [:]
-            for name in files(folder) {
-                found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name))
-            }
-            return found
-        }
         /// Builds with `--json` and says whether the sheets came from the cache.
         func build(_ out: String, _ extra: String...) throws -> Bool? {
             let result = try TestSupport.run(
@@ -396,7 +398,13 @@ struct SpriteConventionsTests {
         #expect(try build("fresh/", "--no-cache") == false)
         #expect(try build("first/", "--cache-dir", cache) == false)
         let archives = directory.appendingPathComponent("cache/entries-v1/sheets")
-        let archive = try #require(try FileManager.default.contentsOfDirectory(atPath: archives.path).first)
+        // The folder holds the build's record too (see the next test): the archive is the other file.
+        func archiveNames() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: archives.path).filter {
+                try Data(contentsOf: archives.appendingPathComponent($0)).starts(with: Data("iconr sheets".utf8))
+            }
+        }
+        let archive = try #require(try archiveNames().first)
         #expect(try build("warm/", "--cache-dir", cache) == true)
         #expect(try contents("warm") == contents("fresh"))
         var damaged = try Data(contentsOf: archives.appendingPathComponent(archive))
@@ -409,13 +417,75 @@ struct SpriteConventionsTests {
         #expect(try contents("padded") == contents("padded-fresh"))
         #expect(try contents("padded") != contents("fresh"))
         // The padded build's archive planted under the plain build's name is not served.
-        let padded = try #require(
-            try FileManager.default.contentsOfDirectory(atPath: archives.path).first { $0 != archive })
+        let padded = try #require(try archiveNames().first { $0 != archive })
         try FileManager.default.removeItem(at: archives.appendingPathComponent(archive))
         try FileManager.default.copyItem(
             at: archives.appendingPathComponent(padded), to: archives.appendingPathComponent(archive))
         #expect(try build("planted/", "--cache-dir", cache) == false)
         #expect(try contents("planted") == contents("fresh"))
+    }
+
+    /// A rebuild whose files are all as they were is served the recorded build whole (nothing
+    /// parsed, decoded or composed); an edit that keeps the file's size, a new sidecar, another
+    /// option or a damaged record is built again, and every output equals a build without cache.
+    @Test func unchangedFilesAreServedTheirRecordedBuild() throws {
+        let cache = directory.appendingPathComponent("cache").path
+        /// Builds with `--json`: whether the build was its record, and its warnings.
+        func build(_ out: String, _ extra: String...) throws -> (unchanged: Bool?, warnings: [String]) {
+            let result = try TestSupport.run(
+                TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
+                directory: directory)
+            let json = try? JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+            return (json?["inputsUnchanged"] as? Bool, json?["warnings"] as? [String] ?? [])
+        }
+        // A warning (an unknown sidecar key) is served with the record, as the build gave it.
+        try Data(#"{"colour": 1}"#.utf8).write(to: directory.appendingPathComponent("icons/badge.json"))
+        let fresh = try build("fresh/", "--no-cache")
+        #expect(fresh.unchanged == false && fresh.warnings.count == 1, "\(fresh.warnings)")
+        #expect(try build("first/", "--cache-dir", cache).unchanged == false)
+        let warm = try build("warm/", "--cache-dir", cache)
+        #expect(warm.unchanged == true && warm.warnings == fresh.warnings)
+        #expect(try contents("warm") == contents("fresh"))
+
+        // The same size, another color of the pole: the record's key is of the bytes, not of
+        // the file's size or time.
+        let flag = directory.appendingPathComponent("icons/flag.svg")
+        let original = try Data(contentsOf: flag)
+        let text = String(decoding: original, as: UTF8.self)
+        #expect(text.contains("#5a5a5a"))
+        let edited = text.replacingOccurrences(of: "#5a5a5a", with: "#a05a5a")
+        #expect(edited.utf8.count == original.count)
+        try Data(edited.utf8).write(to: flag)
+        #expect(try build("edited/", "--cache-dir", cache).unchanged == false)
+        #expect(try build("edited-fresh/", "--no-cache").unchanged == false)
+        #expect(try contents("edited") == contents("edited-fresh"))
+        #expect(try contents("edited") != contents("fresh"))
+        try original.write(to: flag)
+        #expect(try build("back/", "--cache-dir", cache).unchanged == true, "the first record again")
+        #expect(try contents("back") == contents("fresh"))
+
+        // A sidecar that appears is an input.
+        try Data(#"{"sdf": true}"#.utf8).write(to: directory.appendingPathComponent("icons/marker.json"))
+        #expect(try build("sidecar/", "--cache-dir", cache).unchanged == false)
+        #expect(try build("sidecar-fresh/", "--no-cache").unchanged == false)
+        #expect(try contents("sidecar") == contents("sidecar-fresh"))
+        try FileManager.default.removeItem(at: directory.appendingPathComponent("icons/marker.json"))
+
+        // Another option is another build.
+        #expect(try build("padded/", "--padding", "3", "--cache-dir", cache).unchanged == false)
+        #expect(try build("padded-fresh/", "--padding", "3", "--no-cache").unchanged == false)
+        #expect(try contents("padded") == contents("padded-fresh"))
+
+        // A damaged record is not served: the build goes on as without it.
+        let sheets = directory.appendingPathComponent("cache/entries-v1/sheets")
+        for name in try FileManager.default.contentsOfDirectory(atPath: sheets.path) {
+            var bytes = try Data(contentsOf: sheets.appendingPathComponent(name))
+            guard bytes.starts(with: Data("iconr build".utf8)) else { continue }
+            bytes[bytes.count - 3] ^= 0x01
+            try bytes.write(to: sheets.appendingPathComponent(name))
+        }
+        #expect(try build("damaged/", "--cache-dir", cache).unchanged == false)
+        #expect(try contents("damaged") == contents("fresh"))
     }
 
     @Test func helpSpriteIsSpriteHelp() throws {

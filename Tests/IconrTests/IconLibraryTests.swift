@@ -1,10 +1,11 @@
 import Foundation
-import Iconr
 import IconrCore
 import IconrRender
 import IconrSystem
 import IconrTestSupport
 import Testing
+
+@testable import Iconr
 
 /// The renderer-facing library and its memory and disk caches.
 struct IconLibraryTests {
@@ -357,7 +358,36 @@ struct OnePathTests {
             options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .isolated(unable)
         )
         .build(directories: [icons.path])
-        #expect(warm.renders == 0 && warm.skipped.isEmpty)
+        #expect(warm.renders == 0 && warm.skipped.isEmpty && warm.inputsUnchanged)
         #expect(warm.sheets.map(\.png) == cold.sheets.map(\.png))
+        // Another variant color is another build: not served the record.
+        options.variants["flag"]?[0].params = IconParameters(["flag_color": Color(red: 0, green: 0, blue: 255)])
+        let blue = try SpriteBuilder(
+            options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess
+        )
+        .build(directories: [icons.path])
+        #expect(!blue.inputsUnchanged && blue.renders == 2)
+    }
+
+    /// Every option of a sprite build is in the key of its record: changing any one changes
+    /// the key's text, and a new option fails here until it joins the key.
+    @Test func everySpriteOptionKeysTheRecord() {
+        let plain = SpriteOptions()
+        #expect(Mirror(reflecting: plain).children.count == 12, "a new option must join recordKeyText")
+        var changed: [SpriteOptions] = Array(repeating: plain, count: 12)
+        changed[0].ratios = [1, 3]
+        changed[1].padding = 2
+        changed[2].maxSize = 1024
+        changed[3].recursive = true
+        changed[4].unique = true
+        changed[5].skipInvalid = true
+        changed[6].firstFolderWins = true
+        changed[7].sanitizeIDs = true
+        changed[8].sdf = ["a*"]
+        changed[9].variants = ["flag": [SpriteVariant(params: IconParameters([:]), scale: 2)]]
+        changed[10].limits = RenderLimits(maxSize: PixelSize(width: 64, height: 64))
+        changed[11].optimize = true
+        let texts = [plain.recordKeyText] + changed.map(\.recordKeyText)
+        #expect(Set(texts).count == texts.count)
     }
 }

@@ -1,0 +1,189 @@
+import Dispatch
+import Glibc
+import IconrCore
+import IconrRender
+import IconrSystem
+
+/// The files a sprite build reads before it parses anything (every file of every icon and
+/// its sidecar `name.json`), read once, on every core. The build draws exactly these bytes,
+/// so a file edited while it runs cannot make its sheets disagree with `key`: the digest of
+/// these bytes, their paths and ids, the options and the versions of iconr and librsvg,
+/// under which the build's `SpriteRecord` is kept.
+struct SpriteInputs: Sendable {
+    /// Icon files' bytes (as stored: an `.svgz` still compressed), or why they could not be read.
+    private let files: [String: Result<[UInt8], FileReadError>]
+    /// Sidecars by their icon file's path: nil when there is none.
+    private let sidecars: [String: Result<[UInt8]?, FileReadError>]
+    /// Nil when a file could not be read, or when the build retries after a crash (a record
+    /// is made by, and serves, whole builds only).
+    let key: String?
+
+    /// Reads the files of `sources` (except those that failed an earlier attempt); each read
+    /// is announced to `recovery`'s listeners, so that a supervisor's time limit covers it.
+    init(_ sources: [SpriteSource], options: SpriteOptions, recovery: SpriteBuildRecovery) {
+        let paths = sources.flatMap(\.paths).filter { recovery.failed[$0] == nil }
+        typealias Read = (
+            file: Result<[UInt8], FileReadError>, sidecar: Result<[UInt8]?, FileReadError>, digests: String?
+        )
+        let read = Locked<[String: Read]>([:])
+        DispatchQueue.concurrentPerform(iterations: paths.count) { index in
+            let path = paths[index]
+            recovery.willRender?(path)
+            defer { recovery.didRender?(path) }
+            let file = Result { () throws(FileReadError) in try FileReader.read(path) }
+            let sidecarPath = SpriteBuilder.sidecarPath(of: path)
+            let sidecar =
+                access(sidecarPath, F_OK) == 0
+                ? Result { () throws(FileReadError) -> [UInt8]? in try FileReader.read(sidecarPath) } : .success(nil)
+            // Hashed here, on every core: the digests are most of a rebuild's work.
+            var digests: String?
+            if case .success(let bytes) = file, case .success(let sidecar) = sidecar {
+                digests = SHA256.hex(bytes) + "\u{0}" + (sidecar.map { SHA256.hex($0) } ?? "none")
+            }
+            read.withLock { $0[path] = (file, sidecar, digests) }
+        }
+        let results = read.withLock { $0 }
+        files = results.mapValues(\.file)
+        sidecars = results.mapValues(\.sidecar)
+        guard recovery.failed.isEmpty, recovery.suspects.isEmpty else {
+            key = nil
+            return
+        }
+        var text = "sprite build 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n"
+        text += options.recordKeyText + "\n"
+        for source in sources {
+            text += "icon " + source.id + "\u{0}" + source.path + "\n"
+            for path in source.paths {
+                guard let digests = results[path]?.digests else {
+                    key = nil
+                    return
+                }
+                text += path + "\u{0}" + digests + "\n"
+            }
+        }
+        key = SHA256.hex(Array(text.utf8))
+    }
+
+    /// The bytes of the icon file at `path`.
+    func bytes(of path: String) -> Result<[UInt8], FileReadError> {
+        files[path] ?? Result { () throws(FileReadError) in try FileReader.read(path) }
+    }
+
+    /// The bytes of the sidecar of the icon file at `path`, nil when it has none.
+    func sidecar(of path: String) -> Result<[UInt8]?, FileReadError> {
+        sidecars[path] ?? .success(nil)
+    }
+}
+
+extension SpriteOptions {
+    /// Every option, as text for `SpriteInputs.key`: a new option must join it, or builds
+    /// that differ in it would be served each other's sheets.
+    var recordKeyText: String {
+        let variants = variants.keys.sorted().map { id in
+            id + ": "
+                + (self.variants[id] ?? []).map { variant in
+                    (variant.id ?? "-") + " " + variant.scale.shortText + " "
+                        + variant.params.colors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }
+                        .joined(separator: "&")
+                }.joined(separator: ", ")
+        }
+        return "ratios \(ratios.map(\.shortText)) padding \(padding) max \(maxSize) recursive \(recursive) "
+            + "unique \(unique) skip \(skipInvalid) first \(firstFolderWins) sanitize \(sanitizeIDs) "
+            + "sdf \(sdf.sorted()) limits \(limits.maxSize) \(limits.timeout.shortText) optimize \(optimize)\n"
+            + "variants " + variants.joined(separator: "; ")
+    }
+}
+
+/// What a sprite build made of its inputs, kept in the disk cache under `SpriteInputs.key`:
+/// the composition key of its sheets (their `SheetArchive` holds them), its counts and
+/// warnings, and the references its icons make to other files, with a digest of what they
+/// led to. A build whose inputs have that key again, and whose references lead to the same
+/// files, is that build: its sheets are read back without parsing, rendering or composing.
+struct SpriteRecord: Equatable {
+    private static let magic = Array("iconr build 1\n".utf8)
+
+    /// The composition key its sheets' archive is stored under.
+    let sheetsKey: String
+    let icons: Int
+    let variants: Int
+    /// Images in the sheets (what a rebuild serves from the cache).
+    let images: Int
+    /// The build's warnings, except those of finding the files (which a rebuild finds again).
+    let warnings: [String]
+    /// The references to other files, by the path of the icon file that makes them.
+    let references: [String: [String]]
+    /// `Self.fingerprint(of: references)` when the build ran.
+    let referenced: String
+
+    /// Whether the references lead to the same files, with the same bytes, as when recorded.
+    var isCurrent: Bool { Self.fingerprint(of: references) == referenced }
+
+    /// A digest of what `references` lead to now: each file's bytes, or why none.
+    static func fingerprint(of references: [String: [String]]) -> String {
+        guard !references.isEmpty else { return "none" }
+        var text = ""
+        for (path, targets) in references.sorted(by: { $0.key < $1.key }) {
+            for target in targets {
+                text += path + "\u{0}" + target + "\u{0}"
+                switch ExternalReference.resolve(target, from: path) {
+                case .inside(let resolved):
+                    let bytes = try? FileReader.read(resolved)
+                    text += resolved + "\u{0}" + (bytes.map { SHA256.hex($0) } ?? "unreadable") + "\n"
+                case .refused(let reason): text += "refused " + reason + "\n"
+                }
+            }
+        }
+        return SHA256.hex(Array(text.utf8))
+    }
+
+    /// The record as stored: a magic line, the SHA-256 of the payload, and the payload (JSON
+    /// naming `key`, so that a record planted under another key's name is never served).
+    func bytes(key: String) -> [UInt8] {
+        let payload = JSONValue.object([
+            "key": .string(key), "sheets": .string(sheetsKey),
+            "icons": .number(Double(icons)), "variants": .number(Double(variants)),
+            "images": .number(Double(images)), "warnings": .array(warnings.map(JSONValue.string)),
+            "references": .object(references.mapValues { .array($0.map(JSONValue.string)) }),
+            "referenced": .string(referenced),
+        ])
+        let bytes = Array(payload.serialized.utf8)
+        return Self.magic + Array(SHA256.hex(bytes).utf8) + bytes
+    }
+
+    /// The record in `bytes`, or nil when they are not a sound record of `key`.
+    init?(bytes: [UInt8], key: String) {
+        guard bytes.starts(with: Self.magic), bytes.count > Self.magic.count + 64 else { return nil }
+        let payload = Array(bytes[(Self.magic.count + 64)...])
+        guard bytes[Self.magic.count..<(Self.magic.count + 64)].elementsEqual(SHA256.hex(payload).utf8),
+            let json = try? JSONValue.parse(payload), json["key"]?.stringValue == key,
+            let sheetsKey = json["sheets"]?.stringValue, let referenced = json["referenced"]?.stringValue,
+            let warnings = json["warnings"]?.arrayValue?.compactMap(\.stringValue),
+            let references = json["references"]?.objectValue?.mapValues({ $0.arrayValue?.compactMap(\.stringValue) })
+        else { return nil }
+        func count(_ name: String) -> Int? {
+            guard case .number(let value)? = json[name], value >= 0, value < 1e15, value == value.rounded() else {
+                return nil
+            }
+            return Int(value)
+        }
+        guard let icons = count("icons"), let variants = count("variants"),
+            let images = count("images")
+        else { return nil }
+        self.init(
+            sheetsKey: sheetsKey, icons: icons, variants: variants, images: images,
+            warnings: warnings, references: references.compactMapValues { $0 }, referenced: referenced)
+    }
+
+    init(
+        sheetsKey: String, icons: Int, variants: Int, images: Int, warnings: [String],
+        references: [String: [String]], referenced: String
+    ) {
+        self.sheetsKey = sheetsKey
+        self.icons = icons
+        self.variants = variants
+        self.images = images
+        self.warnings = warnings
+        self.references = references
+        self.referenced = referenced
+    }
+}
