@@ -50,6 +50,9 @@ package enum SpritePacker {
     package static func pack(_ sizes: [PixelSize], padding: Int, maxSide: Int) -> Sheet? {
         guard !sizes.isEmpty else { return Sheet(width: 1, height: 1, placements: [:]) }
         let padded = sizes.map { PixelSize(width: $0.width + padding, height: $0.height + padding) }
+        if padded.allSatisfy({ $0 == padded[0] }) {
+            return grid(padded.count, of: padded[0], padding: padding, maxSide: maxSide)
+        }
         let order = insertionOrder(padded)
         let area = padded.reduce(0) { $0 + $1.width * $1.height }
         let widest = padded.map(\.width).max() ?? 1
@@ -69,6 +72,31 @@ package enum SpritePacker {
                 of: Array(stride(from: max(low, center - coarse), through: min(high, center + coarse), by: fine)),
                 padded, order: order, padding: padding, maxSide: maxSide)
             if let refined, better(refined, than: found) { best = refined }
+        }
+        return best
+    }
+
+    /// `count` items of one padded size (most icon sets are drawn on one grid) in rows, by
+    /// index: the number of columns that makes the smallest sheet (then the squarest), found
+    /// directly. No packing of equal rectangles fits more in a sheet, so a group that `split`
+    /// made fits too.
+    private static func grid(_ count: Int, of item: PixelSize, padding: Int, maxSide: Int) -> Sheet? {
+        var best: Sheet?
+        for columns in 1...count {
+            let rows = (count + columns - 1) / columns
+            // The last column and row need no padding after them.
+            let width = columns * item.width - padding, height = rows * item.height - padding
+            guard width <= maxSide else { break }
+            guard height <= maxSide else { continue }
+            let sheet = Sheet(width: width, height: height, placements: [:])
+            if best.map({ better(sheet, than: $0) }) ?? true { best = sheet }
+        }
+        guard var best else { return nil }
+        let columns = (best.width + padding) / item.width
+        for index in 0..<count {
+            best.placements[index] = PixelRect(
+                x: index % columns * item.width, y: index / columns * item.height, width: item.width - padding,
+                height: item.height - padding)
         }
         return best
     }
