@@ -22,8 +22,8 @@ let package = Package(
         // GNU libmicrohttpd, declared here, not linked: opened when `iconr serve` starts.
         .systemLibrary(name: "CMicroHTTPD"),
         // The platform layer: file descriptors, system errors, child processes, signals, locks,
-        // whole-file reads and atomic writes (Glibc only).
-        .target(name: "IconrSystem"),
+        // whole-file reads and atomic writes (Glibc only), the CPU's SHA-256 instructions.
+        .target(name: "IconrSystem", dependencies: ["CSystem"]),
         // Pure Swift: colors, templates, parameter substitution, packing, the style engine.
         // Optimized in debug builds too: its packer and expression engine are the hot loops of
         // the test suite (the packer's property test took 31 s unoptimized).
@@ -52,7 +52,7 @@ let package = Package(
         .target(
             name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender"],
             path: "Tests/IconrTestSupport"),
-        .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore"]),
+        .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore", "IconrSystem"]),
         .testTarget(name: "IconrSystemTests", dependencies: ["IconrSystem"]),
         .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore", "IconrSystem"]),
         .testTarget(

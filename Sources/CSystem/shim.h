@@ -2,6 +2,7 @@
 #define ICONR_CSYSTEM_SHIM_H
 
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/prctl.h>
 
@@ -29,5 +30,77 @@ static inline void CSystem_store_release(uint64_t *word, uint64_t value) {
 static inline int CSystem_compare_exchange(uint64_t *word, uint64_t expected, uint64_t desired) {
     return __atomic_compare_exchange_n(word, &expected, desired, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
+
+/* SHA-256's compression function with the x86 SHA extensions (Intel SHA-NI, AMD since Zen),
+   which Swift has no intrinsics for: about ten times the speed of the Swift code. */
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+/** 1 when this CPU has the SHA extensions and SSE4.1 (which the code below uses), else 0. */
+static inline int CSystem_has_sha_extensions(void) {
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & bit_SSE4_1) || !(ecx & bit_SSSE3)) return 0;
+    if (__get_cpuid_max(0, 0) < 7) return 0;
+    __cpuid_count(7, 0, eax, ebx, ecx, edx);
+    return (ebx & bit_SHA) != 0;
+}
+
+/** Runs `count` 64-byte blocks at `data` through SHA-256's compression of `state` (a, b, ...,
+    h). Only when `CSystem_has_sha_extensions()`. */
+__attribute__((target("sha,sse4.1,ssse3")))
+static inline void CSystem_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t count) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+    };
+    /* Big-endian words: reverse the bytes of each 32-bit lane. */
+    const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    /* The instructions keep the state as (a, b, e, f) and (c, d, g, h), highest lane first. */
+    __m128i dcba = _mm_loadu_si128((const __m128i *)&state[0]);
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)&state[4]);
+    __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+    for (; count > 0; count--, data += 64) {
+        const __m128i savedABEF = abef, savedCDGH = cdgh;
+        __m128i w[4];
+        for (int i = 0; i < 4; i++) {
+            w[i] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16 * i)), swap);
+        }
+        for (int group = 0; group < 16; group++) {
+            /* Words 4g..4g+3: the block's own for the first four groups, then the schedule
+               W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16]. */
+            if (group >= 4) {
+                __m128i next = _mm_sha256msg1_epu32(w[group % 4], w[(group + 1) % 4]);
+                next = _mm_add_epi32(next, _mm_alignr_epi8(w[(group + 3) % 4], w[(group + 2) % 4], 4));
+                w[group % 4] = _mm_sha256msg2_epu32(next, w[(group + 3) % 4]);
+            }
+            __m128i message = _mm_add_epi32(w[group % 4], _mm_loadu_si128((const __m128i *)&k[4 * group]));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, message);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(message, 0x0E));
+        }
+        abef = _mm_add_epi32(abef, savedABEF);
+        cdgh = _mm_add_epi32(cdgh, savedCDGH);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+    _mm_storeu_si128((__m128i *)&state[0], _mm_blend_epi16(feba, dchg, 0xF0));
+    _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+#else
+static inline int CSystem_has_sha_extensions(void) { return 0; }
+static inline void CSystem_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t count) {
+    (void)state; (void)data; (void)count;
+}
+#endif
 
 #endif
