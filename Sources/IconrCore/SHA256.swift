@@ -125,8 +125,11 @@ package struct SHA256: Sendable {
         // Eight words of one type are laid out in order, as the C code reads them.
         var state = (h0, h1, h2, h3, h4, h5, h6, h7)
         withUnsafeMutableBytes(of: &state) { words in
-            HardwareSHA256.compress(
-                words.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt32.self), blocks, count: count)
+            Self.roundConstants.withUnsafeBufferPointer { constants in
+                HardwareSHA256.compress(
+                    words.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt32.self), blocks, count: count,
+                    constants: constants.baseAddress.unsafelyUnwrapped)
+            }
         }
         (h0, h1, h2, h3, h4, h5, h6, h7) = state
     }

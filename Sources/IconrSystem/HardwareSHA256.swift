@@ -7,8 +7,11 @@ package enum HardwareSHA256 {
     package static let isAvailable = CSystem_has_sha_extensions() != 0
 
     /// Runs `count` 64-byte blocks at `blocks` through the compression of `state` (the eight
-    /// words a to h). Only when `isAvailable`.
-    package static func compress(_ state: UnsafeMutablePointer<UInt32>, _ blocks: UnsafeRawPointer, count: Int) {
-        CSystem_sha256_blocks(state, blocks.assumingMemoryBound(to: UInt8.self), count)
+    /// words a to h), with SHA-256's 64 round `constants`. Only when `isAvailable`.
+    package static func compress(
+        _ state: UnsafeMutablePointer<UInt32>, _ blocks: UnsafeRawPointer, count: Int,
+        constants: UnsafePointer<UInt32>
+    ) {
+        CSystem_sha256_blocks(state, blocks.assumingMemoryBound(to: UInt8.self), count, constants)
     }
 }
