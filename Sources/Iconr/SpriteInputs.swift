@@ -35,7 +35,7 @@ struct SpriteInputs: Sendable {
             let sidecar =
                 access(sidecarPath, F_OK) == 0
                 ? Result { () throws(FileReadError) -> [UInt8]? in try FileReader.read(sidecarPath) } : .success(nil)
-            // Hashed here, on every core: the digests are most of a rebuild's work.
+            // Hashed here, on every core, as each file is read.
             var digests: String?
             if case .success(let bytes) = file, case .success(let sidecar) = sidecar {
                 digests = SHA256.hex(bytes) + "\u{0}" + (sidecar.map { SHA256.hex($0) } ?? "none")
