@@ -16,8 +16,9 @@ import IconrSystem
 /// miss: removed and rendered again, never served. Past `byteLimit`, the least recently used
 /// files (by modification time, refreshed by a hit when a minute old) go. Maintenance
 /// (`clear`, eviction, statistics) never follows a symbolic link and only ever removes
-/// regular files named as entries are, in the cache's own folders. Composed sprite sheets are
-/// kept as blobs in `sheets/` (`readBlob`, `storeBlob`).
+/// regular files named as entries are, in the cache's own folders. Composed sprite sheets
+/// (`SheetArchive`) and the records of whole sprite builds (`SpriteRecord`) are kept as
+/// blobs in `sheets/` (`readBlob`, `storeBlob`).
 ///
 /// Single entries live in one file each, spread over 256 subfolders by their first two hex
 /// digits. A batch job (a sprite build) names a batch instead: its entries are read from and
@@ -105,7 +106,7 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Stores `bytes` under `name` (composed sprite sheets); a failure only costs a later build.
+    /// Stores `bytes` under `name` (sheets, build records); a failure only costs a later build.
     func storeBlob(_ bytes: [UInt8], as name: String) {
         mkdir(entries + "/sheets", 0o755)
         guard (try? AtomicFile.write(bytes, to: entries + "/sheets/" + name + ".sheets")) != nil else { return }
