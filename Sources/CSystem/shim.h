@@ -6,7 +6,8 @@
 #include <stdint.h>
 #include <sys/prctl.h>
 
-/* What Swift cannot do itself: variadic Linux calls, atomics in shared memory. */
+/* What Swift cannot do itself: variadic Linux calls, atomics in shared memory, the CPU's
+   SHA-256 instructions. */
 
 /** Asks the kernel to send `signal` to this process when the thread that created it ends
     (PR_SET_PDEATHSIG): a supervised child then never outlives a parent killed with SIGKILL.
@@ -32,7 +33,8 @@ static inline int CSystem_compare_exchange(uint64_t *word, uint64_t expected, ui
 }
 
 /* SHA-256's compression function with the x86 SHA extensions (Intel SHA-NI, AMD since Zen),
-   which Swift has no intrinsics for: about ten times the speed of the Swift code. */
+   which Swift has no intrinsics for: six times the speed of the Swift code in a release build
+   (perf samples of a warm osm-carto rebuild: 3,237 in the Swift code, 539 here). */
 
 #if defined(__x86_64__)
 #include <cpuid.h>

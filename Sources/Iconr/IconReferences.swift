@@ -14,18 +14,49 @@ package enum IconReferences {
         var warnings: [String] = []
         var input = bytes
         for reference in template.externalReferences {
-            switch ExternalReference.resolve(reference, from: path) {
-            case .inside(let resolved):
-                guard let referenced = try? FileReader.read(resolved) else {
-                    warnings.append("\(path): refers to \"\(reference)\", which cannot be read: not drawn")
-                    continue
-                }
-                input += Array(resolved.utf8) + [0] + Array(SHA256.hex(referenced).utf8)
-            case .refused(let reason):
-                warnings.append("\(path): refers to \"\(reference)\", \(reason): not drawn")
+            switch target(of: reference, from: path) {
+            case .success(let target): input += Array(target.path.utf8) + [0] + Array(target.digest.utf8)
+            case .failure(let reason): warnings.append("\(path): refers to \"\(reference)\", \(reason.text): not drawn")
             }
         }
         return (SHA256.hex(input), warnings)
+    }
+
+    /// A digest of what `references` (by the path of the icon file that makes them) lead to
+    /// now: each file and its bytes' digest, or why it is not drawn.
+    package static func fingerprint(of references: [String: [String]]) -> String {
+        guard !references.isEmpty else { return "none" }
+        var text = ""
+        for (path, targets) in references.sorted(by: { $0.key < $1.key }) {
+            for reference in targets {
+                text += path + "\u{0}" + reference + "\u{0}"
+                switch target(of: reference, from: path) {
+                case .success(let target): text += target.path + "\u{0}" + target.digest + "\n"
+                case .failure(let reason): text += "not drawn: " + reason.text + "\n"
+                }
+            }
+        }
+        return SHA256.hex(Array(text.utf8))
+    }
+
+    /// Why a reference is not drawn (`which cannot be read`, `outside the icon's folder`, ...).
+    struct NotDrawn: Error {
+        let text: String
+    }
+
+    /// The file `reference` from the icon at `path` leads to and the SHA-256 of its bytes, or
+    /// why it is not drawn.
+    private static func target(
+        of reference: String, from path: String
+    ) -> Result<(path: String, digest: String), NotDrawn> {
+        switch ExternalReference.resolve(reference, from: path) {
+        case .inside(let resolved):
+            guard let referenced = try? FileReader.read(resolved) else {
+                return .failure(NotDrawn(text: "which cannot be read"))
+            }
+            return .success((resolved, SHA256.hex(referenced)))
+        case .refused(let reason): return .failure(NotDrawn(text: reason))
+        }
     }
 }
 

@@ -313,7 +313,7 @@ public final class SpriteBuilder: Sendable {
         if let key = inputs.key, failures.isEmpty {
             let record = SpriteRecord(
                 sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
-                warnings: warnings, references: references, referenced: SpriteRecord.fingerprint(of: references))
+                warnings: warnings, references: references, referenced: IconReferences.fingerprint(of: references))
             cache.disk?.storeBlob(record.bytes(key: key), as: key)
         }
         // The entries written behind must be on disk before the next run looks for them.

@@ -64,7 +64,8 @@ struct SpriteInputs: Sendable {
         key = SHA256.hex(Array(text.utf8))
     }
 
-    /// The bytes of the icon file at `path`.
+    /// The bytes of the icon file at `path` as read up front (a file that failed an earlier
+    /// attempt, and was not read then, is read now).
     func bytes(of path: String) -> Result<[UInt8], FileReadError> {
         files[path] ?? Result { () throws(FileReadError) in try FileReader.read(path) }
     }
@@ -112,29 +113,11 @@ struct SpriteRecord: Equatable {
     let warnings: [String]
     /// The references to other files, by the path of the icon file that makes them.
     let references: [String: [String]]
-    /// `Self.fingerprint(of: references)` when the build ran.
+    /// `IconReferences.fingerprint(of: references)` when the build ran.
     let referenced: String
 
     /// Whether the references lead to the same files, with the same bytes, as when recorded.
-    var isCurrent: Bool { Self.fingerprint(of: references) == referenced }
-
-    /// A digest of what `references` lead to now: each file's bytes, or why none.
-    static func fingerprint(of references: [String: [String]]) -> String {
-        guard !references.isEmpty else { return "none" }
-        var text = ""
-        for (path, targets) in references.sorted(by: { $0.key < $1.key }) {
-            for target in targets {
-                text += path + "\u{0}" + target + "\u{0}"
-                switch ExternalReference.resolve(target, from: path) {
-                case .inside(let resolved):
-                    let bytes = try? FileReader.read(resolved)
-                    text += resolved + "\u{0}" + (bytes.map { SHA256.hex($0) } ?? "unreadable") + "\n"
-                case .refused(let reason): text += "refused " + reason + "\n"
-                }
-            }
-        }
-        return SHA256.hex(Array(text.utf8))
-    }
+    var isCurrent: Bool { IconReferences.fingerprint(of: references) == referenced }
 
     /// The record as stored: a magic line, the SHA-256 of the payload, and the payload (JSON
     /// naming `key`, so that a record planted under another key's name is never served).

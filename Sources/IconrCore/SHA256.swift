@@ -3,7 +3,8 @@ import IconrSystem
 /// SHA-256 (FIPS 180-4), for content digests that are stable across runs and machines.
 /// The toolchain has no crypto module on Linux, and a cache key must never depend on
 /// Swift's per-process seeded `Hasher`. Blocks go through the CPU's SHA instructions when it
-/// has them (`HardwareSHA256`, about ten times faster), else through the Swift code here.
+/// has them (`HardwareSHA256`, six times faster in a release build), else through the Swift
+/// code here.
 package struct SHA256: Sendable {
     private var h0: UInt32 = 0x6a09e667, h1: UInt32 = 0xbb67ae85, h2: UInt32 = 0x3c6ef372, h3: UInt32 = 0xa54ff53a
     private var h4: UInt32 = 0x510e527f, h5: UInt32 = 0x9b05688c, h6: UInt32 = 0x1f83d9ab, h7: UInt32 = 0x5be0cd19
