@@ -50,13 +50,6 @@ public enum PNGEncoder {
         return try encodeUnfiltered(samples, image.size, deflater)
     }
 
-    /// Straight RGBA without filters, deflated at the fastest level: for copies that only
-    /// this program reads back (the sprite cache's packs), where encoding time counts and
-    /// bytes hardly do.
-    public static func encodeQuickly(_ image: RasterImage) throws(RenderError) -> [UInt8] {
-        try encodeUnfiltered(Samples(rgba: image), image.size, .deflate(level: 1))
-    }
-
     /// How unfiltered image data is deflated.
     private enum Deflater {
         /// Deflate at this level (1 fastest to 9): image data of at most `wholeLimit` bytes

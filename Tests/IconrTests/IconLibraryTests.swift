@@ -109,8 +109,28 @@ struct IconLibraryTests {
         #expect(damaged.cache.statistics.renders == 1 && damaged.cache.statistics.diskHits == 3)
     }
 
-    /// A pack whose records were swapped (each name beside another variant's sound PNG) is
-    /// never served: each entry carries its key.
+    /// A pack entry is served only whole, of its key, within the size limit and with its
+    /// digest: every other case is a miss.
+    @Test func packEntriesProveWhatTheyAre() throws {
+        let library = try library(disk: false)
+        let red = try library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let blue = try library.icon(named: "flag", params: ["flag_color": "blue"], scale: 2)
+        let image = red.icon.image, limit = RenderLimits.default.maxSize
+        let entry = PackEntry.make(image, key: red.key)
+        #expect(PackEntry.image(of: entry, key: red.key, maxSize: limit) == image)
+        #expect(PackEntry.image(of: entry, key: blue.key, maxSize: limit) == nil, "another key")
+        #expect(PackEntry.image(of: entry, key: red.key, maxSize: PixelSize(width: 1, height: 1)) == nil)
+        #expect(PackEntry.image(of: Array(entry.dropLast()), key: red.key, maxSize: limit) == nil, "truncated")
+        #expect(PackEntry.image(of: [], key: red.key, maxSize: limit) == nil)
+        for offset in [red.key.identity.utf8.count + 1, entry.count / 2, entry.count - 1] {
+            var damaged = entry
+            damaged[offset] ^= 0x01
+            #expect(PackEntry.image(of: damaged, key: red.key, maxSize: limit) == nil, "byte \(offset) flipped")
+        }
+    }
+
+    /// A pack whose records were swapped (each name beside another variant's sound pixels)
+    /// is never served: each entry carries its key.
     @Test func swappedPackRecordsAreRenderedAgain() throws {
         func batchLibrary() throws -> IconLibrary {
             IconLibrary(
@@ -124,7 +144,7 @@ struct IconLibraryTests {
         let packURL = URL(fileURLWithPath: packs + (try FileManager.default.contentsOfDirectory(atPath: packs)[0]))
         // Records: name length, name, entry length, entry (little-endian 32-bit lengths).
         let pack = [UInt8](try Data(contentsOf: packURL))
-        let header = Array("iconr pack 1\n".utf8)
+        let header = Array("iconr pack 2\n".utf8)
         #expect(pack.starts(with: header))
         var offset = header.count
         var fields: [[UInt8]] = []
