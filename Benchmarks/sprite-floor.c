@@ -8,7 +8,8 @@
  * in turn), un-premultiplied into its sheet at the index's place, and each sheet is then
  * written by libpng beside its index (SHEET.floor.png: RGBA, zlib level 7, no filter; the
  * sheets in parallel). No cache, no metadata, no packing, no color reduction: the work a
- * build cannot avoid. Ids are file names under ICON_DIR without ".svg".
+ * build cannot avoid. Ids are file names under ICON_DIR without ".svg" (or ".png" or "@2x.png": a PNG
+ * icon is painted scaled to its place by cairo's good filter).
  */
 #include <cairo.h>
 #include <librsvg/rsvg.h>
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct {
     char *path;
@@ -75,18 +77,45 @@ static void readIndex(const char *indexPath, const char *iconDir) {
     sheetCount++;
 }
 
-static void render(const Image *image) {
-    GError *error = NULL;
-    RsvgHandle *handle = rsvg_handle_new_from_file(image->path, &error);
-    if (!handle) {
-        fprintf(stderr, "sprite-floor: %s: %s\n", image->path, error ? error->message : "cannot load");
-        atomic_fetch_add(&failures, 1);
-        return;
+/* Paints the PNG beside the missing SVG `image->path` (same name, ".png" or "@2x.png") onto `cairo`. */
+static int paintPNG(const Image *image, cairo_t *cairo) {
+    size_t length = strlen(image->path);
+    char *path = malloc(length + 8);
+    snprintf(path, length + 8, "%.*s.png", (int)(length - 4), image->path);
+    if (access(path, F_OK) != 0) snprintf(path, length + 8, "%.*s@2x.png", (int)(length - 4), image->path);
+    cairo_surface_t *picture = cairo_image_surface_create_from_png(path);
+    free(path);
+    int width = cairo_image_surface_get_width(picture), height = cairo_image_surface_get_height(picture);
+    if (cairo_surface_status(picture) != CAIRO_STATUS_SUCCESS || width <= 0 || height <= 0) {
+        fprintf(stderr, "sprite-floor: %s: no SVG or PNG\n", image->path);
+        cairo_surface_destroy(picture);
+        return 0;
     }
+    cairo_scale(cairo, (double)image->width / width, (double)image->height / height);
+    cairo_set_source_surface(cairo, picture, 0, 0);
+    cairo_pattern_set_filter(cairo_get_source(cairo), CAIRO_FILTER_GOOD);
+    cairo_paint(cairo);
+    cairo_surface_destroy(picture);
+    return 1;
+}
+
+static void render(const Image *image) {
     cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, image->width, image->height);
     cairo_t *cairo = cairo_create(surface);
-    RsvgRectangle viewport = {0, 0, image->width, image->height};
-    if (!rsvg_handle_render_document(handle, cairo, &viewport, &error)) atomic_fetch_add(&failures, 1);
+    if (access(image->path, F_OK) != 0) {
+        if (!paintPNG(image, cairo)) atomic_fetch_add(&failures, 1);
+    } else {
+        GError *error = NULL;
+        RsvgHandle *handle = rsvg_handle_new_from_file(image->path, &error);
+        if (!handle) {
+            fprintf(stderr, "sprite-floor: %s: %s\n", image->path, error ? error->message : "cannot load");
+            atomic_fetch_add(&failures, 1);
+        } else {
+            RsvgRectangle viewport = {0, 0, image->width, image->height};
+            if (!rsvg_handle_render_document(handle, cairo, &viewport, &error)) atomic_fetch_add(&failures, 1);
+            g_object_unref(handle);
+        }
+    }
     cairo_destroy(cairo);
     cairo_surface_flush(surface);
     const Sheet *sheet = &sheets[image->sheet];
@@ -108,7 +137,6 @@ static void render(const Image *image) {
         }
     }
     cairo_surface_destroy(surface);
-    g_object_unref(handle);
 }
 
 static void encode(const Sheet *sheet) {

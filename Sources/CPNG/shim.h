@@ -164,58 +164,6 @@ static inline int CPNG_gunzip(const unsigned char *data, size_t length, size_t l
     return 1;
 }
 
-/* PNG_FORMAT_RGBA is a macro built from other macros, which Swift does not import. */
-/**
- Compresses `length` bytes of `data` as raw deflate blocks (no zlib header or trailer) at
- `level`, primed with `dictionary` (the up to 32 KiB that precede `data` in the whole
- stream) so that matches reach back across pieces; ends with a sync flush, or with the final
- block when `last`. Pieces made this way on several threads and concatenated form one
- deflate stream (as pigz does). Returns 1 on success; 0 with `error->message` set.
- */
-static inline int CPNG_deflate_piece(const unsigned char *dictionary, size_t dictionary_length,
-                                     const unsigned char *data, size_t length, int level, int last,
-                                     CPNG_Buffer *out, CPNG_Error *error) {
-    z_stream stream;
-    memset(&stream, 0, sizeof stream);
-    if (deflateInit2(&stream, level, Z_DEFLATED, -15, 9, Z_DEFAULT_STRATEGY) != Z_OK) {
-        strcpy(error->message, "deflateInit2 failed");
-        return 0;
-    }
-    if (dictionary_length > 0 && deflateSetDictionary(&stream, dictionary, (uInt)dictionary_length) != Z_OK) {
-        deflateEnd(&stream);
-        strcpy(error->message, "deflateSetDictionary failed");
-        return 0;
-    }
-    size_t capacity = deflateBound(&stream, (uLong)length) + 16;
-    out->data = malloc(capacity);
-    if (!out->data) {
-        deflateEnd(&stream);
-        strcpy(error->message, "out of memory");
-        return 0;
-    }
-    out->capacity = capacity;
-    stream.next_in = (Bytef *)data;
-    stream.next_out = out->data;
-    int status = Z_OK;
-    size_t remaining = length;
-    /* avail_in is 32 bits: feed at most 1 GiB at a time. */
-    while (status == Z_OK) {
-        uInt chunk = remaining > (1u << 30) ? (1u << 30) : (uInt)remaining;
-        stream.avail_in = chunk;
-        remaining -= chunk;
-        stream.avail_out = (uInt)(capacity - stream.total_out);
-        status = deflate(&stream, remaining > 0 ? Z_NO_FLUSH : (last ? Z_FINISH : Z_SYNC_FLUSH));
-        if (remaining == 0) break;
-    }
-    out->length = stream.total_out;
-    deflateEnd(&stream);
-    if (status != (last ? Z_STREAM_END : Z_OK)) {
-        strcpy(error->message, "deflate failed");
-        return 0;
-    }
-    return 1;
-}
-
 /*
  Zopfli (Debian's libzopfli1), declared here and not linked: `iconr sprite --optimize` opens it
  with dlopen. The options struct is zopfli.h's; the functions are called through pointers.
@@ -238,6 +186,7 @@ typedef void (*CPNG_ZopfliDeflatePart)(const CPNG_ZopfliOptions *options, int bt
                                        const unsigned char *in, size_t instart, size_t inend,
                                        unsigned char *bp, unsigned char **out, size_t *outsize);
 
+/* PNG_FORMAT_RGBA is a macro built from other macros, which Swift does not import. */
 static const png_uint_32 CPNG_FORMAT_RGBA = PNG_FORMAT_RGBA;
 
 #endif

@@ -36,7 +36,7 @@ public enum PNGEncoder {
         }
         let filters = [noFilter, adaptive]
         let sizes = Locked<[Int]>([.max, .max])
-        // The trial is on a sample of a large image: every eighth band of 16 rows.
+        // The trial is on a sample of a large image (`Samples.sample`).
         let (trial, trialSize) = samples.sample(image.size)
         DispatchQueue.concurrentPerform(iterations: filters.count) { index in
             let size = (try? encode(trial, trialSize, compressionLevel: 2, filters: filters[index], strategy: 0))?
@@ -52,29 +52,23 @@ public enum PNGEncoder {
 
     /// How unfiltered image data is deflated.
     private enum Deflater {
-        /// Deflate at this level (1 fastest to 9): image data of at most `wholeLimit` bytes
-        /// in one call to libdeflate, more in pieces by zlib on every core.
+        /// By libdeflate at this level (1 fastest to 12), in one call.
         case deflate(level: Int32)
-        /// Zopfli, always in pieces (one for a small image).
+        /// By Zopfli, in pieces on every core (one for a small image).
         case zopfli
     }
 
-    /// Raw scanline bytes per piece of a parallel deflate stream: large enough that the sync
-    /// flush between pieces costs nothing measurable, small enough that a 2x sheet has many.
+    /// Raw scanline bytes per piece of a Zopfli stream made in parallel: large enough that
+    /// the sync flush between pieces costs nothing measurable, small enough that a 2x sheet
+    /// has many.
     static let pieceSize = 512 << 10
 
-    /// Image data deflated by libdeflate in one stream, at most: libdeflate is 2.5-3 times
-    /// zlib's speed, so zlib's pieces are faster only on 3 or more cores, and 8 MiB take it
-    /// about 70 ms here (Temaki's 2x sheet, 1.2 MiB: 3 zlib pieces before).
-    package static let wholeLimit = 16 * pieceSize
-
-    /// Without filters, as a PNG written here. Image data of at most `wholeLimit` is deflated
-    /// by libdeflate in one stream (the same size as zlib's at the same level, in a third to
-    /// a half of zlib's time: a Maki 2x sheet 6.6 ms instead of 13.6 ms). Larger image data
-    /// is deflated in pieces on every core, each primed with the 32 KiB before it, into one
-    /// zlib stream (as pigz does; libdeflate can neither prime nor continue a stream): the
-    /// final encode of a large sheet took one core for most of a second. The pieces are cut
-    /// at fixed offsets, so the bytes do not depend on the number of cores.
+    /// Without filters, as a PNG written here: deflated by libdeflate in one stream (smaller
+    /// than zlib's at the same level, in a third to a half of zlib's time: a Maki 2x sheet
+    /// 6.6 ms instead of 13.6 ms), or by Zopfli in pieces. Large sheets used to go to zlib in
+    /// pieces on every core, but the sheets of a build are encoded side by side, so CPU time
+    /// is what counts: openstreetmap-carto's 4096 x 4096 RGBA sheet takes libdeflate 302 ms at
+    /// level 7 (3,398,845 bytes) and zlib 783 ms (3,505,982 bytes), one core each.
     private static func encodeUnfiltered(
         _ samples: Samples, _ size: PixelSize, _ deflater: Deflater
     ) throws(RenderError) -> [UInt8] {
@@ -91,10 +85,9 @@ public enum PNGEncoder {
             }
         }
         let stream: [UInt8]
-        if case .deflate(let level) = deflater, scanlines.count <= wholeLimit {
-            stream = try deflateWhole(scanlines, level: level)
-        } else {
-            stream = try deflateInPieces(scanlines, deflater)
+        switch deflater {
+        case .deflate(let level): stream = try deflateWhole(scanlines, level: level)
+        case .zopfli: stream = try deflateInZopfliPieces(scanlines)
         }
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         func chunk(_ type: String, _ data: [UInt8]) {
@@ -154,8 +147,8 @@ public enum PNGEncoder {
         return stream
     }
 
-    /// `scanlines` as one zlib stream made of pieces deflated on every core.
-    private static func deflateInPieces(_ scanlines: [UInt8], _ deflater: Deflater) throws(RenderError) -> [UInt8] {
+    /// `scanlines` as one zlib stream made of pieces deflated by Zopfli on every core.
+    private static func deflateInZopfliPieces(_ scanlines: [UInt8]) throws(RenderError) -> [UInt8] {
         let pieceCount = (scanlines.count + pieceSize - 1) / pieceSize
         let pieces = Locked<[Result<[UInt8], RenderError>?]>(Array(repeating: nil, count: pieceCount))
         scanlines.withUnsafeBufferPointer { data in
@@ -166,25 +159,9 @@ public enum PNGEncoder {
                 guard let base else { return }
                 let start = piece * pieceSize, end = min(total, start + pieceSize)
                 let last = piece == pieceCount - 1
-                let result: Result<[UInt8], RenderError>
-                switch deflater {
-                case .deflate(let level):
-                    let dictionary = max(0, start - 32768)
-                    var buffer = CPNG_Buffer()
-                    var error = CPNG_Error()
-                    defer { free(buffer.data) }
-                    let succeeded = CPNG_deflate_piece(
-                        base + dictionary, start - dictionary, base + start, end - start, level, last ? 1 : 0,
-                        &buffer, &error)
-                    result =
-                        succeeded != 0
-                        ? .success(Array(UnsafeBufferPointer(start: buffer.data, count: buffer.length)))
-                        : .failure(.encodingFailed(error.text))
-                case .zopfli:
-                    result = Result { () throws(RenderError) in
-                        try Zopfli.deflatePiece(
-                            UnsafeBufferPointer(start: base, count: total), start: start, end: end, last: last)
-                    }
+                let result = Result { () throws(RenderError) in
+                    try Zopfli.deflatePiece(
+                        UnsafeBufferPointer(start: base, count: total), start: start, end: end, last: last)
                 }
                 pieces.withLock { $0[piece] = result }
             }
@@ -259,14 +236,16 @@ private struct Samples {
         self.alpha = alpha
     }
 
-    /// Every eighth band of 16 rows when the rows hold more than 1 MiB (for a trial
-    /// encoding, whose relative sizes the sample keeps), else all of them.
+    /// Bands of 16 rows when the rows hold more than 1 MiB (for a trial encoding, whose
+    /// relative sizes the sample keeps), else all of them: every eighth band, or fewer so
+    /// that the sample holds about 2 MiB (the trials of openstreetmap-carto's 4096 x 4096
+    /// sheet took 150 ms with every eighth).
     func sample(_ size: PixelSize) -> (Samples, PixelSize) {
         let rowBytes = size.width * channels
         guard rowBytes * size.height > 1 << 20, size.height >= 256 else { return (self, size) }
         var sampled: [UInt8] = []
         var rowCount = 0
-        for band in stride(from: 0, to: size.height, by: 128) {
+        for band in stride(from: 0, to: size.height, by: 16 * max(8, (rowBytes * size.height) >> 21)) {
             let end = min(size.height, band + 16)
             sampled += rows[band * rowBytes..<end * rowBytes]
             rowCount += end - band
