@@ -309,20 +309,29 @@ private enum CRC32 {
 }
 
 /// A pack's entry: the variant key's identity, a NUL, the width and height (little-endian
-/// 32-bit), the straight RGBA pixels, and the SHA-256 of all that before it. Served only when
-/// the identity is the key's, the size is within the limit and matches the pixels' length,
-/// and the digest holds. Unencoded: storing one costs a copy and a digest (some 3 us for
-/// a 30 x 30 icon), where the unfiltered deflate at level 1 it replaced cost about 40 us.
+/// 32-bit), a format byte, the straight RGBA pixels (format 0) or, for images of more than
+/// `rawLimit` bytes, their raw deflate at libdeflate's fastest level (format 1), and the
+/// SHA-256 of all that before it. Served only when the identity is the key's, the size is
+/// within the limit, the digest holds and the pixels come out at exactly the size's length.
+/// A small icon is stored as it is: a copy and a digest (some 3 us for 30 x 30) where
+/// deflating it cost about 40 us; a large one deflated (openstreetmap-carto's 1024 x 1024
+/// patterns would otherwise fill a pack with 4 MiB each).
 enum PackEntry {
+    /// Pixel bytes stored as they are, at most (a 128 x 128 icon).
+    static let rawLimit = 64 << 10
+
     static func make(_ image: RasterImage, key: VariantKey) -> [UInt8] {
+        let deflated = image.pixels.count > rawLimit ? QuickDeflate.compress(image.pixels) : nil
+        let payload = deflated ?? image.pixels
         var entry: [UInt8] = []
-        entry.reserveCapacity(key.identity.utf8.count + 9 + image.pixels.count + 32)
+        entry.reserveCapacity(key.identity.utf8.count + 10 + payload.count + 32)
         entry += key.identity.utf8
         entry.append(0)
         for side in [image.size.width, image.size.height] {
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: side).littleEndian) { entry += $0 }
         }
-        entry += image.pixels
+        entry.append(deflated == nil ? 0 : 1)
+        entry += payload
         var digest = SHA256()
         digest.update(entry)
         entry += digest.finalize()
@@ -332,19 +341,22 @@ enum PackEntry {
     /// The image inside `entry` when it is a sound entry of `key` at most `maxSize`; else nil.
     static func image(of entry: [UInt8], key: VariantKey, maxSize: PixelSize) -> RasterImage? {
         let identity = key.identity.utf8
-        let header = identity.count + 9
+        let header = identity.count + 10
         guard entry.count >= header + 32, entry.starts(with: identity), entry[identity.count] == 0 else { return nil }
         func side(_ offset: Int) -> Int {
             entry[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
         }
         let size = PixelSize(width: side(identity.count + 1), height: side(identity.count + 5))
-        guard size.width <= maxSize.width, size.height <= maxSize.height,
-            size.width * size.height * 4 == entry.count - header - 32
-        else { return nil }
+        guard size.width <= maxSize.width, size.height <= maxSize.height else { return nil }
         var digest = SHA256()
         digest.update(entry[..<(entry.count - 32)])
         guard digest.finalize().elementsEqual(entry[(entry.count - 32)...]) else { return nil }
-        return RasterImage(size: size, pixels: Array(entry[header..<(entry.count - 32)]))
+        let payload = entry[header..<(entry.count - 32)], count = size.width * size.height * 4
+        switch entry[header - 1] {
+        case 0 where payload.count == count: return RasterImage(size: size, pixels: Array(payload))
+        case 1: return QuickDeflate.decompress(payload, count: count).map { RasterImage(size: size, pixels: $0) }
+        default: return nil
+        }
     }
 }
 
@@ -357,7 +369,7 @@ enum PackEntry {
 private final class Batch: Sendable {
     let path: String
     let limit: Int
-    private static let header = Array("iconr pack 2\n".utf8)
+    private static let header = Array("iconr pack 3\n".utf8)
     /// The pack as read (loaded at the first lookup) with its names in their order, and the
     /// entries of this run.
     private let state = Locked<(stored: [String: [UInt8]]?, order: [String], kept: [String: [UInt8]])>((nil, [], [:]))

@@ -127,6 +127,15 @@ struct IconLibraryTests {
             damaged[offset] ^= 0x01
             #expect(PackEntry.image(of: damaged, key: red.key, maxSize: limit) == nil, "byte \(offset) flipped")
         }
+        // A large image is stored deflated, and read back to the same pixels.
+        let large = try library.icon(named: "flag", params: ["flag_color": "red"], scale: 12)
+        #expect(large.icon.image.pixels.count > PackEntry.rawLimit)
+        let deflated = PackEntry.make(large.icon.image, key: large.key)
+        #expect(deflated.count < large.icon.image.pixels.count / 2, "\(deflated.count) bytes")
+        #expect(PackEntry.image(of: deflated, key: large.key, maxSize: limit) == large.icon.image)
+        var damaged = deflated
+        damaged[deflated.count / 2] ^= 0x01
+        #expect(PackEntry.image(of: damaged, key: large.key, maxSize: limit) == nil)
     }
 
     /// A pack whose records were swapped (each name beside another variant's sound pixels)
@@ -144,7 +153,7 @@ struct IconLibraryTests {
         let packURL = URL(fileURLWithPath: packs + (try FileManager.default.contentsOfDirectory(atPath: packs)[0]))
         // Records: name length, name, entry length, entry (little-endian 32-bit lengths).
         let pack = [UInt8](try Data(contentsOf: packURL))
-        let header = Array("iconr pack 2\n".utf8)
+        let header = Array("iconr pack 3\n".utf8)
         #expect(pack.starts(with: header))
         var offset = header.count
         var fields: [[UInt8]] = []
