@@ -23,8 +23,12 @@ enum SpriteBenchmark {
     }
 
     /// Runs `iconr sprite` cold and warm `runs` times each and the rsvg-convert loop
-    /// `loopRuns` times (it takes seconds), and reports medians.
-    static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 3) {
+    /// `loopRuns` times (it takes seconds), and reports medians. With `recursive` (a set
+    /// in folders, as openstreetmap-carto's) the build takes `--recursive`, and the loop and
+    /// the raw pipeline, which cover the folder's own SVG files only, are not run.
+    static func run(folder: String, recursive: Bool = false, iconr: String, runs: Int = 7, loopRuns: Int = 3) {
+        let loopRuns = recursive ? 0 : loopRuns
+        let build = ["sprite", folder] + (recursive ? ["--recursive"] : [])
         let clock = ContinuousClock()
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
             $0.hasSuffix(".svg")
@@ -47,7 +51,8 @@ enum SpriteBenchmark {
         // What a warm build cannot go below: starting iconr, and writing the same files.
         var starts: [Double] = [], writes: [Double] = []
         try? FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
-        let outputs = ["sprite.png", "sprite.json", "sprite@2x.png", "sprite@2x.json"].map { scratch + "/" + $0 }
+        // The files a build writes, as it lists them on stdout (every sheet of every ratio).
+        var outputs: [String] = []
         var coldOutput = ""
         let floor = compileFloor(into: scratch)
         let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -56,22 +61,24 @@ enum SpriteBenchmark {
             + "rsvg-convert --zoom 2 \"$f\" -o \"\(scratch)/two.png\" || exit 1; done"
         for round in 0..<runs {
             let cache = scratch + "/cache-\(round)"
-            let (cold, output) = run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache])
+            let (cold, output) = run(iconr, build + ["-o", scratch + "/sprite", "--cache-dir", cache])
             colds.append(cold)
             coldOutput = output
-            warms.append(run(iconr, ["sprite", folder, "-o", scratch + "/sprite", "--cache-dir", cache]).0)
+            outputs = output.split(separator: "\n").map(String.init).filter {
+                $0.hasPrefix(scratch) && ($0.hasSuffix(".png") || $0.hasSuffix(".json"))
+            }
+            warms.append(run(iconr, build + ["-o", scratch + "/sprite", "--cache-dir", cache]).0)
             starts.append(run(iconr, ["--version"]).0)
             writes.append(run("/bin/cp", outputs + [scratch + "/copy/"]).0)
             if let floor {
-                floors.append(
-                    run(floor, ["\(cores)", folder, scratch + "/sprite.json", scratch + "/sprite@2x.json"]).0)
+                floors.append(run(floor, ["\(cores)", folder] + outputs.filter { $0.hasSuffix(".json") }).0)
             }
             if round < loopRuns { loops.append(run("/bin/sh", ["-c", loop]).0) }
         }
         func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
-        let (cold, warm, rsvgLoop) = (median(colds), median(warms), median(loops))
+        let (cold, warm) = (median(colds), median(warms))
         var raw = 0.0
-        for file in files {
+        for file in recursive ? [] : files {
             let bytes = [UInt8](FileManager.default.contents(atPath: "\(folder)/\(file)") ?? Data())
             for scale in [1.0, 2.0] {
                 let start = clock.now
@@ -80,28 +87,34 @@ enum SpriteBenchmark {
             }
         }
         let summary = coldOutput.split(separator: "\n").last.map(String.init) ?? ""
-        let images = Double(files.count * 2)
+        // The summary's "sprite: N icons", which counts the icons of every folder.
+        let icons = summary.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? files.count
         func ms(_ value: Double) -> String { String((value * 10000).rounded() / 10) }
         print(
-            "iconr-bench sprite: \(files.count) icons from \(folder) at ratios 1 and 2 (\(Int(images)) images), \(cores) cores\n"
-        )
+            "iconr-bench sprite: \(icons) icons from \(folder)\(recursive ? " and its folders" : "") at ratios 1 and 2, "
+                + "\(cores) cores\n")
         func range(_ values: [Double]) -> String { "\(ms(values.min()!))-\(ms(values.max()!))" }
         print("medians of \(runs) runs (\(loopRuns) of the loop), whole processes:")
         print(
-            "iconr sprite, cold cache: \(ms(cold)) ms (\(Int(Double(files.count) / cold)) icons/s; \(range(colds)) ms)")
+            "iconr sprite, cold cache: \(ms(cold)) ms (\(Int(Double(icons) / cold)) icons/s; \(range(colds)) ms)")
         print(
-            "iconr sprite, warm cache: \(ms(warm)) ms (\(Int(Double(files.count) / warm)) icons/s; \(range(warms)) ms)")
+            "iconr sprite, warm cache: \(ms(warm)) ms (\(Int(Double(icons) / warm)) icons/s; \(range(warms)) ms)")
         let (start, write) = (median(starts), median(writes))
         print(
             "  floor of a warm build: starting iconr (--version) \(ms(start)) ms + writing its files (cp) "
                 + "\(ms(write)) ms = \(ms(start + write)) ms; warm build \(String((warm / (start + write) * 100).rounded() / 100))x that"
         )
-        print(
-            "rsvg-convert shell loop:  \(ms(rsvgLoop)) ms (\(range(loops)) ms), \(String((rsvgLoop / cold * 10).rounded() / 10))x the cold sprite build"
-        )
-        print(
-            "raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(cores) cores = \(ms(raw / Double(cores))) ms; "
-                + "cold build per image \(String((cold / (raw / Double(cores)) * 100).rounded() / 100))x that")
+        if recursive {
+            print("rsvg-convert loop and raw pipeline: not run (they cover the folder's own SVG files only)")
+        } else {
+            let rsvgLoop = median(loops)
+            print(
+                "rsvg-convert shell loop:  \(ms(rsvgLoop)) ms (\(range(loops)) ms), \(String((rsvgLoop / cold * 10).rounded() / 10))x the cold sprite build"
+            )
+            print(
+                "raw librsvg+cairo+libpng: \(ms(raw)) ms on one core; / \(cores) cores = \(ms(raw / Double(cores))) ms; "
+                    + "cold build per image \(String((cold / (raw / Double(cores)) * 100).rounded() / 100))x that")
+        }
         if floors.isEmpty {
             print("the C floor (Benchmarks/sprite-floor.c) needs cc, pkg-config and librsvg2-dev: not measured")
         } else {
@@ -112,9 +125,9 @@ enum SpriteBenchmark {
             )
         }
         print(summary)
-        // The sheets against what optipng makes of them (the issue's size goal: within 10%).
+        // The sheets against what optipng makes of them (the issue's size goal: no larger).
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/optipng") {
-            for name in ["sprite.png", "sprite@2x.png"] {
+            for name in outputs.filter({ $0.hasSuffix(".png") }).map({ ($0 as NSString).lastPathComponent }) {
                 let ours = scratch + "/" + name, theirs = scratch + "/optipng-" + name
                 try? FileManager.default.copyItem(atPath: ours, toPath: theirs)
                 _ = run("/usr/bin/optipng", ["-quiet", "-o2", theirs])
@@ -127,6 +140,10 @@ enum SpriteBenchmark {
             }
         } else {
             print("optipng is not installed: no PNG size comparison (apt-get install optipng)")
+        }
+        guard !recursive else {
+            print("--optimize, --padding 0 and the mixed set: not run for a set in folders (Zopfli takes minutes)")
+            return
         }
         // --optimize (Zopfli) against zopflipng on the default sheets (the goal: within 2%).
         if FileManager.default.isExecutableFile(atPath: "/usr/bin/zopflipng") {

@@ -8,7 +8,7 @@ import IconrRender
 //
 //   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
-//   .build/release/iconr-bench sprite     (sprite builds: SpriteBenchmark.swift)
+//   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
 //   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
 //
@@ -42,7 +42,10 @@ if arguments.first == "sprite" {
     let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
         "iconr"
     ).path
-    SpriteBenchmark.run(folder: arguments.count > 1 ? arguments[1] : "../shared/corpora/maki", iconr: executable)
+    let operands = arguments.dropFirst().filter { $0 != "--recursive" }
+    SpriteBenchmark.run(
+        folder: operands.first ?? "../shared/corpora/maki", recursive: arguments.contains("--recursive"),
+        iconr: executable)
     exit(0)
 }
 let folder = arguments.first ?? "../shared/corpora/maki"

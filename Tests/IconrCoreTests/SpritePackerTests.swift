@@ -109,6 +109,29 @@ struct SpritePackerTests {
         #expect(packing >= 0.95, "seed \(seed): \(packing)")
     }
 
+    /// A 1x layout that is the 2x one halved (every size and the padding) takes the 2x
+    /// places halved: packed once, and as full.
+    @Test func aLayoutHalvedTakesThePlacesHalved() throws {
+        let large = Self.mixed.map { PixelSize(width: $0.width * 2, height: $0.height * 2) }
+        let layouts = [
+            SpritePacker.Layout(sizes: large, padding: 2), SpritePacker.Layout(sizes: Self.mixed, padding: 1),
+        ]
+        let groups = SpritePacker.groups(layouts, maxSide: 4096)
+        let group = try #require(groups.groups.first)
+        #expect(groups.groups.count == 1 && group.members.count == Self.mixed.count)
+        let (twice, once) = (group.sheets[0], group.sheets[1])
+        #expect(once.width == (twice.width + 2) / 2 - 1 && once.height == (twice.height + 2) / 2 - 1)
+        for item in group.members {
+            let (big, small) = (try #require(twice.placements[item]), try #require(once.placements[item]))
+            #expect(small == PixelRect(x: big.x / 2, y: big.y / 2, width: big.width / 2, height: big.height / 2))
+        }
+        let placed = SpritePacker.Sheet(
+            width: once.width, height: once.height,
+            placements: Dictionary(
+                uniqueKeysWithValues: group.members.enumerated().map { ($0.offset, once.placements[$0.element]!) }))
+        Self.check(placed, group.members.map { Self.mixed[$0] }, padding: 1)
+    }
+
     /// Past `SpritePacker.manyItems` a skyline packs: every item placed apart, inside, and the
     /// sheet nearly as full (the seeded set of 1,800 icons of 8-40 px at padding 1).
     @Test func manyItemsPackByASkyline() throws {
