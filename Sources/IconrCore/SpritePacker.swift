@@ -271,9 +271,12 @@ package enum SpritePacker {
 
     /// The owners' places in `sheet` (of `first`, keyed by item) divided by the factor that
     /// makes each owner's size and the padding in `first` those of `layout`; nil when there
-    /// is no such whole factor or a place does not divide by it.
+    /// is no such whole factor or a place does not divide by it, and for items of one size,
+    /// whose best grid is found directly (Maki's 2x grid halved made a 1x sheet 3% larger).
     private static func divided(_ sheet: Sheet, owners: [Int], first: Layout, by layout: Layout) -> Sheet? {
-        guard let item = owners.first, layout.sizes[item].width > 0 else { return nil }
+        guard let item = owners.first, layout.sizes[item].width > 0,
+            owners.contains(where: { layout.sizes[$0] != layout.sizes[item] })
+        else { return nil }
         let factor = first.sizes[item].width / layout.sizes[item].width
         guard factor > 1, first.padding == layout.padding * factor,
             owners.allSatisfy({
