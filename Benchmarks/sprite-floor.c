@@ -8,8 +8,8 @@
  * in turn), un-premultiplied into its sheet at the index's place, and each sheet is then
  * written by libpng beside its index (SHEET.floor.png: RGBA, zlib level 7, no filter; the
  * sheets in parallel). No cache, no metadata, no packing, no color reduction: the work a
- * build cannot avoid. Ids are file names under ICON_DIR without ".svg" (or ".png" or "@2x.png": a PNG
- * icon is painted scaled to its place by cairo's good filter).
+ * build cannot avoid. Ids are file names under ICON_DIR without ".svg" (or ".png" or
+ * "@2x.png": a PNG icon is painted scaled to its place by cairo's good filter).
  */
 #include <cairo.h>
 #include <librsvg/rsvg.h>
@@ -77,7 +77,7 @@ static void readIndex(const char *indexPath, const char *iconDir) {
     sheetCount++;
 }
 
-/* Paints the PNG beside the missing SVG `image->path` (same name, ".png" or "@2x.png") onto `cairo`. */
+/* Paints the PNG beside the missing SVG `image->path` (".png" or "@2x.png") onto `cairo`. */
 static int paintPNG(const Image *image, cairo_t *cairo) {
     size_t length = strlen(image->path);
     char *path = malloc(length + 8);

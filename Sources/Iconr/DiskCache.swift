@@ -310,18 +310,18 @@ private enum CRC32 {
 
 /// A pack's entry: the variant key's identity, a NUL, the width and height (little-endian
 /// 32-bit), a format byte, the straight RGBA pixels (format 0) or, for images of more than
-/// `rawLimit` bytes, their raw deflate at libdeflate's fastest level (format 1), and the
+/// `rawLimit` bytes, a zlib stream of them at libdeflate's fastest level (format 1), and the
 /// SHA-256 of all that before it. Served only when the identity is the key's, the size is
 /// within the limit, the digest holds and the pixels come out at exactly the size's length.
-/// A small icon is stored as it is: a copy and a digest (some 3 us for 30 x 30) where
-/// deflating it cost about 40 us; a large one deflated (openstreetmap-carto's 1024 x 1024
-/// patterns would otherwise fill a pack with 4 MiB each).
+/// A small icon is stored as it is, a copy and a digest (PNG-encoding every image cost a
+/// cold Temaki build about 45 ms of CPU, some 40 us an image); a large one deflated
+/// (openstreetmap-carto's 1024 x 1024 patterns would otherwise fill a pack with 4 MiB each).
 enum PackEntry {
     /// Pixel bytes stored as they are, at most (a 128 x 128 icon).
     static let rawLimit = 64 << 10
 
     static func make(_ image: RasterImage, key: VariantKey) -> [UInt8] {
-        let deflated = image.pixels.count > rawLimit ? QuickDeflate.compress(image.pixels) : nil
+        let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
         let payload = deflated ?? image.pixels
         var entry: [UInt8] = []
         entry.reserveCapacity(key.identity.utf8.count + 10 + payload.count + 32)
@@ -354,7 +354,7 @@ enum PackEntry {
         let payload = entry[header..<(entry.count - 32)], count = size.width * size.height * 4
         switch entry[header - 1] {
         case 0 where payload.count == count: return RasterImage(size: size, pixels: Array(payload))
-        case 1: return QuickDeflate.decompress(payload, count: count).map { RasterImage(size: size, pixels: $0) }
+        case 1: return Deflate.inflate(payload, count: count).map { RasterImage(size: size, pixels: $0) }
         default: return nil
         }
     }
@@ -393,8 +393,8 @@ private final class Batch: Sendable {
         state.order = records.map(\.name)
     }
 
-    func keep(_ png: [UInt8], as name: String) {
-        state.withLock { $0.kept[name] = png }
+    func keep(_ entry: [UInt8], as name: String) {
+        state.withLock { $0.kept[name] = entry }
     }
 
     /// The pack of this run's entries, sorted by name, then the older ones in their order

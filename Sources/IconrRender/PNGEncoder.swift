@@ -86,7 +86,7 @@ public enum PNGEncoder {
         }
         let stream: [UInt8]
         switch deflater {
-        case .deflate(let level): stream = try deflateWhole(scanlines, level: level)
+        case .deflate(let level): stream = try Deflate.zlib(scanlines, level: level)
         case .zopfli: stream = try deflateInZopfliPieces(scanlines)
         }
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -116,35 +116,6 @@ public enum PNGEncoder {
         } while offset < stream.count
         chunk("IEND", [])
         return png
-    }
-
-    /// libdeflate compressors not in use, by level. Each is reused: making one clears its
-    /// hash tables, which cost more than deflating a small icon (a cold Maki build spent
-    /// 24 ms of CPU in libdeflate with a new one per image, 20 ms reusing them).
-    private static let idleCompressors = Locked<[Int32: [Compressor]]>([:])
-
-    /// A libdeflate compressor, owned by one thread at a time.
-    private struct Compressor: @unchecked Sendable {
-        let pointer: OpaquePointer
-    }
-
-    /// `data` as one zlib stream, by libdeflate.
-    private static func deflateWhole(_ data: [UInt8], level: Int32) throws(RenderError) -> [UInt8] {
-        guard
-            let compressor = idleCompressors.withLock({ $0[level]?.popLast() })?.pointer
-                ?? libdeflate_alloc_compressor(level)
-        else {
-            throw .encodingFailed("libdeflate cannot make a compressor (out of memory)")
-        }
-        defer { idleCompressors.withLock { $0[level, default: []].append(Compressor(pointer: compressor)) } }
-        let bound = libdeflate_zlib_compress_bound(compressor, data.count)
-        let stream = data.withUnsafeBufferPointer { input in
-            [UInt8](unsafeUninitializedCapacity: bound) { output, count in
-                count = libdeflate_zlib_compress(compressor, input.baseAddress, input.count, output.baseAddress, bound)
-            }
-        }
-        guard !stream.isEmpty else { throw .encodingFailed("libdeflate could not compress the image") }
-        return stream
     }
 
     /// `scanlines` as one zlib stream made of pieces deflated by Zopfli on every core.
