@@ -10,6 +10,7 @@ import IconrRender
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
+//   .build/release/iconr-bench pack [seeds]  (sheet fill on seeded sets: PackBenchmark.swift)
 //   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
 //
 // 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
@@ -32,6 +33,11 @@ if arguments.first == "fuzz" {
     FuzzBenchmark.run(
         count: arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000,
         seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1, iconr: executable)
+    exit(0)
+}
+if arguments.first == "pack" {
+    let seeds = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
+    PackBenchmark.run(seeds: 1...max(1, seeds))
     exit(0)
 }
 if arguments.first == "serve" {
