@@ -52,7 +52,7 @@ enum SheetArchive {
         var files: [SpriteSheetFile] = []
         while offset < payload.count {
             guard let headerBytes = field(), let indexBytes = field(), let prettyIndex = field(), let png = field(),
-                let header = try? JSONValue.parse(headerBytes), let entries = SpriteIndex.entries(fromJSON: indexBytes)
+                let header = try? JSONValue.parse(headerBytes)
             else { return nil }
             func number(_ key: String) -> Double? {
                 if case .number(let value)? = header[key] { return value }
@@ -65,7 +65,7 @@ enum SheetArchive {
             else { return nil }
             files.append(
                 SpriteSheetFile(
-                    ratio: ratio, sheet: Int(sheet), png: png, entries: entries,
+                    ratio: ratio, sheet: Int(sheet), png: png,
                     size: PixelSize(width: Int(width), height: Int(height)), ids: Int(ids), images: Int(images),
                     fill: fill, packing: packing, index: (prettyIndex, indexBytes)))
         }

@@ -114,7 +114,10 @@ public struct SpriteSheetFile: Sendable {
     /// The sheet's PNG file.
     public let png: [UInt8]
     /// The index entries by sprite id.
-    public let entries: [String: SpriteIndexEntry]
+    public var entries: [String: SpriteIndexEntry] { parsedEntries.value }
+    /// The entries, or the index they are parsed from when first asked for: a rebuild served
+    /// from the cache writes the index as kept, and needs them only for a style or a preview.
+    private let parsedEntries: LazyEntries
     /// The sheet's size in pixels.
     public let size: PixelSize
     /// Sprite ids in the sheet, and distinct images (fewer with `unique`).
@@ -128,26 +131,70 @@ public struct SpriteSheetFile: Sendable {
     /// The index in both layouts, made once (a rebuild writes them as its archive kept them).
     private let index: (pretty: [UInt8], minified: [UInt8])
 
+    /// A sheet just composed, with its entries.
     init(
         ratio: Double, sheet: Int, png: [UInt8], entries: [String: SpriteIndexEntry], size: PixelSize, ids: Int,
-        images: Int, fill: Double, packing: Double, index: (pretty: [UInt8], minified: [UInt8])? = nil
+        images: Int, fill: Double, packing: Double
+    ) {
+        self.init(
+            ratio: ratio, sheet: sheet, png: png, entries: LazyEntries(entries), size: size, ids: ids, images: images,
+            fill: fill, packing: packing,
+            index: (SpriteIndex.json(entries, minified: false), SpriteIndex.json(entries, minified: true)))
+    }
+
+    /// A sheet read back from an archive, its entries parsed from `index.minified` when asked for.
+    init(
+        ratio: Double, sheet: Int, png: [UInt8], size: PixelSize, ids: Int, images: Int, fill: Double,
+        packing: Double, index: (pretty: [UInt8], minified: [UInt8])
+    ) {
+        self.init(
+            ratio: ratio, sheet: sheet, png: png, entries: LazyEntries(index: index.minified), size: size, ids: ids,
+            images: images, fill: fill, packing: packing, index: index)
+    }
+
+    private init(
+        ratio: Double, sheet: Int, png: [UInt8], entries: LazyEntries, size: PixelSize, ids: Int, images: Int,
+        fill: Double, packing: Double, index: (pretty: [UInt8], minified: [UInt8])
     ) {
         self.ratio = ratio
         self.sheet = sheet
         self.png = png
-        self.entries = entries
+        self.parsedEntries = entries
         self.size = size
         self.ids = ids
         self.images = images
         self.fill = fill
         self.packing = packing
-        self.index =
-            index ?? (SpriteIndex.json(entries, minified: false), SpriteIndex.json(entries, minified: true))
+        self.index = index
     }
 
     /// The sheet's index (`sprite.json`).
     public func json(minified: Bool = false) -> [UInt8] {
         minified ? index.minified : index.pretty
+    }
+
+    /// Entries given, or parsed once from an index on first use, by whichever thread asks.
+    private final class LazyEntries: Sendable {
+        private let state: Locked<(entries: [String: SpriteIndexEntry]?, index: [UInt8])>
+
+        init(_ entries: [String: SpriteIndexEntry]) {
+            state = Locked((entries, []))
+        }
+
+        init(index: [UInt8]) {
+            state = Locked((nil, index))
+        }
+
+        /// The entries; an index that does not parse (an archive is checked by its digest
+        /// before it is read, so only a defect could write one) has none.
+        var value: [String: SpriteIndexEntry] {
+            state.withLock { state in
+                if let entries = state.entries { return entries }
+                let entries = SpriteIndex.entries(fromJSON: state.index) ?? [:]
+                state = (entries, [])
+                return entries
+            }
+        }
     }
 }
 
@@ -178,6 +225,9 @@ public struct SpriteBuild: Sendable {
     /// Whether every file was as in an earlier build with the same options, so that build's
     /// sheets were served as they were, with nothing parsed, read from the cache or composed.
     public let inputsUnchanged: Bool
+    /// Icon files and sidecars read: none when the listing found every file as stamped in the
+    /// build served (`inputsUnchanged`).
+    public let filesRead: Int
 }
 
 /// What a supervisor that runs an in-process build in a child process, and starts it again
@@ -238,7 +288,7 @@ public final class SpriteBuilder: Sendable {
         directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
         progress: (@Sendable (Int, Int) -> Void)? = nil
     ) throws(SpriteBuildError) -> SpriteBuild {
-        let (sources, sourceWarnings) = try SpriteSources.find(
+        let (sources, sourceWarnings, stamps) = try SpriteSources.find(
             in: directories, recursive: options.recursive,
             sanitizeIDs: options.sanitizeIDs, firstFolderWins: options.firstFolderWins)
         let known = Set(sources.map(\.id))
@@ -247,8 +297,28 @@ public final class SpriteBuilder: Sendable {
         }
         let statsBefore = cache.statistics
         let started = ContinuousClock.now
+        // Files whose stamps are those of a recorded build hold its bytes: it is served
+        // without reading them (a warm rebuild of osm-carto's 8.5 MB).
+        let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery)
+        if let stampKey,
+            let key = cache.disk?.readBlob(stampKey).flatMap({
+                SpriteInputs.key(inStampRecord: $0, stampKey: stampKey)
+            }), let build = recordedBuild(key, sourceWarnings: sourceWarnings, started: started, filesRead: 0)
+        {
+            return build
+        }
         let inputs = SpriteInputs(sources, options: options, recovery: recovery)
-        if let key = inputs.key, let build = recordedBuild(key, sourceWarnings: sourceWarnings, started: started) {
+        /// Keeps the inputs' key under the stamps the listing saw, before the files were read:
+        /// a file written since has other stamps, and is read again next time.
+        func keepStamps() {
+            guard let stampKey, let key = inputs.key else { return }
+            cache.disk?.storeBlob(SpriteInputs.stampRecord(stampKey: stampKey, key: key), as: stampKey)
+        }
+        if let key = inputs.key,
+            let build = recordedBuild(
+                key, sourceWarnings: sourceWarnings, started: started, filesRead: inputs.filesRead)
+        {
+            keepStamps()
             return build
         }
         // Only a build that renders loads librsvg and cairo (some 50 libraries).
@@ -315,6 +385,7 @@ public final class SpriteBuilder: Sendable {
                 sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
                 warnings: warnings, references: references, referenced: IconReferences.fingerprint(of: references))
             cache.disk?.storeBlob(record.bytes(key: key), as: key)
+            keepStamps()
         }
         // The entries written behind must be on disk before the next run looks for them.
         cache.disk?.flush()
@@ -325,13 +396,13 @@ public final class SpriteBuilder: Sendable {
             cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits)
                 + (statsAfter.diskHits - statsBefore.diskHits),
             renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
-            sheetsFromCache: sheetsFromCache, inputsUnchanged: false)
+            sheetsFromCache: sheetsFromCache, inputsUnchanged: false, filesRead: inputs.filesRead)
     }
 
     /// The build recorded under `key` (`SpriteRecord`), when its references still lead to the
     /// same files and its sheets' archive is sound; else nil.
     private func recordedBuild(
-        _ key: String, sourceWarnings: [String], started: ContinuousClock.Instant
+        _ key: String, sourceWarnings: [String], started: ContinuousClock.Instant, filesRead: Int
     ) -> SpriteBuild? {
         guard let disk = cache.disk, let record = disk.readBlob(key).flatMap({ SpriteRecord(bytes: $0, key: key) }),
             record.isCurrent,
@@ -343,7 +414,7 @@ public final class SpriteBuilder: Sendable {
             sheets: sheets.files, sheetCount: sheets.count, icons: record.icons, variants: record.variants,
             skipped: [], warnings: sourceWarnings + record.warnings, renders: 0, cacheHits: record.images,
             renderSeconds: seconds(ContinuousClock.now - started), composeSeconds: 0, sheetsFromCache: true,
-            inputsUnchanged: true)
+            inputsUnchanged: true, filesRead: filesRead)
     }
 
     /// Every image of one icon: plain and variants, at every ratio, each ratio from the
@@ -808,17 +879,19 @@ struct SpriteSource: Sendable {
 enum SpriteSources {
     /// The icon files of `directories` (and their subfolders when `recursive`), by id:
     /// `.svg`, `.svgz` and `.png` in any letter case, hidden files left out.
-    /// An SVG and a PNG of one id: the SVG draws it, with a warning.
+    /// An SVG and a PNG of one id: the SVG draws it, with a warning. `stamps` holds what the
+    /// listing's `stat` said of every icon file and every `.json` file (sidecars among them).
     static func find(
         in directories: [String], recursive: Bool,
         sanitizeIDs: Bool, firstFolderWins: Bool = false
-    ) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String]) {
+    ) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String], stamps: [String: FileStamp]) {
         var files: [(id: String, ratio: Double?, path: String)] = []
+        var stamps: [String: FileStamp] = [:]
         var folderOf: [String: Int] = [:]
         for (index, directory) in directories.enumerated() {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
             let before = files.count
-            collect(root, prefix: "", recursive: recursive, into: &files)
+            collect(root, prefix: "", recursive: recursive, into: &files, stamps: &stamps)
             for file in files[before...] where folderOf[file.path] == nil { folderOf[file.path] = index }
         }
         guard !files.isEmpty else { throw SpriteBuildError.noIcons(directories) }
@@ -863,7 +936,7 @@ enum SpriteSources {
             guard let path = base?.path ?? perRatio.min(by: { $0.key < $1.key })?.value.path else { continue }
             sources.append(SpriteSource(id: id, path: path, base: base, perRatio: perRatio))
         }
-        return (sources.sorted { $0.id < $1.id }, warnings)
+        return (sources.sorted { $0.id < $1.id }, warnings, stamps)
     }
 
     private static func isForbiddenInID(_ scalar: Unicode.Scalar) -> Bool {
@@ -890,7 +963,8 @@ enum SpriteSources {
     /// one of them (`loop -> .`) is not followed again.
     private static func collect(
         _ directory: String, prefix: String, recursive: Bool,
-        into files: inout [(id: String, ratio: Double?, path: String)], ancestors: Set<[UInt64]> = []
+        into files: inout [(id: String, ratio: Double?, path: String)], stamps: inout [String: FileStamp],
+        ancestors: Set<[UInt64]> = []
     ) {
         var own = stat()
         guard stat(directory, &own) == 0 else { return }
@@ -903,11 +977,14 @@ enum SpriteSources {
             if (info.st_mode & S_IFMT) == S_IFDIR {
                 if recursive {
                     collect(
-                        path, prefix: prefix + name + "/", recursive: true, into: &files,
+                        path, prefix: prefix + name + "/", recursive: true, into: &files, stamps: &stamps,
                         ancestors: ancestors.union([identity]))
                 }
             } else if let icon = icon(fileName: name) {
                 files.append((prefix + icon.id, icon.ratio, path))
+                stamps[path] = FileStamp(info)
+            } else if name.lowercased().hasSuffix(".json") {
+                stamps[path] = FileStamp(info)
             }
         }
     }

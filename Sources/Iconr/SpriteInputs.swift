@@ -17,6 +17,8 @@ struct SpriteInputs: Sendable {
     /// Nil when a file could not be read, or when the build retries after a crash (a record
     /// is made by, and serves, whole builds only).
     let key: String?
+    /// How many files were read (icon files and sidecars).
+    let filesRead: Int
 
     /// Reads the files of `sources` (except those that failed an earlier attempt); each read
     /// is announced to `recovery`'s listeners, so that a supervisor's time limit covers it.
@@ -43,6 +45,10 @@ struct SpriteInputs: Sendable {
             read.withLock { $0[path] = (file, sidecar, digests) }
         }
         let results = read.withLock { $0 }
+        let sidecarsRead = results.values.filter {
+            if case .success(nil) = $0.sidecar { false } else { true }
+        }.count
+        filesRead = results.count + sidecarsRead
         files = results.mapValues(\.file)
         sidecars = results.mapValues(\.sidecar)
         guard recovery.failed.isEmpty, recovery.suspects.isEmpty else {
@@ -63,6 +69,56 @@ struct SpriteInputs: Sendable {
         }
         key = SHA256.hex(Array(text.utf8))
     }
+
+    /// The key of `sources` as their listing stamped them: the options, the versions, and the
+    /// `FileStamp` of every icon file and of its sidecar (or that it has none). Nil on a retry
+    /// after a crash, or when a stamp is missing or not settled. A build keeps its `key` under
+    /// this one (`stampRecord`), so that a rebuild of files with the same stamps, which hold
+    /// the same bytes, finds its `SpriteRecord` without reading them.
+    static func stampKey(
+        _ sources: [SpriteSource], stamps: [String: FileStamp], options: SpriteOptions,
+        recovery: SpriteBuildRecovery
+    ) -> String? {
+        guard recovery.failed.isEmpty, recovery.suspects.isEmpty else { return nil }
+        let now = FileStamp.now
+        var text = "sprite stamps 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n"
+        text += options.recordKeyText + "\n"
+        for source in sources {
+            text += "icon " + source.id + "\u{0}" + source.path + "\n"
+            for path in source.paths {
+                guard let stamp = stamps[path], stamp.isSettled(at: now) else { return nil }
+                text += path + "\u{0}" + stamp.text + "\u{0}"
+                if let sidecar = stamps[SpriteBuilder.sidecarPath(of: path)] {
+                    guard sidecar.isSettled(at: now) else { return nil }
+                    text += sidecar.text + "\n"
+                } else {
+                    text += "none\n"
+                }
+            }
+        }
+        return SHA256.hex(Array(text.utf8))
+    }
+
+    /// What is stored under `stampKey`: a magic line, the SHA-256 of the payload, and the
+    /// payload, `stampKey` and the inputs' `key` (so that one planted under another name is
+    /// never followed).
+    static func stampRecord(stampKey: String, key: String) -> [UInt8] {
+        let payload = Array((stampKey + " " + key).utf8)
+        return stampMagic + Array(SHA256.hex(payload).utf8) + payload
+    }
+
+    /// The inputs' key in a sound `stampRecord` of `stampKey`, else nil.
+    static func key(inStampRecord bytes: [UInt8], stampKey: String) -> String? {
+        let head = stampMagic.count + 64
+        guard bytes.starts(with: stampMagic), bytes.count == head + 64 + 1 + 64 else { return nil }
+        let payload = Array(bytes[head...])
+        guard bytes[stampMagic.count..<head].elementsEqual(SHA256.hex(payload).utf8),
+            payload[..<64].elementsEqual(stampKey.utf8), payload[64] == UInt8(ascii: " ")
+        else { return nil }
+        return String(decoding: payload[65...], as: UTF8.self)
+    }
+
+    private static let stampMagic = Array("iconr stamps 1\n".utf8)
 
     /// The bytes of the icon file at `path` as read up front (a file that failed an earlier
     /// attempt, and was not read then, is read now).

@@ -363,6 +363,56 @@ struct OnePathTests {
         #expect(try again.png == first.png && fromLibrary.pixels == first.pixels)
     }
 
+    /// A rebuild whose files all have the stamps (inode, size, times) the listing saw when a
+    /// build was recorded reads none of them, and is served that build. Stamps are trusted
+    /// once both times are 2 s old (a write within the clock's granularity could keep them),
+    /// so the test waits that long once; a file written since, even to the same size and
+    /// modification time, and a new sidecar are read and built again.
+    @Test func filesStampedAsRecordedAreNotReadAgain() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-stamps-\(UUID().uuidString)")
+        let icons = folder.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try TestSupport.copyBundledIcons(to: icons)
+        func build(cache: Bool = true) throws -> SpriteBuild {
+            let disk = cache ? try DiskCache(directory: folder.appendingPathComponent("cache").path) : nil
+            return try SpriteBuilder(options: SpriteOptions(), cache: IconCache(disk: disk), placement: .inProcess)
+                .build(directories: [icons.path])
+        }
+        let fresh = try build()
+        #expect(!fresh.inputsUnchanged && fresh.filesRead == 4)
+        // Files written just now: served the record, but only after reading them.
+        let young = try build()
+        #expect(young.inputsUnchanged && young.filesRead == 4)
+        usleep(2_100_000)
+        let settled = try build()
+        #expect(settled.inputsUnchanged && settled.filesRead == 4)
+        let trusted = try build()
+        #expect(trusted.inputsUnchanged && trusted.filesRead == 0 && trusted.renders == 0)
+        #expect(trusted.sheets.map(\.png) == fresh.sheets.map(\.png))
+        #expect(trusted.sheets.map(\.entries) == fresh.sheets.map(\.entries))
+
+        // Other bytes of the same size, the modification time set back: read, and drawn.
+        let flag = icons.appendingPathComponent("flag.svg").path
+        var before = stat()
+        #expect(stat(flag, &before) == 0)
+        let text = try String(contentsOfFile: flag, encoding: .utf8)
+        try text.replacingOccurrences(of: "#5a5a5a", with: "#a05a5a").write(
+            toFile: flag, atomically: false, encoding: .utf8)
+        var times = [before.st_atim, before.st_mtim]
+        #expect(utimensat(AT_FDCWD, flag, &times, 0) == 0)
+        let edited = try build()
+        #expect(!edited.inputsUnchanged && edited.filesRead == 4 && edited.renders == 2)
+        #expect(edited.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
+        #expect(edited.sheets.map(\.png) != fresh.sheets.map(\.png))
+
+        // A new sidecar: read with its icon, and in the index.
+        try Data(#"{"sdf": true}"#.utf8).write(to: icons.appendingPathComponent("badge.json"))
+        let withSidecar = try build()
+        #expect(!withSidecar.inputsUnchanged && withSidecar.filesRead == 5)
+        #expect(withSidecar.sheets[0].entries["badge"]?.sdf == true)
+    }
+
     /// The sprite builder draws through the same renderer: built once, a second build over
     /// the same disk cache renders nothing, which a renderer that cannot render at all
     /// proves (its worker executable does not exist), and gives the same sheets.

@@ -1,0 +1,42 @@
+import Glibc
+
+/// What a file's metadata says of its contents: device, inode, size, and its modification and
+/// change times to the nanosecond (the facts git's index trusts). Writing a file changes its
+/// change time, which no program can set back, so a file with the stamp it had was not
+/// written since, unless it was written within the clock's granularity of being stamped:
+/// `isSettled` tells the stamps that are old enough to rule that out.
+package struct FileStamp: Hashable, Sendable {
+    package let device: UInt64
+    package let inode: UInt64
+    package let size: Int64
+    /// Nanoseconds since the epoch.
+    package let modified: Int
+    /// Nanoseconds since the epoch.
+    package let changed: Int
+
+    /// The stamp of what `stat` or `fstat` said.
+    package init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modified = info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec
+        changed = info.st_ctim.tv_sec * 1_000_000_000 + info.st_ctim.tv_nsec
+    }
+
+    /// `device inode size modified changed`, for keys.
+    package var text: String { "\(device) \(inode) \(size) \(modified) \(changed)" }
+
+    /// Whether both times are at least `margin` nanoseconds (2 s: coarse file systems keep
+    /// whole seconds, and file times come from a coarse clock) before `now`, nanoseconds
+    /// since the epoch (`FileStamp.now`).
+    package func isSettled(at now: Int, margin: Int = 2_000_000_000) -> Bool {
+        modified <= now - margin && changed <= now - margin
+    }
+
+    /// The wall clock, in nanoseconds since the epoch, as file times count.
+    package static var now: Int {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return time.tv_sec * 1_000_000_000 + time.tv_nsec
+    }
+}
