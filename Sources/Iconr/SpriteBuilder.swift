@@ -959,6 +959,13 @@ enum SpriteSources {
         return (stem, nil)
     }
 
+    /// Whether a file name ends in `.svg`, `.svgz`, `.png` or `.json` in any letter case: the
+    /// files `collect` keeps (icons, and sidecars among the JSON files).
+    private static func isListed(_ name: String) -> Bool {
+        let end = name.utf8.suffix(5).map { (65...90).contains($0) ? $0 + 32 : $0 }
+        return [".svg", ".svgz", ".png", ".json"].contains { end.reversed().starts(with: $0.utf8.reversed()) }
+    }
+
     /// `ancestors` are the folders (device, inode) being read above this one: a link back to
     /// one of them (`loop -> .`) is not followed again.
     private static func collect(
@@ -970,21 +977,18 @@ enum SpriteSources {
         guard stat(directory, &own) == 0 else { return }
         let identity = [UInt64(own.st_dev), UInt64(own.st_ino)]
         guard !ancestors.contains(identity) else { return }
-        for name in FileReader.names(in: directory).sorted() {
-            let path = directory + "/" + name
-            var info = stat()
-            guard stat(path, &info) == 0 else { continue }
-            if (info.st_mode & S_IFMT) == S_IFDIR {
-                if recursive {
-                    collect(
-                        path, prefix: prefix + name + "/", recursive: true, into: &files, stamps: &stamps,
-                        ancestors: ancestors.union([identity]))
-                }
-            } else if let icon = icon(fileName: name) {
+        let listing = FileReader.listing(of: directory, folders: recursive, wanted: isListed)
+        for entry in listing.sorted(by: { $0.name < $1.name }) {
+            let path = directory + "/" + entry.name
+            if entry.isFolder {
+                collect(
+                    path, prefix: prefix + entry.name + "/", recursive: true, into: &files, stamps: &stamps,
+                    ancestors: ancestors.union([identity]))
+            } else if let icon = icon(fileName: entry.name) {
                 files.append((prefix + icon.id, icon.ratio, path))
-                stamps[path] = FileStamp(info)
-            } else if name.lowercased().hasSuffix(".json") {
-                stamps[path] = FileStamp(info)
+                stamps[path] = entry.stamp
+            } else {
+                stamps[path] = entry.stamp
             }
         }
     }

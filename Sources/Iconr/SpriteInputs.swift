@@ -81,22 +81,29 @@ struct SpriteInputs: Sendable {
     ) -> String? {
         guard recovery.failed.isEmpty, recovery.suspects.isEmpty else { return nil }
         let now = FileStamp.now
-        var text = "sprite stamps 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n"
-        text += options.recordKeyText + "\n"
+        var bytes = Array("sprite stamps 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n".utf8)
+        bytes += options.recordKeyText.utf8
         for source in sources {
-            text += "icon " + source.id + "\u{0}" + source.path + "\n"
+            bytes += "\nicon ".utf8
+            bytes += source.id.utf8
+            bytes.append(0)
+            bytes += source.path.utf8
             for path in source.paths {
                 guard let stamp = stamps[path], stamp.isSettled(at: now) else { return nil }
-                text += path + "\u{0}" + stamp.text + "\u{0}"
+                bytes.append(0)
+                bytes += path.utf8
+                bytes.append(0)
+                stamp.append(to: &bytes)
                 if let sidecar = stamps[SpriteBuilder.sidecarPath(of: path)] {
                     guard sidecar.isSettled(at: now) else { return nil }
-                    text += sidecar.text + "\n"
+                    bytes.append(1)
+                    sidecar.append(to: &bytes)
                 } else {
-                    text += "none\n"
+                    bytes.append(0)
                 }
             }
         }
-        return SHA256.hex(Array(text.utf8))
+        return SHA256.hex(bytes)
     }
 
     /// What is stored under `stampKey`: a magic line, the SHA-256 of the payload, and the

@@ -104,6 +104,40 @@ package enum FileReader {
         }
     }
 
+    /// A name in a folder and what `stat` says of what it names (links followed).
+    package struct ListedName: Sendable {
+        package let name: String
+        package let isFolder: Bool
+        package let stamp: FileStamp
+    }
+
+    /// The names in a folder, without hidden ones, that `wanted` accepts (and its folders, with
+    /// `folders`), each stat'ed relative to the open folder (no path is looked up again); a
+    /// name that readdir says is a regular file or a folder is stat'ed only when wanted. Empty
+    /// when the folder cannot be read; a name that cannot be stat'ed is left out.
+    package static func listing(
+        of directory: String, folders: Bool, wanted: (String) -> Bool
+    ) -> [ListedName] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        let folder = dirfd(handle)
+        var listed: [ListedName] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            guard !name.hasPrefix(".") else { continue }
+            let type = Int(entry.pointee.d_type)
+            if (type == Int(DT_REG) && !wanted(name)) || (type == Int(DT_DIR) && !folders) { continue }
+            var info = stat()
+            guard fstatat(folder, name, &info, 0) == 0 else { continue }
+            let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
+            guard isFolder ? folders : wanted(name) else { continue }
+            listed.append(ListedName(name: name, isFolder: isFolder, stamp: FileStamp(info)))
+        }
+        return listed
+    }
+
     /// The names in a folder, without hidden ones (temporary files start with a dot);
     /// empty when it cannot be read.
     package static func names(in directory: String) -> [String] {

@@ -23,8 +23,15 @@ package struct FileStamp: Hashable, Sendable {
         changed = info.st_ctim.tv_sec * 1_000_000_000 + info.st_ctim.tv_nsec
     }
 
-    /// `device inode size modified changed`, for keys.
-    package var text: String { "\(device) \(inode) \(size) \(modified) \(changed)" }
+    /// Appends the stamp's 40 bytes (each field little-endian) to `bytes`, for keys.
+    package func append(to bytes: inout [UInt8]) {
+        for field in [
+            device, inode, UInt64(bitPattern: size), UInt64(bitPattern: Int64(modified)),
+            UInt64(bitPattern: Int64(changed)),
+        ] {
+            withUnsafeBytes(of: field.littleEndian) { bytes += $0 }
+        }
+    }
 
     /// Whether both times are at least `margin` nanoseconds (2 s: coarse file systems keep
     /// whole seconds, and file times come from a coarse clock) before `now`, nanoseconds
