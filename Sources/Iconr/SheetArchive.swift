@@ -36,13 +36,15 @@ enum SheetArchive {
     /// The sheets in `bytes`, or nil when they are not a sound archive.
     static func sheets(from bytes: [UInt8], key: String) -> (files: [SpriteSheetFile], count: Int)? {
         guard bytes.starts(with: magic), bytes.count >= magic.count + 64 else { return nil }
-        let payload = Array(bytes[(magic.count + 64)...])
+        // The payload as a slice of `bytes` (a sheet archive can be megabytes): hashed in place,
+        // and each field copied out once.
+        let payload = bytes[(magic.count + 64)...]
         guard bytes[magic.count..<(magic.count + 64)].elementsEqual(SHA256.hex(payload).utf8) else { return nil }
-        var offset = 0
+        var offset = payload.startIndex
         func field() -> [UInt8]? {
-            guard offset + 4 <= payload.count else { return nil }
+            guard offset + 4 <= payload.endIndex else { return nil }
             let length = payload[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
-            guard length <= payload.count - offset - 4 else { return nil }
+            guard length <= payload.endIndex - offset - 4 else { return nil }
             defer { offset += 4 + length }
             return Array(payload[(offset + 4)..<(offset + 4 + length)])
         }
@@ -50,7 +52,7 @@ enum SheetArchive {
             let count = Int(String(decoding: countField, as: UTF8.self))
         else { return nil }
         var files: [SpriteSheetFile] = []
-        while offset < payload.count {
+        while offset < payload.endIndex {
             guard let headerBytes = field(), let indexBytes = field(), let prettyIndex = field(), let png = field(),
                 let header = try? JSONValue.parse(headerBytes)
             else { return nil }

@@ -338,29 +338,38 @@ struct IconLibraryTests {
 /// The one path to a variant: a cache hit through the renderer, the library or the CLI's
 /// disk cache never loads librsvg, and no document outlives its renders.
 struct OnePathTests {
-    @Test func aCacheHitNeverLoadsLibrsvg() throws {
+    /// A new folder holding `icons/`, a copy of the bundled icons; `body` gets both, and the
+    /// folder goes when it returns.
+    private func withBundledIcons(_ body: (_ folder: URL, _ icons: URL) throws -> Void) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-onepath-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(
-            at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        let icons = folder.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try TestSupport.copyBundledIcons(to: folder.appendingPathComponent("icons"))
-        let disk = try DiskCache(directory: folder.appendingPathComponent("cache").path)
-        let source = try IconSource(path: folder.appendingPathComponent("icons/flag.svg").path)
-        // Reading and scanning a template loads nothing.
-        // Counted on this thread: other tests load documents on theirs meanwhile.
-        let before = LibrsvgCounters.documentsLoadedOnThisThread
-        let first = try IconRenderer(cache: IconCache(disk: disk)).variant(
-            of: source, params: ["flag_color": "red"], scale: 2)
-        #expect(LibrsvgCounters.documentsLoadedOnThisThread > before)
-        let afterRender = LibrsvgCounters.documentsLoadedOnThisThread
-        // A new renderer over the same disk, and a library over the same folder and disk: hits.
-        let again = try IconRenderer(cache: IconCache(disk: disk)).variant(
-            of: try IconSource(path: source.path ?? ""),
-            params: ["flag_color": "#f00"], scale: 2)
-        let library = IconLibrary(directory: folder.appendingPathComponent("icons").path, cache: IconCache(disk: disk))
-        let fromLibrary = try library.icon(named: "flag", params: ["flag_color": "rgb(255, 0, 0)"], scale: 2)
-        #expect(LibrsvgCounters.documentsLoadedOnThisThread == afterRender, "a cache hit loaded librsvg")
-        #expect(try again.png == first.png && fromLibrary.pixels == first.pixels)
+        try TestSupport.copyBundledIcons(to: icons)
+        try body(folder, icons)
+    }
+
+    @Test func aCacheHitNeverLoadsLibrsvg() throws {
+        try withBundledIcons { folder, _ in
+            let disk = try DiskCache(directory: folder.appendingPathComponent("cache").path)
+            let source = try IconSource(path: folder.appendingPathComponent("icons/flag.svg").path)
+            // Reading and scanning a template loads nothing.
+            // Counted on this thread: other tests load documents on theirs meanwhile.
+            let before = LibrsvgCounters.documentsLoadedOnThisThread
+            let first = try IconRenderer(cache: IconCache(disk: disk)).variant(
+                of: source, params: ["flag_color": "red"], scale: 2)
+            #expect(LibrsvgCounters.documentsLoadedOnThisThread > before)
+            let afterRender = LibrsvgCounters.documentsLoadedOnThisThread
+            // A new renderer over the same disk, and a library over the same folder and disk: hits.
+            let again = try IconRenderer(cache: IconCache(disk: disk)).variant(
+                of: try IconSource(path: source.path ?? ""),
+                params: ["flag_color": "#f00"], scale: 2)
+            let library = IconLibrary(
+                directory: folder.appendingPathComponent("icons").path, cache: IconCache(disk: disk))
+            let fromLibrary = try library.icon(named: "flag", params: ["flag_color": "rgb(255, 0, 0)"], scale: 2)
+            #expect(LibrsvgCounters.documentsLoadedOnThisThread == afterRender, "a cache hit loaded librsvg")
+            #expect(try again.png == first.png && fromLibrary.pixels == first.pixels)
+        }
     }
 
     /// A rebuild whose files all have the stamps (inode, size, times) the listing saw when a
@@ -369,83 +378,77 @@ struct OnePathTests {
     /// so the test waits that long once; a file written since, even to the same size and
     /// modification time, and a new sidecar are read and built again.
     @Test func filesStampedAsRecordedAreNotReadAgain() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-stamps-\(UUID().uuidString)")
-        let icons = folder.appendingPathComponent("icons")
-        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try TestSupport.copyBundledIcons(to: icons)
-        func build(cache: Bool = true) throws -> SpriteBuild {
-            let disk = cache ? try DiskCache(directory: folder.appendingPathComponent("cache").path) : nil
-            return try SpriteBuilder(options: SpriteOptions(), cache: IconCache(disk: disk), placement: .inProcess)
-                .build(directories: [icons.path])
+        try withBundledIcons { folder, icons in
+            func build(cache: Bool = true) throws -> SpriteBuild {
+                let disk = cache ? try DiskCache(directory: folder.appendingPathComponent("cache").path) : nil
+                return try SpriteBuilder(options: SpriteOptions(), cache: IconCache(disk: disk), placement: .inProcess)
+                    .build(directories: [icons.path])
+            }
+            let fresh = try build()
+            #expect(!fresh.inputsUnchanged && fresh.filesRead == 4)
+            // Files written just now: served the record, but only after reading them.
+            let young = try build()
+            #expect(young.inputsUnchanged && young.filesRead == 4)
+            usleep(2_100_000)
+            let settled = try build()
+            #expect(settled.inputsUnchanged && settled.filesRead == 4)
+            let trusted = try build()
+            #expect(trusted.inputsUnchanged && trusted.filesRead == 0 && trusted.renders == 0)
+            #expect(trusted.sheets.map(\.png) == fresh.sheets.map(\.png))
+            #expect(trusted.sheets.map(\.entries) == fresh.sheets.map(\.entries))
+
+            // Other bytes of the same size, the modification time set back: read, and drawn.
+            let flag = icons.appendingPathComponent("flag.svg").path
+            var before = stat()
+            #expect(stat(flag, &before) == 0)
+            let text = try String(contentsOfFile: flag, encoding: .utf8)
+            try text.replacingOccurrences(of: "#5a5a5a", with: "#a05a5a").write(
+                toFile: flag, atomically: false, encoding: .utf8)
+            var times = [before.st_atim, before.st_mtim]
+            #expect(utimensat(AT_FDCWD, flag, &times, 0) == 0)
+            let edited = try build()
+            #expect(!edited.inputsUnchanged && edited.filesRead == 4 && edited.renders == 2)
+            #expect(edited.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
+            #expect(edited.sheets.map(\.png) != fresh.sheets.map(\.png))
+
+            // A new sidecar: read with its icon, and in the index.
+            try Data(#"{"sdf": true}"#.utf8).write(to: icons.appendingPathComponent("badge.json"))
+            let withSidecar = try build()
+            #expect(!withSidecar.inputsUnchanged && withSidecar.filesRead == 5)
+            #expect(withSidecar.sheets[0].entries["badge"]?.sdf == true)
         }
-        let fresh = try build()
-        #expect(!fresh.inputsUnchanged && fresh.filesRead == 4)
-        // Files written just now: served the record, but only after reading them.
-        let young = try build()
-        #expect(young.inputsUnchanged && young.filesRead == 4)
-        usleep(2_100_000)
-        let settled = try build()
-        #expect(settled.inputsUnchanged && settled.filesRead == 4)
-        let trusted = try build()
-        #expect(trusted.inputsUnchanged && trusted.filesRead == 0 && trusted.renders == 0)
-        #expect(trusted.sheets.map(\.png) == fresh.sheets.map(\.png))
-        #expect(trusted.sheets.map(\.entries) == fresh.sheets.map(\.entries))
-
-        // Other bytes of the same size, the modification time set back: read, and drawn.
-        let flag = icons.appendingPathComponent("flag.svg").path
-        var before = stat()
-        #expect(stat(flag, &before) == 0)
-        let text = try String(contentsOfFile: flag, encoding: .utf8)
-        try text.replacingOccurrences(of: "#5a5a5a", with: "#a05a5a").write(
-            toFile: flag, atomically: false, encoding: .utf8)
-        var times = [before.st_atim, before.st_mtim]
-        #expect(utimensat(AT_FDCWD, flag, &times, 0) == 0)
-        let edited = try build()
-        #expect(!edited.inputsUnchanged && edited.filesRead == 4 && edited.renders == 2)
-        #expect(edited.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
-        #expect(edited.sheets.map(\.png) != fresh.sheets.map(\.png))
-
-        // A new sidecar: read with its icon, and in the index.
-        try Data(#"{"sdf": true}"#.utf8).write(to: icons.appendingPathComponent("badge.json"))
-        let withSidecar = try build()
-        #expect(!withSidecar.inputsUnchanged && withSidecar.filesRead == 5)
-        #expect(withSidecar.sheets[0].entries["badge"]?.sdf == true)
     }
 
     /// The sprite builder draws through the same renderer: built once, a second build over
     /// the same disk cache renders nothing, which a renderer that cannot render at all
     /// proves (its worker executable does not exist), and gives the same sheets.
     @Test func aWarmSpriteBuildRendersNothing() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-onepath-\(UUID().uuidString)")
-        let icons = folder.appendingPathComponent("icons")
-        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try TestSupport.copyBundledIcons(to: icons)
-        var options = SpriteOptions()
-        options.variants = [
-            "flag": [SpriteVariant(params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]))]
-        ]
-        let cache = folder.appendingPathComponent("cache").path
-        let cold = try SpriteBuilder(
-            options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess
-        )
-        .build(directories: [icons.path])
-        #expect(cold.renders == 10)
-        let unable = IsolatedRenderer(executable: "/nonexistent/iconr")
-        let warm = try SpriteBuilder(
-            options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .isolated(unable)
-        )
-        .build(directories: [icons.path])
-        #expect(warm.renders == 0 && warm.skipped.isEmpty && warm.inputsUnchanged)
-        #expect(warm.sheets.map(\.png) == cold.sheets.map(\.png))
-        // Another variant color is another build: not served the record.
-        options.variants["flag"]?[0].params = IconParameters(["flag_color": Color(red: 0, green: 0, blue: 255)])
-        let blue = try SpriteBuilder(
-            options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess
-        )
-        .build(directories: [icons.path])
-        #expect(!blue.inputsUnchanged && blue.renders == 2)
+        try withBundledIcons { folder, icons in
+            var options = SpriteOptions()
+            options.variants = [
+                "flag": [SpriteVariant(params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]))]
+            ]
+            let cache = folder.appendingPathComponent("cache").path
+            let cold = try SpriteBuilder(
+                options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess
+            )
+            .build(directories: [icons.path])
+            #expect(cold.renders == 10)
+            let unable = IsolatedRenderer(executable: "/nonexistent/iconr")
+            let warm = try SpriteBuilder(
+                options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .isolated(unable)
+            )
+            .build(directories: [icons.path])
+            #expect(warm.renders == 0 && warm.skipped.isEmpty && warm.inputsUnchanged)
+            #expect(warm.sheets.map(\.png) == cold.sheets.map(\.png))
+            // Another variant color is another build: not served the record.
+            options.variants["flag"]?[0].params = IconParameters(["flag_color": Color(red: 0, green: 0, blue: 255)])
+            let blue = try SpriteBuilder(
+                options: options, cache: IconCache(disk: try DiskCache(directory: cache)), placement: .inProcess
+            )
+            .build(directories: [icons.path])
+            #expect(!blue.inputsUnchanged && blue.renders == 2)
+        }
     }
 
     /// Every option of a sprite build is in the key of its record: changing any one changes
