@@ -128,11 +128,13 @@ package enum FileReader {
             }
             guard !name.hasPrefix(".") else { continue }
             let type = Int(entry.pointee.d_type)
-            if (type == Int(DT_REG) && !wanted(name)) || (type == Int(DT_DIR) && !folders) { continue }
+            if type == Int(DT_DIR) && !folders { continue }
+            let isWanted = wanted(name)
+            if type == Int(DT_REG) && !isWanted { continue }
             var info = stat()
             guard fstatat(folder, name, &info, 0) == 0 else { continue }
             let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
-            guard isFolder ? folders : wanted(name) else { continue }
+            guard isFolder ? folders : isWanted else { continue }
             listed.append(ListedName(name: name, isFolder: isFolder, stamp: FileStamp(info)))
         }
         return listed
