@@ -114,15 +114,18 @@ struct SpriteInputs: Sendable {
         return stampMagic + Array(SHA256.hex(payload).utf8) + payload
     }
 
-    /// The inputs' key in a sound `stampRecord` of `stampKey`, else nil.
+    /// The inputs' key in a sound `stampRecord` of `stampKey` (64 hex digits, as the blobs it
+    /// names are), else nil.
     static func key(inStampRecord bytes: [UInt8], stampKey: String) -> String? {
         let head = stampMagic.count + 64
         guard bytes.starts(with: stampMagic), bytes.count == head + 64 + 1 + 64 else { return nil }
-        let payload = Array(bytes[head...])
+        let payload = bytes[head...]
+        let key = payload.suffix(64)
         guard bytes[stampMagic.count..<head].elementsEqual(SHA256.hex(payload).utf8),
-            payload[..<64].elementsEqual(stampKey.utf8), payload[64] == UInt8(ascii: " ")
+            payload.prefix(64).elementsEqual(stampKey.utf8), payload[head + 64] == UInt8(ascii: " "),
+            key.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
         else { return nil }
-        return String(decoding: payload[65...], as: UTF8.self)
+        return String(decoding: key, as: UTF8.self)
     }
 
     private static let stampMagic = Array("iconr stamps 1\n".utf8)

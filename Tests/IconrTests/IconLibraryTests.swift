@@ -377,6 +377,25 @@ struct OnePathTests {
     /// once both times are 2 s old (a write within the clock's granularity could keep them),
     /// so the test waits that long once; a file written since, even to the same size and
     /// modification time, and a new sidecar are read and built again.
+    /// A stamp record names the inputs' key only when sound: any flipped byte, another stamp
+    /// key, a wrong length, or a key that is not 64 hex digits (it names a file) is refused.
+    @Test func stampRecordsProveWhatTheyName() {
+        let stampKey = SHA256.hex(Array("stamps".utf8)), key = SHA256.hex(Array("inputs".utf8))
+        let record = SpriteInputs.stampRecord(stampKey: stampKey, key: key)
+        #expect(SpriteInputs.key(inStampRecord: record, stampKey: stampKey) == key)
+        #expect(SpriteInputs.key(inStampRecord: record, stampKey: key) == nil)
+        for index in record.indices {
+            var damaged = record
+            damaged[index] ^= 0x01
+            #expect(SpriteInputs.key(inStampRecord: damaged, stampKey: stampKey) == nil, "byte \(index)")
+        }
+        #expect(SpriteInputs.key(inStampRecord: Array(record.dropLast()), stampKey: stampKey) == nil)
+        #expect(SpriteInputs.key(inStampRecord: record + [0x0a], stampKey: stampKey) == nil)
+        let escaping = String(repeating: "../", count: 21) + "x"
+        let planted = SpriteInputs.stampRecord(stampKey: stampKey, key: escaping)
+        #expect(escaping.utf8.count == 64 && SpriteInputs.key(inStampRecord: planted, stampKey: stampKey) == nil)
+    }
+
     @Test func filesStampedAsRecordedAreNotReadAgain() throws {
         try withBundledIcons { folder, icons in
             func build(cache: Bool = true) throws -> SpriteBuild {
