@@ -372,11 +372,6 @@ struct OnePathTests {
         }
     }
 
-    /// A rebuild whose files all have the stamps (inode, size, times) the listing saw when a
-    /// build was recorded reads none of them, and is served that build. Stamps are trusted
-    /// once both times are 2 s old (a write within the clock's granularity could keep them),
-    /// so the test waits that long once; a file written since, even to the same size and
-    /// modification time, and a new sidecar are read and built again.
     /// A stamp record names the inputs' key only when sound: any flipped byte, another stamp
     /// key, a wrong length, or a key that is not 64 hex digits (it names a file) is refused.
     @Test func stampRecordsProveWhatTheyName() {
@@ -396,6 +391,12 @@ struct OnePathTests {
         #expect(escaping.utf8.count == 64 && SpriteInputs.key(inStampRecord: planted, stampKey: stampKey) == nil)
     }
 
+    /// A rebuild whose files all have the stamps (inode, size, times) the listing saw when a
+    /// build was recorded reads none of them, and is served that build. Stamps are trusted
+    /// once both times are 2 s old (a write within the clock's granularity could keep them):
+    /// a build of files just written keeps no stamps, so the test waits that long once. A
+    /// file written since, even to the same size and modification time, and a new sidecar
+    /// are read and built again.
     @Test func filesStampedAsRecordedAreNotReadAgain() throws {
         try withBundledIcons { folder, icons in
             func build(cache: Bool = true) throws -> SpriteBuild {
@@ -403,12 +404,15 @@ struct OnePathTests {
                 return try SpriteBuilder(options: SpriteOptions(), cache: IconCache(disk: disk), placement: .inProcess)
                     .build(directories: [icons.path])
             }
+            var copied = stat()
+            #expect(stat(icons.appendingPathComponent("flag.svg").path, &copied) == 0)
+            #expect(!FileStamp(copied).isSettled(at: FileStamp.now))
+            #expect(FileStamp(copied).isSettled(at: FileStamp.now + 2_000_000_000))
+            // Listed just after the copy: its stamps are not kept.
             let fresh = try build()
             #expect(!fresh.inputsUnchanged && fresh.filesRead == 4)
-            // Files written just now: served the record, but only after reading them.
-            let young = try build()
-            #expect(young.inputsUnchanged && young.filesRead == 4)
             usleep(2_100_000)
+            // No stamps kept: served the record, after reading the files; it keeps them.
             let settled = try build()
             #expect(settled.inputsUnchanged && settled.filesRead == 4)
             let trusted = try build()
