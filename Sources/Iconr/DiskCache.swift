@@ -99,9 +99,9 @@ public final class DiskCache: Sendable {
     /// Refreshes the modification time, the recency eviction goes by, at most once a minute:
     /// the inode write cost a hit 10-20 us (about a third of it).
     private func refreshTime(of path: String, modified: Int) {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        if now.tv_sec * 1_000_000_000 + now.tv_nsec - modified > 60_000_000_000 {
+        let now = FileStamp.now
+        // A time in the future (a clock set back, `touch -d 2300-01-01`) is refreshed too.
+        if modified < now - 60_000_000_000 || modified > now {
             utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
         }
     }
@@ -220,7 +220,7 @@ public final class DiskCache: Sendable {
                 files.append(
                     EntryFile(
                         folder: path, name: name, size: Int(info.st_size),
-                        modified: info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+                        modified: info.st_mtim.nanoseconds))
             }
         }
         return files

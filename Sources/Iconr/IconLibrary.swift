@@ -140,7 +140,7 @@ public final class IconLibrary: Sendable {
             }
             throw IconrError.unknownIcon(name, directory: directory)
         }
-        let version = FileVersion(info)
+        let version = FileStamp(info)
         if let current = templates.withLock({ $0[name] }), current.file.version == version {
             templates.withLock { $0[name] = (current.file, now) }
             return current.file
@@ -151,25 +151,12 @@ public final class IconLibrary: Sendable {
     }
 }
 
-/// What identifies one version of a file: its modification time, size and inode.
-private struct FileVersion: Hashable, Sendable {
-    let modified: Int
-    let size: Int
-    let inode: UInt
-
-    init(_ info: stat) {
-        modified = info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec
-        size = Int(info.st_size)
-        inode = UInt(info.st_ino)
-    }
-}
-
 /// One version of a library's template file, and the keys of the requests seen: a repeated
 /// request skips parsing colors and building its key, what keeps a memory hit under a
 /// microsecond.
 private final class TemplateFile: Sendable {
     let source: IconSource
-    let version: FileVersion
+    let version: FileStamp
     private let keys = Locked<[Request: (VariantKey, ResolvedParameters)]>([:])
     private static let maxRemembered = 4096
 
@@ -179,7 +166,7 @@ private final class TemplateFile: Sendable {
         case colors(IconParameters, scale: Double)
     }
 
-    init(source: IconSource, version: FileVersion) {
+    init(source: IconSource, version: FileStamp) {
         self.source = source
         self.version = version
     }

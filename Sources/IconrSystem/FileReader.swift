@@ -95,7 +95,7 @@ package enum FileReader {
             }
             if read == 0 {
                 bytes.removeLast(bytes.count - count)
-                return (bytes, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec)
+                return (bytes, info.st_mtim.nanoseconds)
             }
             count += read
             guard count <= maxSize else {

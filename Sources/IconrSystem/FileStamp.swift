@@ -19,8 +19,8 @@ package struct FileStamp: Hashable, Sendable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        modified = info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec
-        changed = info.st_ctim.tv_sec * 1_000_000_000 + info.st_ctim.tv_nsec
+        modified = info.st_mtim.nanoseconds
+        changed = info.st_ctim.nanoseconds
     }
 
     /// Appends the stamp's 40 bytes (each field little-endian) to `bytes`, for keys.
@@ -44,6 +44,18 @@ package struct FileStamp: Hashable, Sendable {
     package static var now: Int {
         var time = timespec()
         clock_gettime(CLOCK_REALTIME, &time)
-        return time.tv_sec * 1_000_000_000 + time.tv_nsec
+        return time.nanoseconds
+    }
+}
+
+extension timespec {
+    /// Nanoseconds since the epoch, saturating: a file can carry a time past 2262 (`touch -d
+    /// 2300-01-01`), which does not fit, and is then `Int.max` (before 1678, `Int.min`)
+    /// instead of an overflow that would trap.
+    package var nanoseconds: Int {
+        let (seconds, overflow) = tv_sec.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowAgain) = seconds.addingReportingOverflow(tv_nsec)
+        guard !overflow, !overflowAgain else { return tv_sec < 0 ? .min : .max }
+        return sum
     }
 }

@@ -198,6 +198,35 @@ struct HostileInputTests {
         #expect(FileManager.default.fileExists(atPath: path("a.png")))
     }
 
+    /// Times past 2262 or before 1678 do not fit in nanoseconds as an Int: an icon and cache
+    /// entries dated 2300 or 1600 (`touch -d`) are rendered, built, cached and served like any
+    /// other (such an icon made `render` and `sprite` trap with SIGILL).
+    @Test(arguments: [10_000_000_000, -12_000_000_000])
+    func filesDatedOutOfRangeAreOrdinary(_ seconds: Int) throws {
+        try FileManager.default.createDirectory(atPath: path("icons"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: flag, toPath: path("icons/flag.svg"))
+        func date(_ file: String) {
+            var times = [timespec(tv_sec: seconds, tv_nsec: 0), timespec(tv_sec: seconds, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, file, &times, 0) == 0, "\(file)")
+        }
+        date(path("icons/flag.svg"))
+        for round in 0..<2 {
+            let render = try iconr(["render", "icons/flag.svg", "--cache-dir", "cache", "-o", "flag\(round).png"])
+            #expect(render.status == 0, "\(render.stderr)")
+            let sprite = try iconr(["sprite", "icons", "--cache-dir", "cache", "-o", "out\(round)/", "--json"])
+            #expect(sprite.status == 0, "\(sprite.stderr)")
+            // Every cache file dated the same way before the second round.
+            for file in FileManager.default.subpaths(atPath: path("cache")) ?? [] { date(path("cache/" + file)) }
+        }
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: path("flag0.png")))
+                == Data(contentsOf: URL(fileURLWithPath: path("flag1.png"))))
+        #expect(
+            try Data(contentsOf: URL(fileURLWithPath: path("out0/sprite.png")))
+                == Data(contentsOf: URL(fileURLWithPath: path("out1/sprite.png"))))
+        #expect(try iconr(["cache", "stats", "--cache-dir", "cache"]).status == 0)
+    }
+
     /// Cache entries prove what they are: a PNG of another variant planted under an entry's
     /// name, or a header that claims a million pixels a side, is rendered again, never served.
     @Test func plantedCacheEntriesAreNeverServed() throws {
