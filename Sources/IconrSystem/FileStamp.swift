@@ -2,9 +2,10 @@ import Glibc
 
 /// What a file's metadata says of its contents: device, inode, size, and its modification and
 /// change times to the nanosecond (the facts git's index trusts). Writing a file changes its
-/// change time, which no program can set back, so a file with the stamp it had was not
-/// written since, unless it was written within the clock's granularity of being stamped:
-/// `isSettled` tells the stamps that are old enough to rule that out.
+/// change time, which no program can set back (short of setting the system clock back), so a
+/// file with the stamp it had was not written since, unless it was written within the clock's
+/// granularity of being stamped: `isSettled` tells the stamps that are old enough to rule
+/// that out.
 package struct FileStamp: Hashable, Sendable {
     package let device: UInt64
     package let inode: UInt64
