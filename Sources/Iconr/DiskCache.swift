@@ -88,8 +88,10 @@ public final class DiskCache: Sendable {
         return (png, image)
     }
 
-    /// The bytes stored under `name` (64 hex digits) with `storeBlob`, or nil.
+    /// The bytes stored under `name` (64 hex digits) with `storeBlob`, or nil (also for any
+    /// other name: a name never leads out of the cache).
     func readBlob(_ name: String) -> [UInt8]? {
+        guard Self.isDigest(name.utf8) else { return nil }
         let path = entries + "/sheets/" + name + ".sheets"
         guard let (bytes, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
         refreshTime(of: path, modified: modified)
@@ -108,6 +110,7 @@ public final class DiskCache: Sendable {
 
     /// Stores `bytes` under `name` (sheets, build records); a failure only costs a later build.
     func storeBlob(_ bytes: [UInt8], as name: String) {
+        guard Self.isDigest(name.utf8) else { return }
         mkdir(entries + "/sheets", 0o755)
         guard (try? AtomicFile.write(bytes, to: entries + "/sheets/" + name + ".sheets")) != nil else { return }
         counted(adding: bytes.count)
@@ -211,9 +214,7 @@ public final class DiskCache: Sendable {
             guard descriptor >= 0 else { continue }
             defer { close(descriptor) }
             for name in FileReader.names(in: path) {
-                guard name.hasSuffix(suffix), case let stem = name.utf8.dropLast(suffix.utf8.count),
-                    stem.count == 64, stem.allSatisfy(Self.isHexDigit)
-                else { continue }
+                guard name.hasSuffix(suffix), Self.isDigest(name.utf8.dropLast(suffix.utf8.count)) else { continue }
                 var info = stat()
                 guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG
                 else { continue }
@@ -224,6 +225,11 @@ public final class DiskCache: Sendable {
             }
         }
         return files
+    }
+
+    /// Whether `name` is 64 lowercase hex digits, as entry, pack and blob names are.
+    static func isDigest<Name: Collection<UInt8>>(_ name: Name) -> Bool {
+        name.count == 64 && name.allSatisfy(isHexDigit)
     }
 
     private static func isHexDigit(_ byte: UInt8) -> Bool {

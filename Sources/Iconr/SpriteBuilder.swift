@@ -300,21 +300,23 @@ public final class SpriteBuilder: Sendable {
         // Files whose stamps are those of a recorded build hold its bytes: it is served
         // without reading them (a warm rebuild of osm-carto's 8.5 MB).
         let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery)
-        if let stampKey,
-            let key = cache.disk?.readBlob(stampKey).flatMap({
-                SpriteInputs.key(inStampRecord: $0, stampKey: stampKey)
-            }), let build = recordedBuild(key, sourceWarnings: sourceWarnings, started: started, filesRead: 0)
+        let stampedKey = stampKey.flatMap { stampKey in
+            cache.disk?.readBlob(stampKey).flatMap { SpriteInputs.key(inStampRecord: $0, stampKey: stampKey) }
+        }
+        if let stampedKey,
+            let build = recordedBuild(stampedKey, sourceWarnings: sourceWarnings, started: started, filesRead: 0)
         {
             return build
         }
-        let inputs = SpriteInputs(sources, options: options, recovery: recovery)
+        let inputs = SpriteInputs(sources, stamps: stamps, options: options, recovery: recovery)
         /// Keeps the inputs' key under the stamps the listing saw, before the files were read:
         /// a file written since has other stamps, and is read again next time.
         func keepStamps() {
             guard let stampKey, let key = inputs.key else { return }
             cache.disk?.storeBlob(SpriteInputs.stampRecord(stampKey: stampKey, key: key), as: stampKey)
         }
-        if let key = inputs.key,
+        // A key the stamps led to was looked up already.
+        if let key = inputs.key, key != stampedKey,
             let build = recordedBuild(
                 key, sourceWarnings: sourceWarnings, started: started, filesRead: inputs.filesRead)
         {

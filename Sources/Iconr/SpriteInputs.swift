@@ -1,5 +1,4 @@
 import Dispatch
-import Glibc
 import IconrCore
 import IconrRender
 import IconrSystem
@@ -20,9 +19,13 @@ struct SpriteInputs: Sendable {
     /// How many files were read (icon files and sidecars).
     let filesRead: Int
 
-    /// Reads the files of `sources` (except those that failed an earlier attempt); each read
-    /// is announced to `recovery`'s listeners, so that a supervisor's time limit covers it.
-    init(_ sources: [SpriteSource], options: SpriteOptions, recovery: SpriteBuildRecovery) {
+    /// Reads the files of `sources` (except those that failed an earlier attempt), and the
+    /// sidecars among the files the listing `stamps`; each read is announced to `recovery`'s
+    /// listeners, so that a supervisor's time limit covers it.
+    init(
+        _ sources: [SpriteSource], stamps: [String: FileStamp], options: SpriteOptions,
+        recovery: SpriteBuildRecovery
+    ) {
         let paths = sources.flatMap(\.paths).filter { recovery.failed[$0] == nil }
         typealias Read = (
             file: Result<[UInt8], FileReadError>, sidecar: Result<[UInt8]?, FileReadError>, digests: String?
@@ -35,7 +38,7 @@ struct SpriteInputs: Sendable {
             let file = Result { () throws(FileReadError) in try FileReader.read(path) }
             let sidecarPath = SpriteBuilder.sidecarPath(of: path)
             let sidecar =
-                access(sidecarPath, F_OK) == 0
+                stamps[sidecarPath] != nil
                 ? Result { () throws(FileReadError) -> [UInt8]? in try FileReader.read(sidecarPath) } : .success(nil)
             // Hashed here, on every core, as each file is read.
             var digests: String?
@@ -123,7 +126,7 @@ struct SpriteInputs: Sendable {
         let key = payload.suffix(64)
         guard bytes[stampMagic.count..<head].elementsEqual(SHA256.hex(payload).utf8),
             payload.prefix(64).elementsEqual(stampKey.utf8), payload[head + 64] == UInt8(ascii: " "),
-            key.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) })
+            DiskCache.isDigest(key)
         else { return nil }
         return String(decoding: key, as: UTF8.self)
     }

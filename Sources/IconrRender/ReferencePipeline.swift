@@ -21,11 +21,8 @@ public enum ReferencePipeline {
         // the bench timed parsing alone for them).
         var width = 0.0, height = 0.0
         if api.rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height) == 0 {
-            var hasViewBox: gboolean = 0
-            var viewBox = RsvgRectangle()
-            api.rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
-            guard hasViewBox != 0 else { return nil }
-            (width, height) = (viewBox.width, viewBox.height)
+            guard let viewBox = api.viewBoxSize(of: handle) else { return nil }
+            (width, height) = viewBox
         }
         guard width > 0, height > 0, width.isFinite, height.isFinite else { return nil }
         let pixelWidth = Int32((width * scale).rounded()), pixelHeight = Int32((height * scale).rounded())

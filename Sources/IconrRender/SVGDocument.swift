@@ -71,10 +71,7 @@ final class SVGDocument {
             guard width > 0, height > 0, width.isFinite, height.isFinite else { throw RenderError.noIntrinsicSize }
             return (width, height)
         }
-        var hasViewBox: gboolean = 0
-        var viewBox = RsvgRectangle()
-        api.rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
-        if hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 { return (viewBox.width, viewBox.height) }
+        if let size = api.viewBoxSize(of: handle) { return size }
         var unit = RsvgRectangle(x: 0, y: 0, width: 1, height: 1)
         var ink = RsvgRectangle(), logical = RsvgRectangle()
         var error: UnsafeMutablePointer<GError>?
@@ -191,4 +188,15 @@ private func consumeMessage(_ error: UnsafeMutablePointer<GError>?, fallback: St
         message.replaceSubrange(match.range, with: "\(match.output.1): ")
     }
     return message.isEmpty ? fallback : message
+}
+
+extension IconrLibrsvg {
+    /// The width and height of the document's viewBox, nil when it has none of positive size.
+    func viewBoxSize(of handle: OpaquePointer) -> (width: Double, height: Double)? {
+        var hasViewBox: gboolean = 0
+        var viewBox = RsvgRectangle()
+        rsvg_handle_get_intrinsic_dimensions(handle, nil, nil, nil, nil, &hasViewBox, &viewBox)
+        guard hasViewBox != 0, viewBox.width > 0, viewBox.height > 0 else { return nil }
+        return (viewBox.width, viewBox.height)
+    }
 }

@@ -118,23 +118,15 @@ package enum FileReader {
     package static func listing(
         of directory: String, folders: Bool, wanted: (String) -> Bool
     ) -> [ListedName] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        let folder = dirfd(handle)
         var listed: [ListedName] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard !name.hasPrefix(".") else { continue }
-            let type = Int(entry.pointee.d_type)
-            if type == Int(DT_DIR) && !folders { continue }
+        forEachName(in: directory) { folder, name, type in
+            if type == Int(DT_DIR) && !folders { return }
             let isWanted = wanted(name)
-            if type == Int(DT_REG) && !isWanted { continue }
+            if type == Int(DT_REG) && !isWanted { return }
             var info = stat()
-            guard fstatat(folder, name, &info, 0) == 0 else { continue }
+            guard fstatat(folder, name, &info, 0) == 0 else { return }
             let isFolder = (info.st_mode & S_IFMT) == S_IFDIR
-            guard isFolder ? folders : isWanted else { continue }
+            guard isFolder ? folders : isWanted else { return }
             listed.append(ListedName(name: name, isFolder: isFolder, stamp: FileStamp(info)))
         }
         return listed
@@ -143,16 +135,24 @@ package enum FileReader {
     /// The names in a folder, without hidden ones (temporary files start with a dot);
     /// empty when it cannot be read.
     package static func names(in directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
         var names: [String] = []
+        forEachName(in: directory) { _, name, _ in names.append(name) }
+        return names
+    }
+
+    /// Calls `body` with the open folder's descriptor, each name in it that is not hidden,
+    /// and readdir's type for it (`DT_REG`, `DT_DIR`, ... or `DT_UNKNOWN`); nothing when the
+    /// folder cannot be read.
+    private static func forEachName(in directory: String, _ body: (Int32, String, Int) -> Void) {
+        guard let handle = opendir(directory) else { return }
+        defer { closedir(handle) }
+        let folder = dirfd(handle)
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if !name.hasPrefix(".") { names.append(name) }
+            if !name.hasPrefix(".") { body(folder, name, Int(entry.pointee.d_type)) }
         }
-        return names
     }
 
     /// Makes the folder `path` and any missing parents, like `mkdir -p`. Something other than

@@ -442,6 +442,12 @@ struct SpriteConventionsTests {
         try Data(#"{"colour": 1}"#.utf8).write(to: directory.appendingPathComponent("icons/badge.json"))
         let fresh = try build("fresh/", "--no-cache")
         #expect(fresh.unchanged == false && fresh.warnings.count == 1, "\(fresh.warnings)")
+        // Without a cache no stamp is trusted: `filesRead` counts the 4 icons and the sidecar.
+        let uncached = try TestSupport.run(
+            TestSupport.iconrExecutable, ["sprite", "icons", "-o", "uncached/", "--json", "--no-cache"],
+            directory: directory)
+        let summary = try JSONSerialization.jsonObject(with: uncached.stdout) as? [String: Any]
+        #expect(summary?["filesRead"] as? Int == 5, "\(summary ?? [:])")
         #expect(try build("first/", "--cache-dir", cache).unchanged == false)
         let warm = try build("warm/", "--cache-dir", cache)
         #expect(warm.unchanged == true && warm.warnings == fresh.warnings)
