@@ -48,6 +48,8 @@ let package = Package(
         .executableTarget(
             name: "iconr-bench",
             dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
+        // Crashes of each kind, for the tests of how a crashed process ends (PlatformTests).
+        .executableTarget(name: "iconr-crash-probe", dependencies: ["IconrSystem"], path: "Tests/CrashProbe"),
         // Paths, process running and image comparison shared by the test targets.
         .target(
             name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender"],

@@ -5,15 +5,31 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/prctl.h>
+#include <ucontext.h>
 
 /* What Swift cannot do itself: variadic Linux calls, atomics in shared memory, the CPU's
-   SHA-256 instructions. */
+   SHA-256 instructions, the address a signal interrupted. */
 
 /** Asks the kernel to send `signal` to this process when the thread that created it ends
     (PR_SET_PDEATHSIG): a supervised child then never outlives a parent killed with SIGKILL.
     Returns 0, or -1 with errno set. */
 static inline int CSystem_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+/** The address of the instruction a signal interrupted, from its handler's `context` (to
+    tell a crash in iconr's own code from one in a library: CrashSignals.isOwnFault); 0 where
+    this architecture is not known here. */
+static inline uintptr_t CSystem_instruction_address(const void *context) {
+    const ucontext_t *state = context;
+#if defined(__x86_64__)
+    return (uintptr_t)state->uc_mcontext.gregs[16]; /* REG_RIP */
+#elif defined(__aarch64__)
+    return (uintptr_t)state->uc_mcontext.pc;
+#else
+    (void)state;
+    return 0;
+#endif
 }
 
 /* Atomic loads, stores and compare-exchanges of 64-bit words in memory shared between

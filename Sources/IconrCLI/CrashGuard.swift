@@ -6,6 +6,7 @@ import IconrSystem
 /// Guards a command that does one librsvg job and exits (`render`, `inspect`): a crash
 /// inside librsvg (SIGABRT from a Rust panic, SIGSEGV, ...) or a job past its time limit
 /// prints the command's one `error:` line and exits 1, never a death by signal or a hang.
+/// A crash in iconr's own code (`CrashSignals.isOwnFault`) says so rather than blame librsvg.
 ///
 /// The process ends right after the job anyway, so nothing needs to outlive a crash, and a
 /// signal handler that writes a prepared line and calls `_exit` does what a supervising
@@ -18,6 +19,8 @@ enum CrashGuard {
     /// The line to print for each signal number, in C memory the handler reads as is.
     nonisolated(unsafe) private static var lines = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(
         capacity: 65)
+    /// The line to print for a crash in iconr's own code, which is not librsvg's to take.
+    nonisolated(unsafe) private static var ownFaultLine: UnsafeMutablePointer<CChar>?
     /// Where the lines go: the original stderr.
     nonisolated(unsafe) private static var output: Int32 = 2
 
@@ -29,6 +32,9 @@ enum CrashGuard {
                 "error: " + IconrError.render(.crashed(signal: signal), file: file).description.escapedForMessage + "\n"
             )
         }
+        ownFaultLine = strdup(
+            "error: " + IconrError.render(.crashedInIconr, file: file).description.escapedForMessage + "\n")
+        CrashSignals.findOwnCode()
         lines[Int(SIGALRM)] = strdup(
             "error: " + IconrError.render(.timedOut(seconds: timeout), file: file).description.escapedForMessage + "\n")
         let guarded = console.sendingStderrToNull()
@@ -39,13 +45,14 @@ enum CrashGuard {
         var stack = stack_t(ss_sp: malloc(stackSize), ss_flags: 0, ss_size: stackSize)
         sigaltstack(&stack, nil)
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { signal in
+        action.__sigaction_handler.sa_sigaction = { signal, info, context in
             // Crashes and the time limit have a line and exit 1; interrupts exit 128 + signal.
-            guard let line = CrashGuard.lines[Int(signal)] else { _exit(128 + signal) }
+            guard var line = CrashGuard.lines[Int(signal)] else { _exit(128 + signal) }
+            if CrashSignals.isOwnFault(info, context), let own = CrashGuard.ownFaultLine { line = own }
             _ = write(CrashGuard.output, line, strlen(line))
             _exit(1)
         }
-        action.sa_flags = SA_ONSTACK
+        action.sa_flags = SA_ONSTACK | SA_SIGINFO
         sigemptyset(&action.sa_mask)
         var handled = sigset_t()
         sigemptyset(&handled)

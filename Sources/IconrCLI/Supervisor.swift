@@ -20,8 +20,11 @@ enum Supervisor {
     /// crashes or one render takes longer than `timeout` seconds: the icon to blame is marked
     /// failed in the next attempt's `SpriteBuildRecovery` (when several were rendering, they
     /// first render one at a time). An attempt after a crash renders again what the crashed
-    /// one rendered (the cache pack is written at the end of a build). The child writes its
-    /// messages to the real stderr and sends librsvg's own output to /dev/null.
+    /// one rendered (the cache pack is written at the end of a build). A child that crashed
+    /// in iconr's own code exits with `CrashSignals.ownFaultStatus`: the icon is marked
+    /// failed with that reason instead, and outside a render the build ends with that status.
+    /// The child writes its messages to the real stderr and sends librsvg's own output to
+    /// /dev/null.
     static func runBuild(timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32) -> Int32 {
         let interrupts = Interrupts()
         defer { interrupts.restore() }
@@ -76,8 +79,10 @@ enum Supervisor {
                 recovery.suspects.remove(overdue)
                 continue
             }
-            let signal: Int32
+            // How the child ended: by a signal, or nil when it crashed in iconr's own code.
+            let signal: Int32?
             switch Result(catching: { () throws(SystemError) in try ChildProcess.wait(for: child) }) {
+            case .success(.exited(CrashSignals.ownFaultStatus)): signal = nil
             case .success(.exited(let status)): return status
             case .success(.signaled(let number)): signal = number
             case .failure(let error):
@@ -85,16 +90,17 @@ enum Supervisor {
                 return 1
             }
             let rendering = board.rendering()
-            guard !rendering.isEmpty, !(CrashSignals.interrupts + [SIGKILL]).contains(signal) else {
+            guard !rendering.isEmpty, !(CrashSignals.interrupts + [SIGKILL]).contains(signal ?? 0) else {
                 // Not a render that crashed: stopped from outside, or a fault of iconr's own.
                 let said = lastLines(of: childErrors)
                 console.error(
-                    "the build process ended by signal \(signal) (\(String(cString: strsignal(signal))))"
+                    (signal.map { "the build process ended by signal \($0) (\(String(cString: strsignal($0))))" }
+                        ?? "the build process crashed in iconr's own code (a defect in iconr: please report it)")
                         + (said.isEmpty ? "" : "; it said: " + said))
-                return 128 + signal
+                return signal.map { 128 + $0 } ?? CrashSignals.ownFaultStatus
             }
             if rendering.count == 1, let path = rendering.keys.first {
-                recovery.failed[path] = RenderError.crashed(signal: signal).description
+                recovery.failed[path] = (signal.map { RenderError.crashed(signal: $0) } ?? .crashedInIconr).description
                 recovery.suspects.remove(path)
             } else {
                 // Suspects only accumulate: a crash while they render alone names one, and one

@@ -77,6 +77,7 @@ public final class IsolatedRenderer: Sendable {
             switch failure {
             case .timedOut: throw RenderError.timedOut(seconds: timeout)
             case .died(let signal?): throw RenderError.crashed(signal: signal)
+            case .crashedInIconr: throw RenderError.crashedInIconr
             case .died(nil): throw RenderError.workerFailed("the worker exited unexpectedly")
             case .io(let message): throw RenderError.workerFailed(message)
             }
@@ -95,6 +96,8 @@ final class WorkerProcess: @unchecked Sendable {
         case timedOut
         /// The worker is gone; the signal that killed it, if one did.
         case died(signal: Int32?)
+        /// The worker crashed in iconr's own code (it exited with `CrashSignals.ownFaultStatus`).
+        case crashedInIconr
         case io(String)
     }
 
@@ -188,6 +191,7 @@ final class WorkerProcess: @unchecked Sendable {
     private func reasonForEnd() -> Failure {
         guard let termination = try? ChildProcess.wait(for: pid) else { return .died(signal: nil) }
         reaped = true
+        if termination == .exited(CrashSignals.ownFaultStatus) { return .crashedInIconr }
         return .died(signal: termination.signal)
     }
 }

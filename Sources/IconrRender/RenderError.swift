@@ -17,6 +17,8 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
     case decodingFailed(String)
     /// The isolated renderer died by a signal (librsvg aborted or crashed).
     case crashed(signal: Int32)
+    /// The render crashed in iconr's own code (a trap or a bad access there), not in librsvg.
+    case crashedInIconr
     case timedOut(seconds: Double)
     /// The isolated renderer could not be started or spoke out of turn.
     case workerFailed(String)
@@ -34,6 +36,8 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
         case .encodingFailed(let message): "PNG encoding failed: \(message)"
         case .decodingFailed(let message): "PNG decoding failed: \(message)"
         case .crashed(let signal): "librsvg crashed on this document (\(signalName(signal)))"
+        case .crashedInIconr:
+            "iconr itself crashed on this document (a defect in iconr's code, not librsvg's: please report it)"
         case .timedOut(let seconds): "rendering took longer than the \(seconds.shortText) s limit"
         case .workerFailed(let message): "render worker failed: \(message)"
         }
@@ -41,6 +45,8 @@ public enum RenderError: Error, Hashable, Sendable, CustomStringConvertible {
 }
 
 private func signalName(_ signal: Int32) -> String {
-    let names: [Int32: String] = [6: "SIGABRT", 11: "SIGSEGV", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE", 9: "SIGKILL"]
+    let names: [Int32: String] = [
+        6: "SIGABRT", 11: "SIGSEGV", 7: "SIGBUS", 4: "SIGILL", 8: "SIGFPE", 9: "SIGKILL", 5: "SIGTRAP",
+    ]
     return names[signal] ?? "signal \(signal)"
 }

@@ -225,8 +225,10 @@ public final class IconServer: Sendable {
                 let message = Self.withoutFile(error)
                 if case .render(let renderError, _) = error {
                     if case .tooLarge = renderError { return Self.error(400, message) }
-                    if case .crashed = renderError { metrics.workerCrashed() }
-                    if case .timedOut = renderError { metrics.workerCrashed() }
+                    switch renderError {
+                    case .crashed, .crashedInIconr, .timedOut: metrics.workerCrashed()
+                    default: break
+                    }
                 }
                 failures.withLock { known in
                     if known.count >= 10_000 { known.removeAll() }

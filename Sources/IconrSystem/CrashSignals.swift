@@ -1,3 +1,4 @@
+import CSystem
 import Glibc
 
 /// Crash handling where a document can make librsvg abort: a process whose crash a parent
@@ -11,13 +12,94 @@ package enum CrashSignals {
     /// command treats them alike, removing what it was writing and exiting 128 + signal.
     package static let interrupts = [SIGINT, SIGTERM, SIGHUP]
 
-    /// Lets SIGABRT, SIGSEGV and the other crash signals end the process at once, without a
-    /// core file. Otherwise the Swift runtime's backtracer first symbolicates the crash (up
-    /// to 30 s; past the 20 s render limit in a sanitizer build, which turned a crash into a
-    /// timeout) for a report that the parent drops anyway.
+    /// The status a process set up by `endProcessAtOnce` exits with when it crashed in
+    /// iconr's own code rather than in a library (sysexits.h's EX_SOFTWARE, "internal
+    /// software error"), so that its parent does not blame librsvg or the document.
+    package static let ownFaultStatus: Int32 = 70
+
+    /// Ends the process at once on a crash signal, without a core file: by the signal when
+    /// the crash is in a library (librsvg, cairo, GLib, the C library: a Rust panic aborts
+    /// through it), with `ownFaultStatus` when it is in iconr's own code. Otherwise the Swift
+    /// runtime's backtracer first symbolicates the crash (up to 30 s; past the 20 s render
+    /// limit in a sanitizer build, which turned a crash into a timeout) for a report that
+    /// the parent drops anyway.
     package static func endProcessAtOnce() {
-        for signal in fatal + [SIGQUIT] { Glibc.signal(signal, SIG_DFL) }
+        findOwnCode()
+        var action = sigaction()
+        action.__sigaction_handler.sa_sigaction = { signal, info, context in
+            if CrashSignals.isOwnFault(info, context) { _exit(CrashSignals.ownFaultStatus) }
+            // SA_RESETHAND made the action the default again, and SA_NODEFER lets it through now.
+            raise(signal)
+        }
+        action.sa_flags = SA_SIGINFO | Int32(bitPattern: UInt32(SA_RESETHAND)) | Int32(SA_NODEFER)
+        sigemptyset(&action.sa_mask)
+        for signal in fatal { sigaction(signal, &action, nil) }
+        Glibc.signal(SIGQUIT, SIG_DFL)
         var noCore = rlimit(rlim_cur: 0, rlim_max: 0)
         setrlimit(__rlimit_resource_t(RLIMIT_CORE.rawValue), &noCore)
+    }
+
+    /// Where iconr's own code lies, as [start, end) address pairs: the program's executable
+    /// mappings, and the Swift runtime's when it is a library of its own. Filled by
+    /// `findOwnCode` before a signal handler reads it.
+    nonisolated(unsafe) private static let ownCode = UnsafeMutablePointer<UInt>.allocate(capacity: 2 * maxRanges)
+    nonisolated(unsafe) private static var ownCodeCount = 0
+    private static let maxRanges = 64
+
+    /// Finds iconr's own code among what is mapped now (from /proc/self/maps). Call it (not
+    /// from a signal handler) before a handler asks `isOwnFault`; where it cannot be read,
+    /// no crash counts as iconr's own.
+    package static func findOwnCode() {
+        ownCodeCount = 0
+        var program = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        guard readlink("/proc/self/exe", &program, program.count - 1) > 0,
+            let maps = fopen("/proc/self/maps", "r")
+        else { return }
+        defer { fclose(maps) }
+        let programPath = String(decoding: program.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let runtimes = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"]
+        var line: UnsafeMutablePointer<CChar>?
+        var capacity = 0
+        defer { free(line) }
+        // "start-end perms offset device inode path", addresses in hex.
+        while getline(&line, &capacity, maps) > 0, let line, ownCodeCount < maxRanges {
+            let fields = String(cString: line).split(separator: "\n").first?.split(separator: " ") ?? []
+            guard fields.count >= 6, fields[1].contains("x") else { continue }
+            let path = fields[5...].joined(separator: " ")
+            let name = path.split(separator: "/").last.map(String.init) ?? path
+            guard path == programPath || runtimes.contains(where: { name.hasPrefix($0) }) else { continue }
+            let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
+            guard bounds.count == 2 else { continue }
+            ownCode[2 * ownCodeCount] = bounds[0]
+            ownCode[2 * ownCodeCount + 1] = bounds[1]
+            ownCodeCount += 1
+        }
+    }
+
+    /// Whether a crash signal, as its `SA_SIGINFO` handler sees it, came from an instruction
+    /// in iconr's own code: a trap (an overflow, a failed precondition) or a bad access of
+    /// iconr's, not of a library it called. A signal sent by a process (`kill`, or `abort`,
+    /// which a Rust panic in librsvg ends with) is not, nor any other signal (a timer's).
+    /// Safe in a signal handler.
+    package static func isOwnFault(
+        _ info: UnsafeMutablePointer<siginfo_t>?, _ context: UnsafeMutableRawPointer?
+    )
+        -> Bool
+    {
+        guard let info, let context, info.pointee.si_code > 0 else { return false }
+        // Only faults of an instruction: a timer's SIGALRM also comes from the kernel.
+        switch info.pointee.si_signo {
+        case SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP: return isOwnCode(CSystem_instruction_address(context))
+        default: return false
+        }
+    }
+
+    /// Whether `address` lies in iconr's own code, as `findOwnCode` last found it. Safe in a
+    /// signal handler.
+    package static func isOwnCode(_ address: UInt) -> Bool {
+        for range in 0..<ownCodeCount where address >= ownCode[2 * range] && address < ownCode[2 * range + 1] {
+            return true
+        }
+        return false
     }
 }

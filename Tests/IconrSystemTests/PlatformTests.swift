@@ -69,4 +69,15 @@ import Testing
         // Something other than a folder in the way.
         #expect(throws: SystemError("mkdir", errno: ENOTDIR)) { try FileReader.makeFolder(folder + "/a/out/c") }
     }
+
+    /// What `CrashSignals.isOwnFault` asks of a faulting address (the crashes themselves:
+    /// CrashAttributionTests).
+    @Test func ownCodeIsTheProgramsAndNotTheCLibrarys() throws {
+        CrashSignals.findOwnCode()
+        let own: @convention(c) () -> Void = {}
+        #expect(CrashSignals.isOwnCode(UInt(bitPattern: unsafeBitCast(own, to: UnsafeRawPointer.self))))
+        let strlenAddress = try #require(dlsym(nil, "strlen"))
+        #expect(!CrashSignals.isOwnCode(UInt(bitPattern: strlenAddress)))
+        #expect(!CrashSignals.isOwnCode(0))
+    }
 }

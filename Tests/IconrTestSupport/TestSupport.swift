@@ -22,19 +22,23 @@ public enum TestSupport {
     public static let corporaMissing = "needs ../shared/corpora beside the checkout (the project's shared/ folder)"
 
     /// The `iconr` executable built beside the test bundle: it serves isolated renders.
-    public static let iconrExecutable: String = {
+    public static let iconrExecutable = builtExecutable("iconr")
+
+    /// The executable `name` that `swift build` put beside the test bundle, or a message
+    /// saying it was not found (a path that runs nothing, so the tests using it fail with it).
+    public static func builtExecutable(_ name: String) -> String {
         let testBinary = URL(
             fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
                 ?? CommandLine.arguments[0])
         var directory = testBinary.deletingLastPathComponent()
         // The bundle may be a directory (`iconrPackageTests.xctest/...`); walk up to the build folder.
         while directory.path != "/" {
-            let candidate = directory.appendingPathComponent("iconr").path
+            let candidate = directory.appendingPathComponent(name).path
             if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
             directory = directory.deletingLastPathComponent()
         }
-        return "iconr executable not found next to \(testBinary.path): run `swift build` first"
-    }()
+        return "\(name) executable not found next to \(testBinary.path): run `swift build` first"
+    }
 
     public static let isolated = IsolatedRenderer(executable: iconrExecutable)
 
