@@ -8,12 +8,15 @@ import IconrSystem
 /// inputs (from the bundled icons, the corpora in ../shared/corpora when present, and
 /// hostile shapes: entity bombs, deep nesting, absurd sizes, external references) with
 /// hostile parameters, two at a time, and counts what must never happen: deaths by a
-/// signal, hangs (a run still going 20 s after a 2 s time limit), messages that are not
+/// signal, crashes in iconr's own code (which the crash guard names as such), hangs (a
+/// run still going 20 s after a 2 s time limit), messages that are not
 /// one escaped `error:`/`warning:` line each, and files left behind (temporaries, or an
 /// output after a failure). Deterministic for a seed.
 enum FuzzBenchmark {
     struct Counts {
         var runs = 0, succeeded = 0, failed = 0, usage = 0, signals = 0, hangs = 0, badMessages = 0, leftovers = 0
+        /// Runs that crashed in iconr's own code (the crash guard says so): defects, like signals.
+        var ownCrashes = 0
         var examples: [String] = []
     }
 
@@ -26,6 +29,7 @@ enum FuzzBenchmark {
             "iconr-bench fuzz: \(count) mutated inputs from \(seeds.count) seed documents (seed \(seed)), "
                 + "each through render and inspect, 2 at a time")
         let tally = Locked(Counts())
+        let ownCrash = RenderError.crashedInIconr.description
         let started = ContinuousClock.now
         DispatchQueue.concurrentPerform(iterations: 2) { lane in
             var random = Generator(state: seed &+ UInt64(lane) &* 0x9E37_79B9_7F4A_7C15)
@@ -62,6 +66,10 @@ enum FuzzBenchmark {
                             counts.signals += 1
                             note("signal \(-(outcome.status ?? 0))")
                         }
+                        if String(decoding: outcome.stderr, as: UTF8.self).contains(ownCrash) {
+                            counts.ownCrashes += 1
+                            note("crash in iconr's own code")
+                        }
                         if !isOneLineMessages(outcome.stderr) {
                             counts.badMessages += 1
                             note(
@@ -85,8 +93,8 @@ enum FuzzBenchmark {
             "runs: \(counts.runs) in \(elapsed.components.seconds) s (exit 0: \(counts.succeeded), exit 1: \(counts.failed), "
                 + "exit 64: \(counts.usage))")
         print(
-            "signals: \(counts.signals), hangs: \(counts.hangs), multi-line or raw messages: \(counts.badMessages), "
-                + "leftovers: \(counts.leftovers)")
+            "signals: \(counts.signals), crashes in iconr's own code: \(counts.ownCrashes), hangs: \(counts.hangs), "
+                + "multi-line or raw messages: \(counts.badMessages), leftovers: \(counts.leftovers)")
         counts.examples.forEach { print("  \($0)") }
     }
 
