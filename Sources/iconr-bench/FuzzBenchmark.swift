@@ -99,13 +99,18 @@ enum FuzzBenchmark {
     }
 
     /// A stderr of whole `error:`/`warning:` lines with no control character (after a usage
-    /// mistake, the usage line and the pointer to help follow, as in well-made Swift tools).
+    /// mistake, the usage, wrapped on indented lines, and the pointer to help follow, as in
+    /// well-made Swift tools).
     static func isOneLineMessages(_ stderr: [UInt8]) -> Bool {
         guard !stderr.isEmpty else { return true }
         guard stderr.last == 0x0A else { return false }
         let prefixes = ["error: ", "warning: ", "Usage: iconr ", "  See 'iconr "].map { Array($0.utf8) }
+        let usage = Array("Usage: iconr ".utf8), wrapped = Array("      ".utf8)
+        var inUsage = false
         for line in stderr.dropLast().split(separator: 0x0A, omittingEmptySubsequences: false) {
-            guard prefixes.contains(where: { line.starts(with: $0) }) else { return false }
+            if line.starts(with: usage) { inUsage = true }
+            let continuesUsage = inUsage && line.starts(with: wrapped)
+            guard continuesUsage || prefixes.contains(where: { line.starts(with: $0) }) else { return false }
             if line.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return false }
             if String(validating: line, as: UTF8.self) == nil { return false }
         }
