@@ -48,8 +48,9 @@ let package = Package(
         .executableTarget(
             name: "iconr-bench",
             dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
-        // Crashes of each kind, for the tests of how a crashed process ends (PlatformTests).
-        .executableTarget(name: "iconr-crash-probe", dependencies: ["IconrSystem"], path: "Tests/CrashProbe"),
+        // Crashes of each kind under each crash handler, for CrashAttributionTests.
+        .executableTarget(
+            name: "iconr-crash-probe", dependencies: ["Iconr", "IconrCLI", "IconrSystem"], path: "Tests/CrashProbe"),
         // Paths, process running and image comparison shared by the test targets.
         .target(
             name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender"],

@@ -5,7 +5,7 @@ import IconrSystem
 
 /// Where the CLI writes: stdout for results, stderr for messages. Unbuffered, so that
 /// nothing is lost when the process ends with `_exit`.
-struct Console {
+package struct Console {
     /// Where messages go: stderr, or a copy of it in a process that sends librsvg's own
     /// stderr elsewhere.
     var messages = FileDescriptor.standardError
@@ -13,7 +13,7 @@ struct Console {
     /// in process, by its tests.
     var recording: ConsoleRecording?
 
-    init(recording: ConsoleRecording? = nil) {
+    package init(recording: ConsoleRecording? = nil) {
         self.recording = recording
     }
 
@@ -69,7 +69,7 @@ struct Console {
     }
 
     /// One `error:` line; input text inside `message` cannot break it or reach the terminal raw.
-    func error(_ message: String) {
+    package func error(_ message: String) {
         write(Array("error: \(message.escapedForMessage)\n".utf8), to: messages)
     }
 
@@ -128,7 +128,7 @@ struct Console {
 
 /// What a console wrote, kept instead of written: stdout's bytes and stderr's lines, for
 /// running the command line in process (its tests).
-final class ConsoleRecording: Sendable {
+package final class ConsoleRecording: Sendable {
     let output = Locked<[UInt8]>([])
     let messages = Locked<[UInt8]>([])
 

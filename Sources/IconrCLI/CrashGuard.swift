@@ -14,7 +14,7 @@ import IconrSystem
 /// panic report goes to /dev/null; iconr's messages go to a copy of stderr. SIGINT, SIGTERM
 /// and SIGHUP exit with 128 + the signal; `writingOutput` holds them back while an output
 /// file is written, so an interrupted run leaves all of its output or none.
-enum CrashGuard {
+package enum CrashGuard {
 
     /// The line to print for each signal number, in C memory the handler reads as is.
     nonisolated(unsafe) private static var lines = UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>.allocate(
@@ -25,7 +25,7 @@ enum CrashGuard {
     nonisolated(unsafe) private static var output: Int32 = 2
 
     /// Runs `work` under the guard, with `console` writing to the original stderr.
-    static func run(file: String, timeout: Double, console: Console, work: (Console) -> Int32) -> Int32 {
+    package static func run(file: String, timeout: Double, console: Console, work: (Console) -> Int32) -> Int32 {
         lines.initialize(repeating: nil, count: 65)
         for signal in CrashSignals.fatal {
             lines[Int(signal)] = strdup(

@@ -15,7 +15,7 @@ import IconrSystem
 /// parent waits and passes interrupts on; SIGINT, SIGTERM and SIGHUP make the child remove
 /// its partial output and exit with 128 + the signal. librsvg's panic report never reaches
 /// the user. (Commands that do one job, `render` and `inspect`, use `CrashGuard` instead.)
-enum Supervisor {
+package enum Supervisor {
     /// Runs an in-process sprite build in a child process, and runs it again when librsvg
     /// crashes or one render takes longer than `timeout` seconds: the icon to blame is marked
     /// failed in the next attempt's `SpriteBuildRecovery` (when several were rendering, they
@@ -25,7 +25,9 @@ enum Supervisor {
     /// failed with that reason instead, and outside a render the build ends with that status.
     /// The child writes its messages to the real stderr and sends librsvg's own output to
     /// /dev/null.
-    static func runBuild(timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32) -> Int32 {
+    package static func runBuild(
+        timeout: Double, console: Console, work: (SpriteBuildRecovery, Console) -> Int32
+    ) -> Int32 {
         let interrupts = Interrupts()
         defer { interrupts.restore() }
         var recovery = SpriteBuildRecovery()

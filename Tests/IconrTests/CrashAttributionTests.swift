@@ -7,7 +7,7 @@ import Testing
 /// A crash in iconr's own code is told from one in librsvg (or another library), so that
 /// nobody is told that librsvg or the document is at fault for iconr's defect: an overflow in
 /// iconr was once reported as "librsvg crashed on this document (SIGILL)". The crashes come
-/// from `iconr-crash-probe` (Tests/CrashProbe), set up as a build child or a worker is.
+/// from `iconr-crash-probe` (Tests/CrashProbe), under each of iconr's crash handlers.
 @Suite struct CrashAttributionTests {
     let probe = TestSupport.builtExecutable("iconr-crash-probe")
 
@@ -35,5 +35,24 @@ import Testing
             #expect(throws: error, "\(mode)") { try worker.render(svg, scale: 1) }
         }
         #expect(RenderError.crashedInIconr.description.contains("not librsvg's"))
+    }
+
+    /// `iconr render` and `inspect` (`CrashGuard`) and `iconr sprite` (`Supervisor`, whose
+    /// next attempt gets the icon's reason) name whose code crashed in their `error:` line.
+    @Test func theCommandsNameWhoseCodeCrashed() throws {
+        let own = "error: probe.svg: " + RenderError.crashedInIconr.description + "\n"
+        let expected: [(kind: String, line: String)] = [
+            ("own", own),
+            ("abort", "error: probe.svg: librsvg crashed on this document (SIGABRT)\n"),
+            ("library", "error: probe.svg: librsvg crashed on this document (SIGSEGV)\n"),
+        ]
+        for (kind, line) in expected {
+            let guarded = try TestSupport.run(probe, ["guarded-" + kind], timeout: 30)
+            #expect(guarded.status == 1 && String(decoding: guarded.stderr, as: UTF8.self) == line, "guarded \(kind)")
+            let supervised = try TestSupport.run(probe, ["supervised-" + kind], timeout: 30)
+            #expect(
+                supervised.status == 0 && String(decoding: supervised.stderr, as: UTF8.self).hasSuffix(line),
+                "supervised \(kind): \(String(decoding: supervised.stderr, as: UTF8.self))")
+        }
     }
 }
