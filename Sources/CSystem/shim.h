@@ -1,14 +1,16 @@
 #ifndef ICONR_CSYSTEM_SHIM_H
 #define ICONR_CSYSTEM_SHIM_H
 
+#include <elf.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <ucontext.h>
 
 /* What Swift cannot do itself: variadic Linux calls, atomics in shared memory, the CPU's
-   SHA-256 instructions, the address a signal interrupted. */
+   SHA-256 instructions, where the program's code lies and the address a signal interrupted. */
 
 /** Asks the kernel to send `signal` to this process when the thread that created it ends
     (PR_SET_PDEATHSIG): a supervised child then never outlives a parent killed with SIGKILL.
@@ -17,9 +19,66 @@ static inline int CSystem_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
 }
 
-/** The address of the instruction a signal interrupted, from its handler's `context` (to
-    tell a crash in iconr's own code from one in a library: CrashSignals.isOwnFault); 0 where
-    this architecture is not known here. */
+/* Telling a crash in iconr's own code from one in a library it calls (CrashSignals). */
+
+#if UINTPTR_MAX > 0xffffffffu
+typedef Elf64_Phdr CSystem_ProgramHeader;
+#else
+typedef Elf32_Phdr CSystem_ProgramHeader;
+#endif
+
+/** The leading fields of glibc's `struct dl_phdr_info`, which <link.h> declares only with
+    _GNU_SOURCE (which this module cannot define: its system headers are shared). */
+struct CSystem_LoadedObject {
+    uintptr_t base;
+    const char *name;
+    const CSystem_ProgramHeader *headers;
+    uint16_t headerCount;
+};
+
+extern int CSystem_dl_iterate_phdr(
+    int (*callback)(struct CSystem_LoadedObject *, size_t, void *), void *data) __asm__("dl_iterate_phdr");
+
+typedef struct {
+    uintptr_t *ranges;
+    int capacity;
+    int count;
+    int objects;
+} CSystem_CodeSearch;
+
+static inline int CSystem_add_own_code(struct CSystem_LoadedObject *object, size_t size, void *data) {
+    (void)size;
+    CSystem_CodeSearch *search = data;
+    const char *name = object->name ? object->name : "";
+    const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+    /* The program comes first; the Swift runtime, Foundation and Dispatch are iconr's too
+       where they are libraries of their own (debug builds). */
+    int own = search->objects++ == 0;
+    const char *runtimes[] = {"libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"};
+    for (size_t i = 0; i < sizeof runtimes / sizeof runtimes[0]; i++) {
+        if (strncmp(base, runtimes[i], strlen(runtimes[i])) == 0) own = 1;
+    }
+    for (int i = 0; own && i < object->headerCount && search->count < search->capacity; i++) {
+        const CSystem_ProgramHeader *header = &object->headers[i];
+        if (header->p_type != PT_LOAD || !(header->p_flags & PF_X)) continue;
+        search->ranges[2 * search->count] = object->base + header->p_vaddr;
+        search->ranges[2 * search->count + 1] = object->base + header->p_vaddr + header->p_memsz;
+        search->count++;
+    }
+    return 0;
+}
+
+/** Writes the [start, end) address ranges of iconr's own code loaded now (the program's
+    executable segments, and the Swift runtime libraries') to `ranges`, as pairs, up to
+    `capacity` of them; returns how many. Not from a signal handler. */
+static inline int CSystem_find_own_code(uintptr_t *ranges, int capacity) {
+    CSystem_CodeSearch search = {ranges, capacity, 0, 0};
+    CSystem_dl_iterate_phdr(CSystem_add_own_code, &search);
+    return search.count;
+}
+
+/** The address of the instruction a signal interrupted, from its handler's `context`; 0
+    where this architecture is not known here. */
 static inline uintptr_t CSystem_instruction_address(const void *context) {
     const ucontext_t *state = context;
 #if defined(__x86_64__)

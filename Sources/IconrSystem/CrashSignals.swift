@@ -40,40 +40,16 @@ package enum CrashSignals {
     }
 
     /// Where iconr's own code lies, as [start, end) address pairs: the program's executable
-    /// mappings, and the Swift runtime's when it is a library of its own. Filled by
+    /// segments, and the Swift runtime's where it is a library of its own. Filled by
     /// `findOwnCode` before a signal handler reads it.
     nonisolated(unsafe) private static let ownCode = UnsafeMutablePointer<UInt>.allocate(capacity: 2 * maxRanges)
     nonisolated(unsafe) private static var ownCodeCount = 0
     private static let maxRanges = 64
 
-    /// Finds iconr's own code among what is mapped now (from /proc/self/maps). Call it (not
-    /// from a signal handler) before a handler asks `isOwnFault`; where it cannot be read,
-    /// no crash counts as iconr's own.
+    /// Finds iconr's own code among the objects loaded now (the dynamic linker's list, a few
+    /// microseconds). Call it, not from a signal handler, before a handler asks `isOwnFault`.
     package static func findOwnCode() {
-        ownCodeCount = 0
-        var program = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        guard readlink("/proc/self/exe", &program, program.count - 1) > 0,
-            let maps = fopen("/proc/self/maps", "r")
-        else { return }
-        defer { fclose(maps) }
-        let programPath = String(decoding: program.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let runtimes = ["libswift", "libFoundation", "lib_Foundation", "libdispatch", "libBlocksRuntime"]
-        var line: UnsafeMutablePointer<CChar>?
-        var capacity = 0
-        defer { free(line) }
-        // "start-end perms offset device inode path", addresses in hex.
-        while getline(&line, &capacity, maps) > 0, let line, ownCodeCount < maxRanges {
-            let fields = String(cString: line).split(separator: "\n").first?.split(separator: " ") ?? []
-            guard fields.count >= 6, fields[1].contains("x") else { continue }
-            let path = fields[5...].joined(separator: " ")
-            let name = path.split(separator: "/").last.map(String.init) ?? path
-            guard path == programPath || runtimes.contains(where: { name.hasPrefix($0) }) else { continue }
-            let bounds = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
-            guard bounds.count == 2 else { continue }
-            ownCode[2 * ownCodeCount] = bounds[0]
-            ownCode[2 * ownCodeCount + 1] = bounds[1]
-            ownCodeCount += 1
-        }
+        ownCodeCount = Int(CSystem_find_own_code(ownCode, Int32(maxRanges)))
     }
 
     /// Whether a crash signal, as its `SA_SIGINFO` handler sees it, came from an instruction
