@@ -949,7 +949,7 @@ enum SpriteSources {
     /// or nil for a file that is not an icon.
     static func icon(fileName: String) -> (id: String, ratio: Double?)? {
         let lowered = fileName.lowercased()
-        guard let suffix = [".svg", ".svgz", ".png"].first(where: { lowered.hasSuffix($0) }) else { return nil }
+        guard let suffix = iconSuffixes.first(where: { lowered.hasSuffix($0) }) else { return nil }
         let stem = String(fileName.dropLast(suffix.count))
         guard !stem.isEmpty else { return nil }
         if let at = stem.lastIndex(of: "@"), stem[stem.index(after: at)...].hasSuffix("x"),
@@ -961,11 +961,14 @@ enum SpriteSources {
         return (stem, nil)
     }
 
-    /// Whether a file name ends in `.svg`, `.svgz`, `.png` or `.json` in any letter case: the
-    /// files `collect` keeps (icons, and sidecars among the JSON files).
+    /// The endings of icon files, in lower case.
+    private static let iconSuffixes = [".svg", ".svgz", ".png"]
+
+    /// Whether a file name ends like an icon or in `.json`, in any letter case: the files
+    /// `collect` keeps (icons, and sidecars among the JSON files).
     private static func isListed(_ name: String) -> Bool {
-        let end = name.utf8.suffix(5).map { (65...90).contains($0) ? $0 + 32 : $0 }
-        return [".svg", ".svgz", ".png", ".json"].contains { end.reversed().starts(with: $0.utf8.reversed()) }
+        let lowered = name.lowercased()
+        return lowered.hasSuffix(".json") || iconSuffixes.contains { lowered.hasSuffix($0) }
     }
 
     /// `ancestors` are the folders (device, inode) being read above this one: a link back to
@@ -986,12 +989,11 @@ enum SpriteSources {
                 collect(
                     path, prefix: prefix + entry.name + "/", recursive: true, into: &files, stamps: &stamps,
                     ancestors: ancestors.union([identity]))
-            } else if let icon = icon(fileName: entry.name) {
-                files.append((prefix + icon.id, icon.ratio, path))
-                stamps[path] = entry.stamp
-            } else {
-                stamps[path] = entry.stamp
+                continue
             }
+            // Icon files and JSON files (the sidecars among them) alike.
+            stamps[path] = entry.stamp
+            if let icon = icon(fileName: entry.name) { files.append((prefix + icon.id, icon.ratio, path)) }
         }
     }
 }

@@ -26,12 +26,12 @@ package struct FileStamp: Hashable, Sendable {
 
     /// Appends the stamp's 40 bytes (each field little-endian) to `bytes`, for keys.
     package func append(to bytes: inout [UInt8]) {
-        for field in [
-            device, inode, UInt64(bitPattern: size), UInt64(bitPattern: Int64(modified)),
-            UInt64(bitPattern: Int64(changed)),
-        ] {
-            withUnsafeBytes(of: field.littleEndian) { bytes += $0 }
-        }
+        func field(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }
+        field(device)
+        field(inode)
+        field(UInt64(bitPattern: size))
+        field(UInt64(bitPattern: Int64(modified)))
+        field(UInt64(bitPattern: Int64(changed)))
     }
 
     /// Whether both times are at least `margin` nanoseconds (2 s: coarse file systems keep
