@@ -17,14 +17,15 @@ package struct StyleVariants: Sendable {
     /// of them is the first one's).
     package init(
         stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
-        recursive: Bool, firstFolderWins: Bool = false
+        recursive: Bool, firstFolderWins: Bool = false, environment: MapboxEnvironment = MapboxEnvironment()
     ) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
             data[path.split(separator: "/").last.map(String.init) ?? path] = try IconrError.reading(path)
         }
         let bytes = try IconrError.reading(stylePath)
-        style = try StyleDocument(bytes: bytes, file: stylePath, data: data, config: overrides)
+        style = try StyleDocument(
+            bytes: bytes, file: stylePath, data: data, config: overrides, environment: environment)
         let files = Dictionary(
             try SpriteBuilder.iconFiles(in: directories, recursive: recursive, firstFolderWins: firstFolderWins).map {
                 ($0.id, $0.path)

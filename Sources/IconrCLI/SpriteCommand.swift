@@ -44,6 +44,14 @@ enum SpriteCommand: Command {
                 help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
                 isRepeatable: true),
             OptionSpec(
+                names: ["--light"], valueName: "PRESET",
+                help:
+                    "The light Mapbox's measure-light reads in --style: day, dawn, dusk, night (brightness 0.8, 0.5, "
+                    + "0.35, 0.1) or a brightness from 0 to 1 (default: day)."),
+            OptionSpec(
+                names: ["--worldview"], valueName: "CODE",
+                help: "The worldview Mapbox's [\"worldview\"] gives in --style (default: US)."),
+            OptionSpec(
                 names: ["--emit-style"], valueName: "FILE",
                 help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
             OptionSpec(
@@ -92,6 +100,8 @@ enum SpriteCommand: Command {
         var style: String?
         var dataFiles: [String]
         var config: [String: JSONValue]
+        /// What --style's Mapbox-only camera and light expressions are taken at.
+        var environment = MapboxEnvironment()
         var emitStyle: String?
         var spriteURL: String?
         var preview: String?
@@ -141,7 +151,7 @@ enum SpriteCommand: Command {
                 sprite.limits.timeout = timeout
             }
             variantsFile = arguments.value("--variants")
-            for option in ["--emit-style", "--preview", "--data", "--config"]
+            for option in ["--emit-style", "--preview", "--data", "--config", "--light", "--worldview"]
             where arguments.has(option) && !arguments.has("--style") {
                 throw UsageError(message: "\(option) needs --style")
             }
@@ -152,6 +162,14 @@ enum SpriteCommand: Command {
             style = arguments.value("--style")
             dataFiles = arguments.all("--data")
             config = try parseConfig(arguments.all("--config"))
+            if let light = try arguments.value(
+                "--light",
+                as: { LightPreset(rawValue: $0)?.brightness ?? Double($0).flatMap { (0...1).contains($0) ? $0 : nil } },
+                expected: "day, dawn, dusk, night or a brightness from 0 to 1")
+            {
+                environment.lightBrightness = light
+            }
+            if let worldview = arguments.value("--worldview") { environment.worldview = worldview }
             emitStyle = arguments.value("--emit-style")
             spriteURL = arguments.value("--sprite-url")
             preview = arguments.value("--preview")
@@ -169,7 +187,7 @@ enum SpriteCommand: Command {
         let style = try parsed.style.map { path in
             try StyleVariants(
                 stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, directories: parsed.folders,
-                recursive: options.recursive)
+                recursive: options.recursive, environment: parsed.environment)
         }
         style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }

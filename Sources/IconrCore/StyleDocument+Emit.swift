@@ -30,7 +30,8 @@ extension StyleDocument {
     ]
     static let mapboxOnlySuffixes = ["-emissive-strength", "-use-theme", "-occlusion-opacity"]
     /// Mapbox-only expression operators that are resolved (from config) or rewritten.
-    static let mapboxOnlyOperators: Set<String> = ["config", "hsl", "hsla", "to-hsla"]
+    static let mapboxOnlyOperators: Set<String> = Set(
+        ["config", "hsl", "hsla", "to-hsla"] + CompoundExpressions.mapboxEnvironmentOperators)
 
     /// A copy of the style that MapLibre draws with the prebaked sprite: `sprite` set, each
     /// parameterized `image` replaced by one that names the sprite id of the variant the
@@ -118,7 +119,7 @@ private struct Emitter {
             object["slot"] = nil
             warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"slot\"")
         }
-        if let filter = object["filter"] { object["filter"] = resolved(filter, at: "\(path).filter") }
+        if let filter = object["filter"] { object["filter"] = resolved(filter, at: "\(path) (\"\(id)\").filter") }
         for group in ["layout", "paint"] {
             guard case .object(var properties)? = object[group] else { continue }
             for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
@@ -129,7 +130,7 @@ private struct Emitter {
                     warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"\(name)\"")
                     continue
                 }
-                var value = resolved(value, at: "\(path).\(group).\(name)")
+                var value = resolved(value, at: "\(path) (\"\(id)\").\(group).\(name)")
                 if group == "layout" && name == "icon-image" && type == "symbol" { value = images(value, layer: id) }
                 properties[name] = value
             }
@@ -143,14 +144,38 @@ private struct Emitter {
     /// `value` with `config` replaced by the option's value, and `hsl`/`hsla`/`to-hsla`
     /// folded to literals (or, with data, rewritten as `to-color` of an `hsla()` string).
     mutating func resolved(_ value: JSONValue, at path: String) -> JSONValue {
+        // Objects hold expressions too: an image's params, format and number-format options.
+        if case .object(var fields) = value {
+            for (name, field) in fields { fields[name] = resolved(field, at: path) }
+            return .object(fields)
+        }
         guard case .array(var items) = value, case .string(let op)? = items.first else { return value }
         if op == "literal" { return value }
         for index in items.indices.dropFirst() { items[index] = resolved(items[index], at: path) }
         let json = JSONValue.array(items)
-        guard StyleDocument.mapboxOnlyOperators.contains(op) else { return json }
+        guard StyleDocument.mapboxOnlyOperators.contains(op) else {
+            // What a resolved part made constant is folded: `["<=", 0, 1]` would read as a
+            // legacy filter (and an invalid one) in MapLibre.
+            guard json != value, let constant = constantValue(json) else { return json }
+            return literal(constant)
+        }
         if op == "config" {
             let name = items.count > 1 ? items[1].stringValue ?? "" : ""
+            // A default that is itself an expression (one that reads the feature) stays one.
+            if let option = style.json["schema"]?[name]?["default"], case .array = option,
+                StyleValue(option) == style.config[name]
+            {
+                return resolved(option, at: path)
+            }
             return literal(style.config[name] ?? .null)
+        }
+        if CompoundExpressions.mapboxEnvironmentOperators.contains(op) {
+            let value = (try? CompiledExpression.compile(json, specification: PropertySpecification(type: "")).get())
+                .flatMap { try? $0.evaluate(style.context) }
+            warn(
+                "\(style.file): \(path): \"\(op)\" is Mapbox-only: replaced by its value "
+                    + "\(value.map(\.json.serialized) ?? "null") (\(environmentNote(op)))")
+            return value.map(literal) ?? .null
         }
         if case .success(let compiled) = CompiledExpression.compile(
             json, specification: PropertySpecification(type: "")),
@@ -170,6 +195,28 @@ private struct Emitter {
             "\(style.file): \(path): \"\(op)\" is Mapbox-only and depends on data: left as it is, MapLibre will reject it"
         )
         return json
+    }
+
+    /// The value of an expression that reads neither data nor zoom, if it evaluates.
+    private func constantValue(_ json: JSONValue) -> StyleValue? {
+        guard
+            case .success(let compiled) = CompiledExpression.compile(
+                json, specification: PropertySpecification(type: "")),
+            compiled.isFeatureConstant, compiled.isZoomConstant
+        else { return nil }
+        return try? compiled.evaluate(style.context)
+    }
+
+    /// What a Mapbox-only camera or environment value was taken at, for its warning.
+    private func environmentNote(_ op: String) -> String {
+        let environment = style.context.mapbox
+        switch op {
+        case "pitch": return "the style's pitch, \(environment.pitch.shortText) degrees"
+        case "distance-from-center": return "a symbol at the map's center"
+        case "worldview": return "worldview \(environment.worldview); --worldview sets it"
+        case "measure-light": return "brightness \(environment.lightBrightness.shortText); --light sets it"
+        default: return "Mapbox's default"
+        }
     }
 
     /// A value as MapLibre reads it in an expression: colors as `rgba()` text, arrays and

@@ -62,8 +62,12 @@ public struct StyleLayer: Sendable {
         interpolated: false, tokens: true)
     static let sizeSpecification = PropertySpecification(
         type: "number", parameters: ["zoom", "feature"], defaultValue: .number(1))
-    static let filterSpecification = PropertySpecification(
-        type: "boolean", parameters: ["zoom", "feature"], interpolated: false)
+    static let filterSpecification: PropertySpecification = {
+        var specification = PropertySpecification(
+            type: "boolean", parameters: ["zoom", "feature"], interpolated: false)
+        specification.zoomAnywhere = true
+        return specification
+    }()
 
     /// The zooms at which renderers lay the layer out: the whole tile zooms in its range.
     public var tileZooms: [Double] {
@@ -78,8 +82,10 @@ public struct StyleLayer: Sendable {
         var seen = Set<[Int]>(), result: [Double] = []
         for zoom in tileZooms {
             let sizeStops = iconSize?.zoomStops ?? []
+            // A filter may read the zoom anywhere (no stops to go by): each tile zoom then counts.
+            let filterSegment = filter.map { $0.isZoomConstant ? -1 : Int(zoom) } ?? -1
             let key = [
-                segment(iconImage?.zoomStops ?? [], zoom), segment(filter?.zoomStops ?? [], zoom),
+                segment(iconImage?.zoomStops ?? [], zoom), filterSegment,
                 segment(sizeStops, zoom), sizeStops.firstIndex { $0 >= zoom + 1 } ?? sizeStops.count,
             ]
             if seen.insert(key).inserted { result.append(zoom) }
@@ -200,6 +206,9 @@ public struct StyleDocument: Sendable {
     public let samples: [StyleFeature]
     /// Mapbox `config` values: the `schema` defaults with the overrides given.
     public let config: [String: StyleValue]
+    /// The camera and lights Mapbox-only expressions (`pitch`, `measure-light`, ...) are
+    /// evaluated at, since MapLibre cannot evaluate them.
+    public let environment: MapboxEnvironment
     /// The style's own notes: GeoJSON URLs not given, and the like.
     public let warnings: [String]
 
@@ -207,8 +216,10 @@ public struct StyleDocument: Sendable {
     /// by file name: the data of a GeoJSON source whose `data` URL ends in that name, else
     /// samples for sources without data. `config` overrides the style's `schema` defaults.
     public init(
-        bytes: [UInt8], file: String, data: [String: [UInt8]] = [:], config overrides: [String: JSONValue] = [:]
+        bytes: [UInt8], file: String, data: [String: [UInt8]] = [:], config overrides: [String: JSONValue] = [:],
+        environment: MapboxEnvironment = MapboxEnvironment()
     ) throws(StyleError) {
+        self.environment = environment
         do {
             json = try JSONValue.parse(bytes)
         } catch {
@@ -299,6 +310,9 @@ public struct StyleDocument: Sendable {
     public var context: EvaluationContext {
         var context = EvaluationContext()
         context.config = config
+        context.mapbox = environment
+        // The map starts at the style's own pitch.
+        if case .number(let pitch)? = json["pitch"], pitch.isFinite { context.mapbox.pitch = pitch }
         return context
     }
 

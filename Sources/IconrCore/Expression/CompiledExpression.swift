@@ -19,6 +19,9 @@ public struct PropertySpecification: Sendable {
     public var enumValues: [String]
     /// Whether strings may hold legacy `{token}` references (`icon-image`, `text-field`).
     public var tokens: Bool
+    /// Whether `["zoom"]` may stand anywhere, not only as the input of a top-level curve: a
+    /// layer's `filter`, which renderers evaluate at whole tile zooms.
+    public var zoomAnywhere = false
 
     /// A specification with the given fields; the defaults are a data-driven, interpolatable property.
     public init(
@@ -119,11 +122,11 @@ public struct CompiledExpression: Sendable {
         if !zoomConstant && !specification.parameters.contains("zoom") {
             return failure("zoom expressions not supported")
         }
-        let curve = ZoomCurve.find(root)
+        let curve = specification.zoomAnywhere ? .none : ZoomCurve.find(root)
         var stops: [Double] = []
         switch curve {
         case .none:
-            if !zoomConstant {
+            if !zoomConstant && !specification.zoomAnywhere {
                 return failure(
                     "\"zoom\" expression may only be used as input to a top-level \"step\" or \"interpolate\" expression."
                 )

@@ -49,6 +49,13 @@ struct CompoundDefinition: Sendable {
 }
 
 enum CompoundExpressions {
+    /// Mapbox GL JS v3's operators that read the camera or the environment (`MapboxEnvironment`),
+    /// which MapLibre has no expressions for.
+    static let mapboxEnvironmentOperators = [
+        "pitch", "distance-from-center", "worldview", "measure-light", "sky-radial-progress", "raster-value",
+        "raster-particle-speed",
+    ]
+
     static let definitions: [String: CompoundDefinition] = {
         var table: [String: CompoundDefinition] = [:]
         func define(_ name: String, _ type: StyleType, _ signature: Signature, _ evaluate: @escaping CompoundEvaluator)
@@ -150,6 +157,24 @@ enum CompoundExpressions {
         define("elevation", .number, .fixed([])) { _, context, _ in .number(context.elevation ?? 0) }
         define("line-progress", .number, .fixed([])) { _, context, _ in .number(context.lineProgress ?? 0) }
         define("accumulated", .value, .fixed([])) { _, context, _ in context.accumulated ?? .null }
+        // Mapbox GL JS v3's camera and environment values, which MapLibre lacks: read from the
+        // context (its defaults: a map seen from straight above, at its center, by day).
+        define("pitch", .number, .fixed([])) { _, context, _ in .number(context.mapbox.pitch) }
+        define("distance-from-center", .number, .fixed([])) { _, context, _ in
+            .number(context.mapbox.distanceFromCenter)
+        }
+        define("worldview", .string, .fixed([])) { _, context, _ in .string(context.mapbox.worldview) }
+        define("measure-light", .number, .fixed([.string])) { args, context, key throws(ExpressionEvaluationError) in
+            let property = try args[0].string(context)
+            guard property == "brightness" else {
+                throw ExpressionEvaluationError(
+                    key: key, message: "Unknown light property \"\(property)\": measure-light reads \"brightness\"")
+            }
+            return .number(context.mapbox.lightBrightness)
+        }
+        define("sky-radial-progress", .number, .fixed([])) { _, _, _ in .number(0) }
+        define("raster-value", .number, .fixed([])) { _, _, _ in .number(0) }
+        define("raster-particle-speed", .number, .fixed([])) { _, _, _ in .number(0) }
         define("+", .number, .varargs(.number)) { args, context, _ throws(ExpressionEvaluationError) in
             var sum = 0.0
             for arg in args { sum += try arg.number(context) }

@@ -539,7 +539,19 @@ final class ConfigNode: ExpressionNode {
         self.key = key
     }
 
-    func evaluate(_ context: EvaluationContext) -> StyleValue { context.config[option] ?? .null }
+    /// The option's value; a default written as an expression (Mapbox allows one that reads
+    /// the feature) is evaluated for the feature at hand, without the option itself in scope.
+    func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
+        guard let value = context.config[option] else { return .null }
+        guard case .array(let items) = value, case .string(let op)? = items.first,
+            SpecialForms.parsers[op] != nil || CompoundExpressions.definitions[op] != nil,
+            case .success(let compiled) = CompiledExpression.compile(
+                value.json, specification: PropertySpecification(type: ""))
+        else { return value }
+        var inner = context
+        inner.config[option] = nil
+        return try compiled.evaluate(inner)
+    }
     var children: [any ExpressionNode] { [] }
 }
 

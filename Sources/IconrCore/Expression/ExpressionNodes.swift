@@ -30,6 +30,37 @@ public struct ExpressionFeature: Sendable {
     }
 }
 
+/// The camera and environment of a Mapbox GL JS v3 map, which MapLibre has no expressions
+/// for: a style rewritten for MapLibre takes these values in their place.
+public struct MapboxEnvironment: Sendable, Equatable {
+    /// The camera's pitch in degrees (`["pitch"]`); 0 looks straight down.
+    public var pitch: Double = 0
+    /// A symbol's distance from the map's center (`["distance-from-center"]`); 0 at the center.
+    public var distanceFromCenter: Double = 0
+    /// The worldview (`["worldview"]`), an ISO country code; Mapbox's default is "US".
+    public var worldview = "US"
+    /// The lights' brightness, 0-1 (`["measure-light", "brightness"]`).
+    public var lightBrightness: Double = LightPreset.day.brightness
+
+    /// Mapbox's defaults: no pitch, at the center, US worldview, daylight.
+    public init() {}
+}
+
+/// The light presets of Mapbox Standard, by the brightness `measure-light` reports for them.
+public enum LightPreset: String, CaseIterable, Sendable {
+    case day, dawn, dusk, night
+
+    /// The brightness `["measure-light", "brightness"]` gives under the preset's lights.
+    public var brightness: Double {
+        switch self {
+        case .day: 0.8
+        case .dawn: 0.5
+        case .dusk: 0.35
+        case .night: 0.1
+        }
+    }
+}
+
 /// What an expression is evaluated against: the camera, the feature, its state, the style's
 /// images and global state.
 public struct EvaluationContext: Sendable {
@@ -58,6 +89,9 @@ public struct EvaluationContext: Sendable {
     public var config: [String: StyleValue] = [:]
     /// The tile `within` and `distance` measure in (z, x, y); nil outside tiles.
     public var canonical: (z: Int, x: Int, y: Int)?
+    /// What Mapbox GL JS v3's `pitch`, `distance-from-center`, `worldview` and
+    /// `measure-light` read.
+    public var mapbox = MapboxEnvironment()
 
     /// A context at `zoom` for `feature`; set the other fields as needed.
     public init(zoom: Double? = nil, feature: ExpressionFeature? = nil) {

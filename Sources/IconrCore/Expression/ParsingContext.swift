@@ -191,7 +191,9 @@ enum ExpressionAnalysis {
         }
         return isFeatureConstant(node)
             && isGlobalPropertyConstant(
-                node, ["zoom", "heatmap-density", "elevation", "line-progress", "accumulated", "is-supported-script"])
+                node,
+                ["zoom", "heatmap-density", "elevation", "line-progress", "accumulated", "is-supported-script"]
+                    + CompoundExpressions.mapboxEnvironmentOperators)
     }
 
     static func isFeatureConstant(_ node: any ExpressionNode) -> Bool {
