@@ -157,7 +157,11 @@ private struct Emitter {
             // What a resolved part made constant is folded: `["<=", 0, 1]` would read as a
             // legacy filter (and an invalid one) in MapLibre.
             guard json != value, let constant = constantValue(json) else { return json }
-            return literal(constant)
+            switch constant {
+            case .boolean, .number, .string, .color, .null: return literal(constant)
+            // Images and formatted text have no literal form: the expression stays.
+            default: return json
+            }
         }
         if op == "config" {
             let name = items.count > 1 ? items[1].stringValue ?? "" : ""

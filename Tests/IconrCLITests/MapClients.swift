@@ -64,6 +64,11 @@ enum MapScript {
             .split(separator: "\n").filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(
                 separator: "\n")
         try #require(result.status == 0, Comment(rawValue: failure))
+        // MapLibre Native reports a style it rejects, or a layer it drops, on stderr and draws on.
+        let logged = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").filter {
+            $0.contains("Error") || $0.contains("[WARNING]")
+        }
+        #expect(logged.isEmpty, "\(client) logged: \(logged.joined(separator: "; "))")
         return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
     }
 }

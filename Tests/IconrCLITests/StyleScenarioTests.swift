@@ -16,6 +16,8 @@ struct StyleScenarioTests {
         var name: String
         var layer: String
         var features: [(properties: String, checks: [Check])]
+        /// A filter of the layer's own, beside the one that picks the scenario's features.
+        var filter: String? = nil
     }
 
     /// At `dx` logical pixels right of the feature's point: `color`, and (if given) an icon
@@ -27,7 +29,7 @@ struct StyleScenarioTests {
     }
 
     static let background = (128, 128, 128)
-    static let width = 480, height = 360, zoom = 2.0
+    static let width = 480, height = 440, zoom = 2.0
 
     static let scenarios: [Scenario] = [
         Scenario(
@@ -106,6 +108,33 @@ struct StyleScenarioTests {
                 (##"{"class": "food"}"##, [Check(color: (0, 136, 204), width: 24)]),
                 (##"{"class": "bar"}"##, [Check(color: (0, 170, 0), width: 24)]),
             ]),
+        Scenario(
+            name: "filter reads the zoom inside all (Streets v12)",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#ff0080"}}]"##,
+            features: [
+                (##"{"rank": 12}"##, [Check(color: (255, 0, 128), width: 16)]),
+                (##"{"rank": 20}"##, [Check(color: background)]),
+            ],
+            filter: ##"["<=", ["get", "rank"], ["step", ["zoom"], 5, 2, 15]]"##),
+        Scenario(
+            name: "Mapbox v3 camera and light (pitch, distance-from-center, worldview, measure-light)",
+            layer:
+                ##""icon-image": ["image", "sq", {"params": {"fill": ["case", [">", ["measure-light", "brightness"], 0.5], "#ffff00", "#0000ff"]}}]"##,
+            features: [("{}", [Check(color: (255, 255, 0), width: 16)])],
+            filter:
+                ##"["all", ["<=", ["distance-from-center"], 1], [">=", ["pitch"], 0], ["==", ["worldview"], "US"]]"##
+        ),
+        Scenario(
+            name: "config default read per feature",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["config", "poiColor"]}}]"##,
+            features: [
+                (##"{"class": "food"}"##, [Check(color: (0, 255, 0), width: 16)]),
+                (##"{"class": "shop"}"##, [Check(color: (255, 0, 0), width: 16)]),
+            ]),
+        Scenario(
+            name: "hsla from data in params",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["hsla", ["get", "h"], 100, 50, 1]}}]"##,
+            features: [(##"{"h": 240}"##, [Check(color: (0, 0, 255), width: 16)])]),
     ]
 
     let directory: URL
@@ -157,11 +186,11 @@ struct StyleScenarioTests {
                 index += 1
             }
             layers.append(
-                #"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["==", ["get", "scenario"], \#(number)], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}}"#
+                #"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["all", ["==", ["get", "scenario"], \#(number)]\#(scenario.filter.map { ", " + $0 } ?? "")], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}}"#
             )
         }
         return """
-            {"version": 8, "center": [0, 0], "zoom": \(zoom), "schema": {"theme": {"default": "faded", "type": "string", "values": ["default", "faded"]}},
+            {"version": 8, "center": [0, 0], "zoom": \(zoom), "schema": {"theme": {"default": "faded", "type": "string", "values": ["default", "faded"]}, "poiColor": {"default": ["match", ["get", "class"], "food", "#00ff00", "#ff0000"]}},
              "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\(features.joined(separator: ",\n"))]}}},
              "layers": [{"id": "background", "type": "background", "paint": {"background-color": "#808080"}},
                \(layers.joined(separator: ",\n  "))]}
