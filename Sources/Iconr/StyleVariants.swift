@@ -85,13 +85,21 @@ package struct StyleVariants: Sendable {
     /// The style for MapLibre: `sprite` as given, parameterized images prebaked, ids in later
     /// sheets prefixed with their sheet's name, and its warnings. With `runtimeImages`,
     /// colors nobody prebaked name an image a client fetches (see `StyleDocument.emitted`).
+    /// A style MapLibre would not load is an error naming each part (`StyleError`), unless
+    /// `lenient`, which removes those parts with a warning each.
     package func emitted(
-        sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false
-    ) -> (json: [UInt8], warnings: [String]) {
+        sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false, lenient: Bool = false
+    ) throws(StyleError) -> (json: [UInt8], warnings: [String]) {
         let icons = icons
         let emitted = style.emitted(
             sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
-            runtimeImages: runtimeImages, imageExists: { icons.contains($0) })
+            runtimeImages: runtimeImages, lenient: lenient, imageExists: { icons.contains($0) })
+        if !emitted.problems.isEmpty {
+            throw StyleError(
+                message: "\(style.file): the style for MapLibre would not load: "
+                    + emitted.problems.map(\.description).joined(separator: "; ")
+                    + " (--lenient removes these parts)")
+        }
         return (Array((emitted.json.serialized + "\n").utf8), emitted.warnings)
     }
 }

@@ -55,6 +55,11 @@ enum SpriteCommand: Command {
                 names: ["--emit-style"], valueName: "FILE",
                 help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
             OptionSpec(
+                names: ["--lenient"],
+                help:
+                    "Remove what MapLibre would reject from --emit-style's copy, with a warning each (default: an error, "
+                    + "and nothing written)."),
+            OptionSpec(
                 names: ["--preview"], valueName: "FILE",
                 help: "Draw --style's point features with their icons into a PNG (its center and zoom)."),
             OptionSpec(
@@ -103,6 +108,8 @@ enum SpriteCommand: Command {
         /// What --style's Mapbox-only camera and light expressions are taken at.
         var environment = MapboxEnvironment()
         var emitStyle: String?
+        /// Whether parts of the emitted style MapLibre would reject are removed, not an error.
+        var lenient: Bool
         var spriteURL: String?
         var preview: String?
         var previewSize: PixelSize
@@ -151,7 +158,7 @@ enum SpriteCommand: Command {
                 sprite.limits.timeout = timeout
             }
             variantsFile = arguments.value("--variants")
-            for option in ["--emit-style", "--preview", "--data", "--config", "--light", "--worldview"]
+            for option in ["--emit-style", "--preview", "--data", "--config", "--light", "--worldview", "--lenient"]
             where arguments.has(option) && !arguments.has("--style") {
                 throw UsageError(message: "\(option) needs --style")
             }
@@ -171,6 +178,7 @@ enum SpriteCommand: Command {
             }
             if let worldview = arguments.value("--worldview") { environment.worldview = worldview }
             emitStyle = arguments.value("--emit-style")
+            lenient = arguments.has("--lenient")
             spriteURL = arguments.value("--sprite-url")
             preview = arguments.value("--preview")
             minify = arguments.has("--minify")
@@ -240,7 +248,8 @@ enum SpriteCommand: Command {
         var files = build.files(prefix: prefix, minify: minify)
         if let style, let output = parsed.emitStyle {
             let url = parsed.spriteURL ?? "file://" + absolutePath(prefix)
-            let emitted = style.emitted(sprite: build.spriteValue(prefix: url), sheetOf: build.sheetNames(prefix: url))
+            let emitted = try style.emitted(
+                sprite: build.spriteValue(prefix: url), sheetOf: build.sheetNames(prefix: url), lenient: parsed.lenient)
             emitted.warnings.forEach { console.warning($0) }
             files.append((emitted.json, output))
         }

@@ -4,6 +4,8 @@ public struct EmittedStyle: Sendable {
     public let json: JSONValue
     /// One line per Mapbox-only part removed or resolved.
     public let warnings: [String]
+    /// What MapLibre would still reject in `json` (empty with `lenient`, which removes it).
+    public let problems: [MapLibreProblem]
 }
 
 extension StyleDocument {
@@ -49,10 +51,12 @@ extension StyleDocument {
     /// `iconr serve`'s `iconr.js` fetches when the renderer reports it missing.
     public func emitted(
         sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
-        sheetOf: [String: String] = [:], runtimeImages: Bool = false,
+        sheetOf: [String: String] = [:], runtimeImages: Bool = false, lenient: Bool = false,
         imageExists: @escaping @Sendable (String) -> Bool = { _ in true }
     ) -> EmittedStyle {
-        guard case .object(var style) = json else { return EmittedStyle(json: json, warnings: []) }
+        guard case .object(var style) = json else {
+            return EmittedStyle(json: json, warnings: [], problems: [])
+        }
         var emitter = Emitter(
             style: self, templates: templates, needed: needed, sheetOf: sheetOf, imageExists: imageExists)
         emitter.runtimeImages = runtimeImages
@@ -76,7 +80,16 @@ extension StyleDocument {
             }
             style["layers"] = .array(kept)
         }
-        return EmittedStyle(json: .object(style), warnings: emitter.warnings)
+        let problems = Self.mapLibreProblems(in: .object(style))
+        guard lenient, !problems.isEmpty else {
+            return EmittedStyle(json: .object(style), warnings: emitter.warnings, problems: problems)
+        }
+        for problem in problems {
+            let removed = problem.property == "filter" ? "the layer" : "it"
+            emitter.warn("\(file): \(problem): removed \(removed) (--lenient)")
+        }
+        return EmittedStyle(
+            json: Self.removing(problems, from: .object(style)), warnings: emitter.warnings, problems: [])
     }
 }
 

@@ -196,9 +196,14 @@ final class ServedStyle: Sendable {
         }
         // The sprite URL carries the build's hash: the style and its sheets always match.
         let prefix = "\(base)/styles/\(name)/sprite.\(current.hash)"
-        let made = style.emitted(
-            sprite: current.build.spriteValue(prefix: prefix), sheetOf: current.build.sheetNames(prefix: prefix),
-            runtimeImages: true)
+        let made: (json: [UInt8], warnings: [String])
+        do {
+            made = try style.emitted(
+                sprite: current.build.spriteValue(prefix: prefix), sheetOf: current.build.sheetNames(prefix: prefix),
+                runtimeImages: true)
+        } catch {
+            return IconServer.error(500, error.message)
+        }
         emitted.withLock { known in
             if known.count >= 64 { known.removeAll() }
             known[memo] = (made.json, IconServer.entityTag(made.json))

@@ -256,6 +256,80 @@ struct StyleDocumentTests {
         }
     }
 
+    /// Streets v12 writes `["zoom"]` inside `all` and comparisons of its filters; MapLibre
+    /// evaluates filters at whole tile zooms, so each is one of a layer's stretches.
+    @Test func filtersMayReadTheZoomAnywhere() throws {
+        let style = try Self.style(
+            #"""
+            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
+               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"rank": 12}}]}}},
+             "layers": [{"id": "l", "type": "symbol", "source": "s", "minzoom": 10, "maxzoom": 16,
+               "filter": ["all", ["has", "rank"], ["<=", ["get", "rank"], ["step", ["zoom"], 5, 14, 15]]],
+               "layout": {"icon-image": ["step", ["zoom"], "small", 15, "large"]}}]}
+            """#)
+        let layer = try #require(style.layers.first)
+        let feature = ExpressionFeature(properties: ["rank": .number(12)])
+        #expect(!layer.shows(feature, zoom: 13) && layer.shows(feature, zoom: 14))
+        #expect(layer.distinctZooms == [10, 11, 12, 13, 14, 15])
+        #expect(Set(style.neededIcons().icons.map(\.image.name)) == ["small", "large"])
+    }
+
+    /// The emitted copy is checked as MapLibre would load it: what it would reject is an
+    /// error (`problems`), or, with `lenient`, removed with a warning.
+    @Test func anEmittedStyleMapLibreWouldRejectIsCaught() throws {
+        let text = #"""
+            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "l", "type": "symbol", "source": "s", "layout": {"icon-image": "flag",
+               "visibility": ["case", ["==", ["get", "x"], 1], "none", "visible"]},
+               "paint": {"icon-color": ["to-color", ["at", 0, ["to-hsla", ["get", "c"]]]], "icon-opacity": 0.5}},
+               {"id": "zoomed", "type": "circle", "source": "s", "filter": ["==", ["get", "k"], 1],
+                "paint": {"circle-radius": ["+", 1, ["zoom"]]}}]}
+            """#
+        let style = try Self.style(text)
+        let strict = style.emitted(sprite: .string("s"), templates: [:], needed: [])
+        #expect(
+            strict.problems.map(\.description) == [
+                #"layers[0] ("l").layout.visibility: expected "visible" or "none", found ["case",["==",["get","x"],1],"none","visible"]"#,
+                #"layers[0] ("l").paint.icon-color: "to-hsla" is Mapbox-only: MapLibre has no such operator"#,
+                #"layers[1] ("zoomed").paint.circle-radius: "zoom" expression may only be used as input to a top-level "step" or "interpolate" expression."#,
+            ])
+        let lenient = style.emitted(sprite: .string("s"), templates: [:], needed: [], lenient: true)
+        #expect(lenient.problems.isEmpty)
+        let layers = try #require(lenient.json["layers"]?.arrayValue)
+        #expect(layers[0]["layout"]?["visibility"] == nil && layers[0]["paint"]?["icon-color"] == nil)
+        #expect(layers[0]["paint"]?["icon-opacity"] == .number(0.5))
+        #expect(layers[1]["paint"]?["circle-radius"] == nil && layers[1]["filter"] != nil)
+        #expect(lenient.warnings.filter { $0.hasSuffix("removed it (--lenient)") }.count == 3)
+        #expect(StyleDocument.mapLibreProblems(in: lenient.json).isEmpty)
+    }
+
+    /// Mapbox v3's camera and light values become literals at the stated environment, and
+    /// what they made constant is folded (`["<=", 0, 1]` would read as a legacy filter).
+    @Test func mapboxCameraAndLightAreResolved() throws {
+        let text = #"""
+            {"version": 8, "pitch": 30, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "l", "type": "symbol", "source": "s",
+               "filter": ["all", ["has", "k"], ["<=", ["distance-from-center"], 1], [">=", ["pitch"], 20], ["==", ["worldview"], "JP"]],
+               "layout": {"icon-image": "flag"},
+               "paint": {"icon-opacity": ["interpolate", ["linear"], ["measure-light", "brightness"], 0, 0, 1, 1]}}]}
+            """#
+        var environment = MapboxEnvironment()
+        environment.worldview = "JP"
+        environment.lightBrightness = LightPreset.night.brightness
+        let style = try StyleDocument(bytes: Array(text.utf8), file: "style.json", environment: environment)
+        let emitted = style.emitted(sprite: .string("s"), templates: [:], needed: [])
+        #expect(emitted.problems.isEmpty)
+        let layer = try #require(emitted.json["layers"]?.arrayValue?.first)
+        #expect(layer["filter"]?.serialized == #"["all",["has","k"],true,true,true]"#)
+        #expect(layer["paint"]?["icon-opacity"] == .number(0.1))
+        for op in ["distance-from-center", "pitch", "worldview", "measure-light"] {
+            #expect(
+                emitted.warnings.contains {
+                    $0.contains(#"layers[0] ("l")"#) && $0.contains("\"\(op)\" is Mapbox-only")
+                })
+        }
+    }
+
     @Test func errorsNameTheFileAndThePlace() {
         let bad = Self.helsinki.replacingOccurrences(of: #"["get", "flagColor"]"#, with: #"["fetch", "flagColor"]"#)
         #expect(
