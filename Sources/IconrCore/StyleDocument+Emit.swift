@@ -162,6 +162,13 @@ private struct Emitter {
             for (name, field) in fields { fields[name] = resolved(field, at: path) }
             return .object(fields)
         }
+        // Mapbox reads `hsl(120, 100, 25)` with saturation and lightness in percent without
+        // the sign; MapLibre reads no color there (black): written as rgba(), both agree.
+        if case .string(let text) = value, text.lowercased().hasPrefix("hsl"), !text.contains("%"),
+            let color = StyleColor(css: text)
+        {
+            return .string(color.text)
+        }
         guard case .array(var items) = value, case .string(let op)? = items.first else { return value }
         if op == "literal" { return value }
         for index in items.indices.dropFirst() { items[index] = resolved(items[index], at: path) }

@@ -333,4 +333,31 @@ struct SpriteCommandTests {
             unknown.status == 1
                 && unknown.stderr.contains("the variants name icon \"nope\", which is not among the icons"))
     }
+
+    /// A style MapLibre would reject is never written: an error naming the part, exit 1 and no
+    /// file at all; with --lenient the part is removed, with a warning, and the build writes.
+    @Test func anEmittedStyleMapLibreWouldRejectIsAnErrorUnlessLenient() throws {
+        let style = #"""
+            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
+               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"c": "red"}}]}}},
+             "layers": [{"id": "poi", "type": "symbol", "source": "s", "layout": {"icon-image": "flag"},
+               "paint": {"icon-color": ["to-color", ["at", 0, ["to-hsla", ["get", "c"]]]]}}]}
+            """#
+        try Data(style.utf8).write(to: directory.appendingPathComponent("style.json"))
+        let refused = try iconr(
+            "sprite", "icons", "-o", "out/sprite", "--style", "style.json", "--emit-style", "out/style.json")
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.contains(
+                #"error: style.json: the style for MapLibre would not load: layers[0] ("poi").paint.icon-color: "to-hsla" is Mapbox-only"#
+            ), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out").path))
+        let lenient = try iconr(
+            "sprite", "icons", "-o", "out/sprite", "--style", "style.json", "--emit-style", "out/style.json",
+            "--lenient")
+        #expect(lenient.status == 0, "\(lenient.stderr)")
+        #expect(lenient.stderr.contains("removed it (--lenient)"))
+        let written = try JSONValue.parse([UInt8](data("out/style.json")))
+        #expect(written["layers"]?.arrayValue?.first?["paint"]?["icon-color"] == nil)
+    }
 }

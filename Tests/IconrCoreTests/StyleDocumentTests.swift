@@ -311,7 +311,8 @@ struct StyleDocumentTests {
              "layers": [{"id": "l", "type": "symbol", "source": "s",
                "filter": ["all", ["has", "k"], ["<=", ["distance-from-center"], 1], [">=", ["pitch"], 20], ["==", ["worldview"], "JP"]],
                "layout": {"icon-image": "flag"},
-               "paint": {"icon-opacity": ["interpolate", ["linear"], ["measure-light", "brightness"], 0, 0, 1, 1]}}]}
+               "paint": {"icon-opacity": ["interpolate", ["linear"], ["measure-light", "brightness"], 0, 0, 1, 1],
+                         "icon-halo-color": "hsla(0, 100, 50, 1)"}}]}
             """#
         var environment = MapboxEnvironment()
         environment.worldview = "JP"
@@ -322,6 +323,8 @@ struct StyleDocumentTests {
         let layer = try #require(emitted.json["layers"]?.arrayValue?.first)
         #expect(layer["filter"]?.serialized == #"["all",["has","k"],true,true,true]"#)
         #expect(layer["paint"]?["icon-opacity"] == .number(0.1))
+        // Unitless saturation and lightness (Mapbox's percent) as MapLibre reads colors.
+        #expect(layer["paint"]?["icon-halo-color"] == .string("rgba(255,0,0,1)"))
         for op in ["distance-from-center", "pitch", "worldview", "measure-light"] {
             #expect(
                 emitted.warnings.contains {
