@@ -56,6 +56,20 @@ public struct StyleLayer: Sendable {
     public let iconImage: CompiledExpression?
     /// `layout.icon-size`; nil means 1.
     public let iconSize: CompiledExpression?
+    /// `layout.visibility` as written: "visible", "none", or (Mapbox) an expression on `config`.
+    public var visibility: JSONValue? = nil
+
+    /// Whether the layer is hidden: `visibility` is, or (on `config`) evaluates to, "none".
+    func isHidden(in context: EvaluationContext) -> Bool {
+        guard let visibility else { return false }
+        if visibility == .string("none") { return true }
+        guard case .array = visibility,
+            case .success(let compiled) = CompiledExpression.compile(
+                visibility, specification: PropertySpecification(type: "string")),
+            compiled.isFeatureConstant, compiled.isZoomConstant
+        else { return false }
+        return (try? compiled.evaluate(context)) == .string("none")
+    }
 
     static let imageSpecification = PropertySpecification(
         type: "resolvedImage", parameters: ["zoom", "feature"],
@@ -285,7 +299,7 @@ public struct StyleDocument: Sendable {
                 return fallback
             }
             let layout = layer["layout"]
-            layers.append(
+            var styleLayer =
                 StyleLayer(
                     id: layer["id"]?.stringValue ?? path, source: layer["source"]?.stringValue, path: path,
                     minZoom: zoom("minzoom", 0), maxZoom: zoom("maxzoom", 24),
@@ -294,7 +308,9 @@ public struct StyleDocument: Sendable {
                     iconImage: try compile(
                         layout?["icon-image"].map(Self.resolvingTokens), "layout.icon-image",
                         StyleLayer.imageSpecification),
-                    iconSize: try compile(layout?["icon-size"], "layout.icon-size", StyleLayer.sizeSpecification)))
+                    iconSize: try compile(layout?["icon-size"], "layout.icon-size", StyleLayer.sizeSpecification))
+            styleLayer.visibility = layout?["visibility"]
+            layers.append(styleLayer)
         }
         self.layers = layers
     }
@@ -329,7 +345,10 @@ public struct StyleDocument: Sendable {
             scales[reference] = max(scales[reference] ?? 0, scale)
         }
         for layer in layers {
-            guard let iconImage = layer.iconImage else { continue }
+            // A layer that can never show (an empty zoom range, hidden) sets no size.
+            guard let iconImage = layer.iconImage, !layer.tileZooms.isEmpty, !layer.isHidden(in: context) else {
+                continue
+            }
             let context = self.context
             let known = layer.source.flatMap { features[$0] }
             let zooms = layer.tileZooms
@@ -371,7 +390,9 @@ public struct StyleDocument: Sendable {
                         }
                     }
                 }
-                for part in open.sorted() where known == nil {
+                // A name from data needs no warning: every icon of the folders is on the sheet,
+                // and one without parameters has no defaults to fall back to.
+                for part in open.sorted() where known == nil && part.contains(".params.") {
                     warnings.append(
                         "\(file): layer \"\(layer.id)\": \(layer.path).layout.icon-image\(part) comes from feature data "
                             + "the build has not seen: those features show the icon's defaults (give samples with --data)"

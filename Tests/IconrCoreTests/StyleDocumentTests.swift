@@ -333,6 +333,23 @@ struct StyleDocumentTests {
         }
     }
 
+    /// Layers that can never show (an empty zoom range, minzoom past 24, hidden) set no size,
+    /// and a name from data (no params) is no reason for a warning.
+    @Test func layersThatNeverShowSetNoSize() throws {
+        let text = #"""
+            {"version": 8, "sources": {"v": {"type": "vector", "url": "https://example.org/tiles.json"}},
+             "layers": [{"id": "shown", "type": "symbol", "source": "v", "layout": {"icon-image": "dot"}},
+               {"id": "empty", "type": "symbol", "source": "v", "minzoom": 12, "maxzoom": 10,
+                "layout": {"icon-image": "dot", "icon-size": 3}},
+               {"id": "high", "type": "symbol", "source": "v", "minzoom": 25, "layout": {"icon-image": "dot", "icon-size": 4}},
+               {"id": "hidden", "type": "symbol", "source": "v", "layout": {"icon-image": "dot", "icon-size": 5, "visibility": "none"}},
+               {"id": "named", "type": "symbol", "source": "v", "layout": {"icon-image": ["get", "maki"]}}]}
+            """#
+        let needed = try Self.style(text).neededIcons()
+        #expect(Self.described(needed) == ["dot [] 1.0"])
+        #expect(needed.warnings.isEmpty, "\(needed.warnings)")
+    }
+
     @Test func errorsNameTheFileAndThePlace() {
         let bad = Self.helsinki.replacingOccurrences(of: #"["get", "flagColor"]"#, with: #"["fetch", "flagColor"]"#)
         #expect(
