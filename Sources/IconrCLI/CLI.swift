@@ -10,7 +10,7 @@ import IconrSystem
 public enum CLI {
     static let commands: [any Command.Type] = [
         RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self,
-        ExpressionCommand.self, ServeCommand.self,
+        ExpressionCommand.self, StyleCommand.self, ServeCommand.self,
     ]
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).
     static let workerCommand = "render-worker"

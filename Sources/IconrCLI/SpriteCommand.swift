@@ -43,14 +43,7 @@ enum SpriteCommand: Command {
                 names: ["--config"], valueName: "NAME=VALUE",
                 help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
                 isRepeatable: true),
-            OptionSpec(
-                names: ["--light"], valueName: "PRESET",
-                help:
-                    "The light Mapbox's measure-light reads in --style: day, dawn, dusk, night (brightness 0.8, 0.5, "
-                    + "0.35, 0.1) or a brightness from 0 to 1 (default: day)."),
-            OptionSpec(
-                names: ["--worldview"], valueName: "CODE",
-                help: "The worldview Mapbox's [\"worldview\"] gives in --style (default: US)."),
+        ] + environmentOptions + [
             OptionSpec(
                 names: ["--emit-style"], valueName: "FILE",
                 help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
@@ -169,14 +162,7 @@ enum SpriteCommand: Command {
             style = arguments.value("--style")
             dataFiles = arguments.all("--data")
             config = try parseConfig(arguments.all("--config"))
-            if let light = try arguments.value(
-                "--light",
-                as: { LightPreset(rawValue: $0)?.brightness ?? Double($0).flatMap { (0...1).contains($0) ? $0 : nil } },
-                expected: "day, dawn, dusk, night or a brightness from 0 to 1")
-            {
-                environment.lightBrightness = light
-            }
-            if let worldview = arguments.value("--worldview") { environment.worldview = worldview }
+            environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
             spriteURL = arguments.value("--sprite-url")
@@ -324,6 +310,32 @@ enum SpriteCommand: Command {
 
     private static func seconds(_ duration: Duration) -> Double {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// The options that set what a style's Mapbox-only camera and light expressions read.
+    static let environmentOptions = [
+        OptionSpec(
+            names: ["--light"], valueName: "PRESET",
+            help:
+                "The light Mapbox's measure-light reads in the style: day, dawn, dusk, night (brightness 0.8, 0.5, "
+                + "0.35, 0.1) or a brightness from 0 to 1 (default: day)."),
+        OptionSpec(
+            names: ["--worldview"], valueName: "CODE",
+            help: "The worldview Mapbox's [\"worldview\"] gives in the style (default: US)."),
+    ]
+
+    /// `--light` and `--worldview` as the environment they set.
+    static func environment(_ arguments: ScannedArguments) throws(UsageError) -> MapboxEnvironment {
+        var environment = MapboxEnvironment()
+        if let light = try arguments.value(
+            "--light",
+            as: { LightPreset(rawValue: $0)?.brightness ?? Double($0).flatMap { (0...1).contains($0) ? $0 : nil } },
+            expected: "day, dawn, dusk, night or a brightness from 0 to 1")
+        {
+            environment.lightBrightness = light
+        }
+        if let worldview = arguments.value("--worldview") { environment.worldview = worldview }
+        return environment
     }
 
     /// `--config NAME=VALUE` options: a JSON value (true, 2, "x", [..]) as it is, anything else a string.

@@ -60,4 +60,33 @@ struct ExpressionCommandTests {
             "only the usage follows the error line")
         #expect(try iconr("expression").status == 64)
     }
+
+    /// `iconr style check`: each change for MapLibre a line on stdout, each part MapLibre would
+    /// reject an `error:` line and exit 1; `--json` lists both.
+    @Test func styleCheckReportsWithoutBuilding() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-style-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("style.json")
+        try Data(
+            #"""
+            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "poi", "type": "symbol", "source": "s", "filter": ["<", ["pitch"], 60],
+               "layout": {"icon-image": "dot"},
+               "paint": {"icon-color": ["to-color", ["at", 0, ["to-hsla", ["get", "c"]]]]}}]}
+            """#.utf8
+        ).write(to: file)
+        let text = try iconr("style", "check", file.path, "--light", "night")
+        #expect(text.status == 1)
+        #expect(text.stdout.contains(#"layers[0] ("poi").filter: "pitch" is Mapbox-only: replaced by its value 0"#))
+        #expect(
+            text.stderr.contains(#"error: \#(file.path): layers[0] ("poi").paint.icon-color: "to-hsla" is Mapbox-only"#)
+        )
+        let json = try iconr("style", "check", file.path, "--json")
+        let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: [String]]
+        #expect(json.status == 1 && report?["problems"]?.count == 1, "\(json.stdout)")
+        #expect(report?["changes"]?.contains { $0.contains("\"pitch\" is Mapbox-only") } == true)
+        #expect(try iconr("style", "inspect", file.path).status == 64)
+        #expect(try iconr("style", "check", file.path, "--light", "noon").status == 64)
+    }
 }

@@ -1,0 +1,60 @@
+import Iconr
+import IconrCore
+
+/// `iconr style check <style.json>`: what `sprite --emit-style` would resolve, remove or
+/// refuse in a style, without building anything.
+enum StyleCommand: Command {
+    static let name = "style"
+    static let abstract =
+        "Report what a style's copy for MapLibre would resolve, remove or refuse (Mapbox v3 styles), without building."
+    static let positionalUsage = "check <style.json>"
+    static let arguments: [(name: String, help: String)] = [
+        ("check <style.json>", "The style to read; exit 1 when MapLibre would not load its copy.")
+    ]
+    static let options: [OptionSpec] =
+        [
+            OptionSpec(
+                names: ["--config"], valueName: "NAME=VALUE",
+                help: "Set a schema option (Mapbox's config), as sprite --config does (repeatable).",
+                isRepeatable: true),
+            OptionSpec(names: ["--json"], help: "Print {\"changes\": [...], \"problems\": [...]} on stdout."),
+        ] + SpriteCommand.environmentOptions
+
+    struct Options: CommandOptions {
+        var style: String
+        var config: [String: JSONValue]
+        var environment: MapboxEnvironment
+        var json: Bool
+
+        init(_ arguments: ScannedArguments) throws(UsageError) {
+            guard arguments.positionals.first == "check" else {
+                throw UsageError(message: "expected 'check <style.json>'")
+            }
+            guard arguments.positionals.count == 2 else { throw UsageError(message: "expected one <style.json>") }
+            style = arguments.positionals[1]
+            config = try SpriteCommand.parseConfig(arguments.all("--config"))
+            environment = try SpriteCommand.environment(arguments)
+            json = arguments.has("--json")
+        }
+    }
+
+    static func run(_ options: Options, console: Console) throws -> Int32 {
+        let style = try StyleDocument(
+            bytes: IconrError.reading(options.style), file: options.style, config: options.config,
+            environment: options.environment)
+        let emitted = style.emitted(sprite: .string("sprite"), templates: [:], needed: [])
+        let changes = style.warnings + emitted.warnings
+        let problems = emitted.problems.map { "\(options.style): \($0)" }
+        if options.json {
+            let strings = { (lines: [String]) in JSONValue.array(lines.map { .string($0) }) }
+            console.out(JSONValue.object(["changes": strings(changes), "problems": strings(problems)]).text(.indented))
+        } else {
+            changes.forEach { console.out($0) }
+            problems.forEach { console.error($0) }
+            console.note(
+                "style: \(changes.count) change\(changes.count == 1 ? "" : "s") for MapLibre, "
+                    + "\(problems.count) part\(problems.count == 1 ? "" : "s") MapLibre would reject")
+        }
+        return problems.isEmpty ? 0 : 1
+    }
+}
