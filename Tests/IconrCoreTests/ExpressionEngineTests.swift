@@ -36,6 +36,43 @@ struct ExpressionEngineTests {
         #expect(StyleColor(css: text) == nil)
     }
 
+    /// Mapbox's hsla ranges: a literal out of range does not compile ("Invalid hsla value"),
+    /// one from data drops the param (the default shows); an empty param name does not compile.
+    @Test func hslaRangesAndParamNames() throws {
+        let literal = CompiledExpression.compile(
+            try json(#"["hsla", 400, 100, 50, 1]"#), specification: PropertySpecification(type: "color"))
+        guard case .failure(let failure) = literal else {
+            Issue.record("an hsla literal out of range compiled")
+            return
+        }
+        #expect(failure.errors.first?.message == "Invalid hsla value [400, 100, 50, 1]")
+        let image = #"["image", "sq", {"params": {"fill": ["hsla", ["get", "h"], 100, 50, 1]}}]"#
+        guard case .image(let dropped) = try evaluate(image, type: "resolvedImage", properties: ["h": .number(400)]),
+            case .image(let kept) = try evaluate(image, type: "resolvedImage", properties: ["h": .number(40)])
+        else {
+            Issue.record("expected images")
+            return
+        }
+        #expect(dropped.params.isEmpty && kept.params["fill"] != nil)
+        let empty = CompiledExpression.compile(
+            try json(#"["image", "sq", {"params": {"": "red"}}]"#),
+            specification: PropertySpecification(type: "resolvedImage"))
+        #expect(throws: ExpressionCompileError.self) { try empty.get() }
+    }
+
+    /// Mapbox v3's camera and light operators read the context's `MapboxEnvironment`.
+    @Test func mapboxCameraAndLightOperators() throws {
+        var context = EvaluationContext()
+        context.mapbox.pitch = 45
+        context.mapbox.worldview = "IN"
+        context.mapbox.lightBrightness = LightPreset.dusk.brightness
+        #expect(try evaluate(#"["pitch"]"#, context: context) == .number(45))
+        #expect(try evaluate(#"["worldview"]"#, context: context) == .string("IN"))
+        #expect(try evaluate(#"["measure-light", "brightness"]"#, context: context) == .number(0.35))
+        #expect(try evaluate(#"["distance-from-center"]"#) == .number(0))
+        #expect(throws: ExpressionEvaluationError.self) { try evaluate(#"["measure-light", "color"]"#) }
+    }
+
     @Test func mapboxOperatorsConfigAndImages() throws {
         var context = EvaluationContext()
         context.config = ["theme": .string("night")]

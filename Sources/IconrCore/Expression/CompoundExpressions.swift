@@ -97,7 +97,9 @@ enum CompoundExpressions {
             var values: [Double] = []
             for arg in args { values.append(try arg.number(context)) }
             let alpha = values.count > 3 ? values[3] : 1
-            guard
+            // Mapbox's ranges: hue 0-360, saturation and lightness 0-100, alpha 0-1.
+            guard (0...360).contains(values[0]), (0...100).contains(values[1]), (0...100).contains(values[2]),
+                (0...1).contains(alpha),
                 let color = StyleColor(
                     css:
                         "hsla(\(values[0].javaScriptText), \(values[1].javaScriptText)%, \(values[2].javaScriptText)%, \(alpha.javaScriptText))"

@@ -250,6 +250,10 @@ enum SpecialForms {
                     return nil
                 }
                 for (param, value) in values.sorted(by: { $0.key < $1.key }) {
+                    guard !param.isEmpty else {
+                        context.child(nameIndex + 1).member("params").error("Image param names must not be empty")
+                        return nil
+                    }
                     guard
                         let parsed = context.child(nameIndex + 1).member("params.\(param)", expected: .color).parse(
                             value)
