@@ -68,6 +68,10 @@ package enum ScenePreview {
                 let scale = iconSize * ratio / entry.pixelRatio
                 let (x, y) = project(point.longitude, point.latitude)
                 let centreX = x - origin.0 + Double(width) / 2, centreY = y - origin.1 + Double(height) / 2
+                // A size of 0 draws nothing, as renderers do; a centre or size no canvas can
+                // hold (a latitude past the pole, a huge zoom or size) is off the preview.
+                let limit = 1e7
+                guard scale > 0, scale < 1_000, abs(centreX) < limit, abs(centreY) < limit else { continue }
                 draw(
                     source, entry.rect, scale: scale, centreX: centreX, centreY: centreY, into: &canvas, width: width,
                     height: height)

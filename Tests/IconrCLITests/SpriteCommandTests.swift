@@ -360,4 +360,25 @@ struct SpriteCommandTests {
         let written = try JSONValue.parse([UInt8](data("out/style.json")))
         #expect(written["layers"]?.arrayValue?.first?["paint"]?["icon-color"] == nil)
     }
+
+    /// Legal style values the preview cannot place (icon-size 0, a center past the pole, a
+    /// huge zoom) draw nothing there: they trapped converting NaN to Int (exit 70).
+    @Test(arguments: [
+        #""center": [0, 0], "zoom": 2, "size": 0"#, #""center": [0, 100], "zoom": 2, "size": 1"#,
+        #""center": [0, 0], "zoom": 1e300, "size": 1"#,
+    ])
+    func thePreviewNeverTrapsOnLegalValues(_ camera: String) throws {
+        let parts = camera.components(separatedBy: #", "size": "#)
+        let style = #"""
+            {"version": 8, \#(parts[0]), "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
+               {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {}}]}}},
+             "layers": [{"id": "l", "type": "symbol", "source": "s", "layout": {"icon-image": "flag", "icon-size": \#(parts[1])}}]}
+            """#
+        try Data(style.utf8).write(to: directory.appendingPathComponent("style.json"))
+        let result = try iconr(
+            "sprite", "icons", "-o", "out/sprite", "--style", "style.json", "--preview", "out/preview.png", "--no-cache"
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/preview.png").path))
+    }
 }
