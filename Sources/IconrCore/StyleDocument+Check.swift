@@ -54,8 +54,7 @@ extension StyleDocument {
     /// such as `text-font`'s names or `icon-offset`'s numbers.
     private static func isExpression(_ value: JSONValue) -> Bool {
         guard case .array(let items) = value, case .string(let op)? = items.first else { return false }
-        return SpecialForms.parsers[op] != nil || CompoundExpressions.definitions[op] != nil
-            || StyleDocument.mapboxOnlyOperators.contains(op)
+        return CompoundExpressions.isOperator(op) || StyleDocument.mapboxOnlyOperators.contains(op)
     }
 
     /// Why MapLibre would reject `value`, or nil.

@@ -56,6 +56,11 @@ enum CompoundExpressions {
         "raster-particle-speed",
     ]
 
+    /// Whether `name` is an operator the engine parses (a special form or a compound one).
+    static func isOperator(_ name: String) -> Bool {
+        SpecialForms.parsers[name] != nil || definitions[name] != nil
+    }
+
     static let definitions: [String: CompoundDefinition] = {
         var table: [String: CompoundDefinition] = [:]
         func define(_ name: String, _ type: StyleType, _ signature: Signature, _ evaluate: @escaping CompoundEvaluator)

@@ -544,7 +544,7 @@ final class ConfigNode: ExpressionNode {
     func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
         guard let value = context.config[option] else { return .null }
         guard case .array(let items) = value, case .string(let op)? = items.first,
-            SpecialForms.parsers[op] != nil || CompoundExpressions.definitions[op] != nil,
+            CompoundExpressions.isOperator(op),
             case .success(let compiled) = CompiledExpression.compile(
                 value.json, specification: PropertySpecification(type: ""))
         else { return value }
