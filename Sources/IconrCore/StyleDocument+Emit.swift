@@ -102,6 +102,8 @@ private struct Emitter {
     let imageExists: @Sendable (String) -> Bool
     /// Whether colors from data that no variant has name a runtime image (`runtimeImage`).
     var runtimeImages = false
+    /// The icon-size the runtime images of the layer being rewritten are drawn at (`runtimeImage`).
+    private var runtimeSize = 1.0
     var warnings: [String] = []
     private var variableCount = 0
 
@@ -144,7 +146,11 @@ private struct Emitter {
                     continue
                 }
                 var value = resolved(value, at: "\(path) (\"\(id)\").\(group).\(name)")
-                if group == "layout" && name == "icon-image" && type == "symbol" { value = images(value, layer: id) }
+                if group == "layout" && name == "icon-image" && type == "symbol" {
+                    runtimeSize =
+                        style.layers.first { $0.path == path }.map { Self.largestRasterSize($0, in: style) } ?? 1
+                    value = images(value, layer: id)
+                }
                 properties[name] = value
             }
             object[group] = .object(properties)
@@ -376,7 +382,8 @@ private struct Emitter {
 
     /// The runtime image id of `icon` with `params` computed in the renderer:
     /// `iconr:<icon>?<name>=<color>&...`, each color as the renderer prints it (`rgba(...)`),
-    /// parameters in name order.
+    /// parameters in name order; then `#size=<s>` when the layer's icons are drawn larger or
+    /// smaller than 1, so that `iconr.js` rasterizes them at that size times the pixel ratio.
     private func runtimeImage(_ icon: String, declared: [TemplateParameter], params: [String: JSONValue]) -> JSONValue {
         var parts: [JSONValue] = [.string("iconr:\(icon)?")]
         for parameter in declared {
@@ -389,7 +396,18 @@ private struct Emitter {
                     .array([.string("to-color"), value, .string(parameter.defaultColor.hexString)]),
                 ]))
         }
+        if runtimeSize != 1 { parts.append(.string("#size=" + runtimeSize.shortText)) }
         return .array([.string("concat")] + parts)
+    }
+
+    /// The largest `icon-size` `layer` is drawn at over its zoom range, as Mapbox rasterizes
+    /// it (rounded to 1/100, at least 1/100): the scale its runtime images are made at, so
+    /// that they stay sharp at every zoom the layer shows.
+    static func largestRasterSize(_ layer: StyleLayer, in style: StyleDocument) -> Double {
+        let sizes = layer.tileZooms.map {
+            ExpressionOutputs.largestSize(layer.iconSize, tileZoom: $0, context: style.context)
+        }
+        return max(((sizes.max() ?? 1) * 100).rounded() / 100, 0.01)
     }
 
     /// The color of a param value that does not depend on data or zoom.

@@ -52,12 +52,16 @@ public final class IconServer: Sendable {
     /// The ETag and `Iconr-Image` header of variants answered before.
     private let answered = Locked<[VariantKey: (tag: String, metadata: String)]>([:])
     private let pendingRenders = Atomic<Int>(0)
+    /// `iconr.js` for this server's largest scale, and its ETag.
+    private let script: (body: [UInt8], tag: String)
     let metrics = ServerMetrics()
 
     /// Checks the folders and styles (a style that does not parse fails here, not on a request).
     /// - Throws: `IconrError` naming the folder or file.
     public init(options: ServerOptions, placement: RenderPlacement) throws {
         self.options = options
+        let source = Array(IconrJS.source(maxScale: options.maxScale).utf8)
+        script = (source, Self.entityTag(source))
         let disk = try options.cacheDirectory.map { directory throws(IconrError) in try DiskCache(directory: directory)
         }
         let cache = IconCache(memoryLimit: 128 << 20, disk: disk)
@@ -134,8 +138,7 @@ public final class IconServer: Sendable {
             return (
                 "iconr.js",
                 Self.cached(
-                    Self.script.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge,
-                    tag: Self.script.tag,
+                    script.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge, tag: script.tag,
                     request: request)
             )
         case "health" where levels.count == 1:
@@ -358,9 +361,6 @@ public final class IconServer: Sendable {
     }
 
     // MARK: Responses
-
-    /// `iconr.js` and its ETag, made once.
-    static let script = (body: Array(IconrJS.source.utf8), tag: entityTag(Array(IconrJS.source.utf8)))
 
     /// A body that caches: a strong ETag from its SHA-256, `304` when the client has it.
     static func cached(

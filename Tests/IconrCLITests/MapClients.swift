@@ -47,6 +47,13 @@ enum MapScript {
     ) throws
         -> RasterImage
     {
+        try drawing(script, request, in: folder, client: client).map
+    }
+
+    /// `run`, with the JSON the script wrote beside the map (`output.png.json`), if any.
+    static func drawing(
+        _ script: String, _ request: [String: Any], in folder: URL, client: MapClient
+    ) throws -> (map: RasterImage, sidecar: Any?) {
         let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
         let requestFile = folder.appendingPathComponent("request-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
@@ -69,6 +76,9 @@ enum MapScript {
             $0.contains("Error") || $0.contains("[WARNING]")
         }
         #expect(logged.isEmpty, "\(client) logged: \(logged.joined(separator: "; "))")
-        return try PNGDecoder.decode([UInt8](try Data(contentsOf: output)))
+        let sidecar = (try? Data(contentsOf: URL(fileURLWithPath: output.path + ".json"))).flatMap {
+            try? JSONSerialization.jsonObject(with: $0)
+        }
+        return (try PNGDecoder.decode([UInt8](try Data(contentsOf: output))), sidecar)
     }
 }

@@ -324,6 +324,60 @@ struct ServeCommandTests {
         #expect(metrics.contains(#"iconr_requests_total{route="icons",status="200"} 50"#), "\(metrics)")
     }
 
+    /// A layer at `icon-size` 2 whose flag colors come from data: iconr.js rasterizes each
+    /// runtime image at icon-size x pixel ratio (Mapbox's rule), so the map shows the flag as
+    /// sharp as iconr renders it at that scale. Each runtime image must be 48 x ratio pixels
+    /// wide with pixel ratio 2 x ratio, and at most 3% of the pixels of each drawn flag may
+    /// differ by more than 24 (of 255) in a channel from iconr's render at 2 x ratio over white.
+    @Test(arguments: [1.0, 2.0])
+    func glJSDrawsRuntimeImagesAtTheirIconSize(ratio: Double) throws {
+        let style = #"""
+            {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ffffff"}},
+              {"id": "flags", "type": "symbol", "source": "points", "layout": {
+                "icon-image": ["image", "flag", {"params": {"flag_color": ["get", "color"]}}], "icon-size": 2,
+                "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+            """#
+        try style.write(to: directory.appendingPathComponent("large.json"), atomically: true, encoding: .utf8)
+        let server = try serve(["--style", "large.json", "--cors", "*"])
+        let features = [(x: 50, y: 40, color: "#1060c0"), (x: 150, y: 40, color: "#c03010")]
+        let drawing = try MapScript.drawing(
+            "serve_gljs.py",
+            [
+                "server": server.url, "style": "large", "ratio": ratio, "width": 200, "height": 80, "zoom": 2,
+                "features": features.map { ["x": $0.x, "y": $0.y, "color": $0.color] },
+            ], in: directory, client: .glJS)
+        let images = try #require(drawing.sidecar as? [[String: Any]], "the page lists its runtime images")
+        #expect(images.count == 2)
+        for image in images {
+            #expect(image["width"] as? Int == Int(48 * ratio), "\(image)")
+            #expect(image["pixelRatio"] as? Double == 2 * ratio, "\(image)")
+        }
+        let side = Int(48 * ratio)
+        for feature in features {
+            let flag = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(
+                params: ["flag_color": feature.color], scale: 2 * ratio
+            ).image
+            #expect(flag.size == PixelSize(width: side, height: side))
+            let (left, top) = (Int(Double(feature.x) * ratio) - side / 2, Int(Double(feature.y) * ratio) - side / 2)
+            var differing = 0
+            for y in 0..<side {
+                for x in 0..<side {
+                    let expected = flag[x, y], found = drawing.map[left + x, top + y]
+                    let alpha = Int(expected.alpha)
+                    func overWhite(_ channel: UInt8) -> Int { (Int(channel) * alpha + 255 * (255 - alpha)) / 255 }
+                    let difference = max(
+                        abs(overWhite(expected.red) - Int(found.red)),
+                        abs(overWhite(expected.green) - Int(found.green)),
+                        abs(overWhite(expected.blue) - Int(found.blue)))
+                    if difference > 24 { differing += 1 }
+                }
+            }
+            #expect(
+                differing * 100 <= side * side * 3, "\(differing) of \(side * side) pixels differ at ratio \(ratio)")
+        }
+    }
+
     /// The README's complete page, as written (only the script URLs and the server's address
     /// replaced), shows its teal flag, which no build prebaked, through iconr.js.
     @Test func theREADMEPageShowsARuntimeColor() throws {

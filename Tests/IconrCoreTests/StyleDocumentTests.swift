@@ -177,6 +177,31 @@ struct StyleDocumentTests {
         #expect(emitted.warnings.isEmpty)
     }
 
+    /// A runtime image id carries the largest icon-size of its layer (`#size=`), so that
+    /// iconr.js rasterizes it at that size times the pixel ratio; at icon-size 1 it has none.
+    @Test(arguments: [
+        (#""icon-size": ["interpolate", ["linear"], ["zoom"], 10, 1, 16, 2.5],"#, "#size=2.5"),
+        (#""icon-size": ["match", ["get", "kind"], "big", 3, 1],"#, "#size=3"),
+        ("", nil),
+    ])
+    func runtimeImageIdsCarryTheLayersLargestIconSize(size: String, suffix: String?) throws {
+        let text = Self.layerStyle(
+            #""layout": {\#(size) "icon-image": ["image", "flag", {"params": {"flag_color": ["get", "c"]}}]}"#,
+            features: [])
+        let style = try Self.style(
+            text.replacingOccurrences(
+                of: #""data": {"type": "FeatureCollection", "features": []}"#, with: #""data": "points.geojson""#))
+        let emitted = style.emitted(
+            sprite: .string("s"), templates: ["flag": Self.flagTemplate], needed: [], runtimeImages: true)
+        let image = try #require(emitted.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized)
+        #expect(image.hasPrefix(##"["image",["concat","iconr:flag?","flag_color=",["to-string""##), "\(image)")
+        if let suffix {
+            #expect(image.hasSuffix(#","\#(suffix)"]]"#), "\(image)")
+        } else {
+            #expect(!image.contains("#size"), "\(image)")
+        }
+    }
+
     @Test func constantParamsBecomeTheVariantIdAndPartlyConstantOnesKeepTheirLabel() throws {
         let two = Self.template(
             ##"<m:parameter m:name="a" m:type="color" m:value="#000000"/><m:parameter m:name="b" m:type="color" m:value="#ffffff"/>"##

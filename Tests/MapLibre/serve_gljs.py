@@ -9,7 +9,8 @@ style from the server, attaches iconr.js, and then sets the GeoJSON source "poin
 features, each at logical pixel (x, y) from the top-left corner of a map centred on 0, 0,
 with its color in the property "color". It waits until every runtime image iconr.js asked for
 is added and the map is idle. Exit 1 with the reason on stderr if the map reports an error or
-an image could not be had. Used by Tests/IconrCLITests/ServeCommandTests.swift.
+an image could not be had. The runtime images added (id, width, height, pixelRatio) are
+written beside the output, as output.png.json. Used by Tests/IconrCLITests/ServeCommandTests.swift.
 
 Or {"page": html, "width": 400, "height": 300}: a whole page of its own (the README's), whose
 global `map` is watched until it is loaded with a runtime image added; the output is then a
@@ -39,7 +40,14 @@ map.once("load", () => {
   // Idle once the features are drawn (their images missing), then again once iconr.js added them.
   map.once("idle", () => icons.settled().then(() => {
     map.triggerRepaint();
-    map.once("idle", () => { window.iconrRequested = icons.count(); window.iconrDone = true; });
+    map.once("idle", () => {
+      window.iconrRequested = icons.count();
+      window.iconrImages = map.listImages().filter((id) => id.indexOf("iconr:") === 0).map((id) => {
+        const image = map.getImage(id);
+        return {id: id, width: image.data.width, height: image.data.height, pixelRatio: image.pixelRatio};
+      });
+      window.iconrDone = true;
+    });
   }));
 });
 </script></body></html>
@@ -96,7 +104,8 @@ def main():
         driver.get(base + "index.html")
         done = gljs.wait_for(
             driver, "window.iconrDone || window.iconrErrors.length",
-            "{done: window.iconrDone, errors: window.iconrErrors, requested: window.iconrRequested}", 80000)
+            "{done: window.iconrDone, errors: window.iconrErrors, requested: window.iconrRequested, "
+            "images: window.iconrImages}", 80000)
         if done["errors"] or not done["done"]:
             sys.stderr.write("MapLibre GL JS: %s\n" % ("; ".join(done["errors"]) or "the map did not finish loading"))
             sys.exit(1)
@@ -107,6 +116,8 @@ def main():
         server.shutdown()
     with open(sys.argv[2], "wb") as output:
         output.write(png)
+    with open(sys.argv[2] + ".json", "w") as output:
+        json.dump(done["images"], output)
 
 
 main()
