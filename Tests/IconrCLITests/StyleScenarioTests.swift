@@ -223,6 +223,45 @@ struct StyleScenarioTests {
     }
 
     @Test func everyScenarioDrawsRightInBothClientsAtRatios1And2() throws {
+        let (build, failures) = try drawEveryScenario(options: [], expecting: [:])
+        #expect(
+            build.contains("removed Mapbox-only \"icon-size-scale-range\"")
+                && build.contains("removed Mapbox-only \"schema\""))
+        #expect(
+            failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n"))
+        )
+    }
+
+    /// The same style built with `--config` and `--light`: the options change the colors
+    /// drawn as Mapbox would draw them with those settings (the theme picks the other hsl
+    /// color, night light the other branch of `measure-light`, and a config value replaces a
+    /// default read per feature); every other scenario draws as before.
+    @Test func configAndLightChangeTheColorsDrawnInBothClients() throws {
+        let (build, failures) = try drawEveryScenario(
+            options: ["--config", "theme=default", "--config", "poiColor=#8000ff", "--light", "night"],
+            expecting: [
+                "Standard-like POI (config, match, hsla, step)": [
+                    [Check(color: (255, 0, 0), width: 24)], [Check(color: (0, 170, 0), width: 24)],
+                ],
+                "Mapbox v3 camera and light (pitch, distance-from-center, worldview, measure-light)": [
+                    [Check(color: (0, 0, 255), width: 16)]
+                ],
+                "config default read per feature": [
+                    [Check(color: (128, 0, 255), width: 16)], [Check(color: (128, 0, 255), width: 16)],
+                ],
+            ])
+        #expect(build.contains("brightness 0.1"), "the warning names the brightness used: \(build)")
+        #expect(
+            failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n"))
+        )
+    }
+
+    /// Builds the scenario style with `options`, draws it in both clients at ratios 1 and 2,
+    /// and returns the build's stderr and every check that failed. `expecting` replaces the
+    /// checks of the scenarios it names (one list per feature).
+    private func drawEveryScenario(
+        options: [String], expecting: [String: [[Check]]]
+    ) throws -> (build: String, failures: [String]) {
         let styleFile = directory.appendingPathComponent("style.json")
         try Data(Self.style().utf8).write(to: styleFile)
         let build = try TestSupport.run(
@@ -230,13 +269,10 @@ struct StyleScenarioTests {
             [
                 "sprite", "icons", "-o", "out/sprite", "--style", "style.json",
                 "--emit-style", "out/style.json", "--max-size", "96", "--no-cache",
-            ],
+            ] + options,
             directory: directory)
         let stderr = String(decoding: build.stderr, as: UTF8.self)
         try #require(build.status == 0, "\(stderr)")
-        #expect(
-            stderr.contains("removed Mapbox-only \"icon-size-scale-range\"")
-                && stderr.contains("removed Mapbox-only \"schema\""))
         let emitted = try JSONValue.parse(
             [UInt8](try Data(contentsOf: directory.appendingPathComponent("out/style.json"))))
         #expect((emitted["sprite"]?.arrayValue?.count ?? 0) > 1, "the sprite should need several sheets")
@@ -249,10 +285,10 @@ struct StyleScenarioTests {
                 let mapWidth = Int(Double(Self.width) * ratio)
                 var index = 0
                 for scenario in Self.scenarios {
-                    for feature in scenario.features {
+                    for (number, feature) in scenario.features.enumerated() {
                         let (x, y) = Self.position(index)
                         index += 1
-                        for check in feature.checks {
+                        for check in expecting[scenario.name]?[number] ?? feature.checks {
                             let found = Self.measure(
                                 pixels, width: mapWidth, x: Int(((x + check.dx) * ratio).rounded(.down)),
                                 y: Int((y * ratio).rounded(.down)))
@@ -270,8 +306,6 @@ struct StyleScenarioTests {
                 }
             }
         }
-        #expect(
-            failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n"))
-        )
+        return (stderr, failures)
     }
 }
