@@ -11,20 +11,30 @@ public struct MapLibreProblem: Sendable, Equatable, CustomStringConvertible {
 
     /// `layers[3] ("poi").layout.icon-image: ...`.
     public var description: String { "layers[\(layer)] (\"\(id)\").\(property): \(message)" }
+
+    /// Whether the fix is to drop the layer (its `type` or `filter`), not one property: a
+    /// layer without its filter would show every feature.
+    public var dropsLayer: Bool { property == "type" || property == "filter" }
 }
 
 extension StyleDocument {
-    /// The parts of `style` (an emitted copy) that MapLibre would not load as they are:
-    /// expressions that do not parse or type-check as the style specification says (`zoom`
-    /// only as the input of a top-level curve, but anywhere in a filter), Mapbox-only
-    /// operators, and a `visibility` that is not "visible" or "none". Property types beyond
-    /// what an expression says of itself are not checked.
+    /// The parts of `style` (an emitted copy) that MapLibre would not load as they are, by
+    /// the MapLibre style specification (`MapLibreProperties`): a layer type MapLibre lacks;
+    /// a layout or paint property its layer type lacks; an expression that does not parse or
+    /// type-check for its property (data or zoom where the property takes none, `zoom` only as
+    /// the input of a top-level curve but anywhere in a filter); Mapbox-only operators; a
+    /// constant of the wrong type or not one of an enum's values.
     public static func mapLibreProblems(in style: JSONValue) -> [MapLibreProblem] {
         var problems: [MapLibreProblem] = []
         for (index, layer) in (style["layers"]?.arrayValue ?? []).enumerated() {
             let id = layer["id"]?.stringValue ?? ""
             func problem(_ property: String, _ message: String) {
                 problems.append(MapLibreProblem(layer: index, id: id, property: property, message: message))
+            }
+            let type = layer["type"]?.stringValue ?? ""
+            guard MapLibreProperties.layerTypes.contains(type) else {
+                problem("type", "MapLibre has no layer type \(layer["type"]?.serialized ?? "(none)")")
+                continue
             }
             if let filter = layer["filter"],
                 let message = expressionProblem(
@@ -34,20 +44,66 @@ extension StyleDocument {
             }
             for group in ["layout", "paint"] {
                 for (name, value) in (layer[group]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
-                    if name == "visibility" {
-                        if value != .string("visible") && value != .string("none") {
-                            problem("layout.visibility", "expected \"visible\" or \"none\", found \(value.serialized)")
-                        }
+                    guard
+                        let specification = MapLibreProperties.specification(layerType: type, group: group, name: name)
+                    else {
+                        problem("\(group).\(name)", "MapLibre's \(type) layers have no \(group) property \"\(name)\"")
                         continue
                     }
-                    guard isExpression(value) else { continue }
-                    if let message = expressionProblem(value, specification: PropertySpecification(type: "")) {
-                        problem("\(group).\(name)", message)
-                    }
+                    let message =
+                        if name == "visibility" {
+                            value == .string("visible") || value == .string("none")
+                                ? nil : "expected \"visible\" or \"none\", found \(value.serialized)"
+                        } else if isExpression(value) || LegacyFunction.isFunction(value) {
+                            expressionProblem(value, specification: specification)
+                        } else {
+                            constantProblem(value, specification: specification)
+                        }
+                    if let message { problem("\(group).\(name)", message) }
                 }
             }
         }
         return problems
+    }
+
+    /// Why MapLibre would reject the constant `value` for a property of `specification`, or nil.
+    private static func constantProblem(_ value: JSONValue, specification: PropertySpecification) -> String? {
+        func expected(_ what: String) -> String { "expected \(what), found \(value.serialized)" }
+        func isNumber(_ value: JSONValue) -> Bool {
+            if case .number = value { return true }
+            return false
+        }
+        let values = specification.enumValues
+        let oneOf = "one of " + values.map { "\"\($0)\"" }.joined(separator: ", ")
+        switch (specification.type, value) {
+        case ("number", .number), ("boolean", .bool), ("string", .string), ("formatted", .string),
+            ("resolvedImage", .string):
+            return nil
+        case ("enum", .string(let text)):
+            return values.contains(text) ? nil : expected(oneOf)
+        case ("color", .string):
+            return expressionProblem(value, specification: specification)
+        case ("padding", .number): return nil
+        case ("padding", .array(let items)):
+            return (1...4).contains(items.count) && items.allSatisfy(isNumber) ? nil : expected("1 to 4 numbers")
+        case ("variableAnchorOffsetCollection", .array): return nil
+        case ("array", .array(let items)):
+            if let length = specification.length, items.count != length {
+                return expected("an array of \(length)")
+            }
+            let item = specification.value ?? ""
+            let fits = items.allSatisfy { item in
+                switch (specification.value, item) {
+                case ("number", .number), ("string", .string): true
+                case ("enum", .string(let text)): values.contains(text)
+                default: false
+                }
+            }
+            return fits ? nil : expected("an array of \(item == "enum" ? oneOf : item + "s")")
+        default:
+            let article = specification.type.first.map { "aeio".contains($0) } == true ? "an" : "a"
+            return expected("\(article) \(specification.type)")
+        }
     }
 
     /// Whether `value` is an expression (an array naming an operator), not a constant array
@@ -81,11 +137,11 @@ extension StyleDocument {
         return nil
     }
 
-    /// `style` without the properties of `problems`, and without the layers whose filter is
-    /// one (a layer without its filter would show every feature).
+    /// `style` without the properties of `problems`, and without the layers whose type or
+    /// filter is one (`dropsLayer`).
     static func removing(_ problems: [MapLibreProblem], from style: JSONValue) -> JSONValue {
         guard case .object(var root) = style, case .array(var layers)? = root["layers"] else { return style }
-        let dropped = Set(problems.filter { $0.property == "filter" }.map(\.layer))
+        let dropped = Set(problems.filter(\.dropsLayer).map(\.layer))
         for problem in problems where !dropped.contains(problem.layer) {
             guard layers.indices.contains(problem.layer), case .object(var layer) = layers[problem.layer] else {
                 continue

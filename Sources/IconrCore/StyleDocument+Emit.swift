@@ -85,7 +85,7 @@ extension StyleDocument {
             return EmittedStyle(json: .object(style), warnings: emitter.warnings, problems: problems)
         }
         for problem in problems {
-            let removed = problem.property == "filter" ? "the layer" : "it"
+            let removed = problem.dropsLayer ? "the layer" : "it"
             emitter.warn("\(file): \(problem): removed \(removed) (--lenient)")
         }
         return EmittedStyle(

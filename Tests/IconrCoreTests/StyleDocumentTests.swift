@@ -328,6 +328,82 @@ struct StyleDocumentTests {
         #expect(StyleDocument.mapLibreProblems(in: lenient.json).isEmpty)
     }
 
+    /// What the MapLibre style specification's table says of each property is checked: the
+    /// layer types and properties MapLibre has, data and zoom where a property takes them,
+    /// and the type of constants. Each would make GL JS reject the style.
+    @Test(arguments: [
+        (#""type": "cloud""#, #"type: MapLibre has no layer type "cloud""#),
+        (
+            #""type": "symbol", "layout": {"icon-glow": 2}"#,
+            #"layout.icon-glow: MapLibre's symbol layers have no layout property "icon-glow""#
+        ),
+        (
+            #""type": "fill", "paint": {"line-width": 2}"#,
+            #"paint.line-width: MapLibre's fill layers have no paint property "line-width""#
+        ),
+        (#""type": "line", "layout": {"line-cap": ["get", "cap"]}"#, "layout.line-cap: data expressions not supported"),
+        (
+            #""type": "symbol", "layout": {"icon-allow-overlap": "yes"}"#,
+            #"layout.icon-allow-overlap: expected a boolean, found "yes""#
+        ),
+        (
+            #""type": "symbol", "layout": {"icon-rotation-alignment": "middle"}"#,
+            #"layout.icon-rotation-alignment: expected one of "map", "viewport", "auto", found "middle""#
+        ),
+        (#""type": "symbol", "layout": {"icon-offset": [1]}"#, "layout.icon-offset: expected an array of 2, found [1]"),
+        (
+            #""type": "circle", "paint": {"circle-color": "nope"}"#,
+            "paint.circle-color: Could not parse color from value 'nope'"
+        ),
+        (
+            #""type": "circle", "paint": {"circle-radius": "big"}"#,
+            #"paint.circle-radius: expected a number, found "big""#
+        ),
+        (
+            #""type": "symbol", "layout": {"text-writing-mode": ["sideways"]}"#,
+            #"layout.text-writing-mode: expected an array of one of "horizontal", "vertical", found ["sideways"]"#
+        ),
+    ])
+    func propertiesAreCheckedAgainstMapLibresSpecification(layer: String, problem: String) throws {
+        let text = #"""
+            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "l", "source": "s", \#(layer)}]}
+            """#
+        let style = try Self.style(text)
+        let strict = style.emitted(sprite: .string("s"), templates: [:], needed: [])
+        #expect(strict.problems.map(\.description) == [#"layers[0] ("l")."# + problem])
+        let lenient = style.emitted(sprite: .string("s"), templates: [:], needed: [], lenient: true)
+        #expect(lenient.problems.isEmpty && StyleDocument.mapLibreProblems(in: lenient.json).isEmpty)
+        let removed = strict.problems.first?.dropsLayer == true ? "the layer" : "it"
+        #expect(lenient.warnings.contains { $0.hasSuffix(problem + ": removed \(removed) (--lenient)") })
+    }
+
+    /// Every property of the table with a value it takes (the specification's defaults, and
+    /// expressions, legacy functions and arrays of each kind) passes the check.
+    @Test func valuesMapLibreTakesPassTheCheck() throws {
+        let text = #"""
+            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [
+              {"id": "sym", "type": "symbol", "source": "s", "layout": {
+                "icon-image": "{kind}-11", "icon-size": {"stops": [[10, 1], [16, 2]]}, "icon-offset": [0, -2],
+                "icon-padding": [2, 4], "text-field": ["format", ["get", "name"], {"font-scale": 0.8}],
+                "text-font": ["Open Sans Regular"], "text-variable-anchor": ["top", "bottom"],
+                "text-variable-anchor-offset": ["top", [0, 1], "bottom", [0, -1]], "text-writing-mode": ["horizontal"],
+                "icon-text-fit-padding": [1, 2, 3, 4], "symbol-placement": "line-center", "visibility": "visible",
+                "text-size": ["interpolate", ["linear"], ["zoom"], 10, ["get", "size"], 16, 20]},
+               "paint": {"text-color": ["case", ["boolean", ["feature-state", "hover"], false], "#f00", "hsl(0, 50%, 50%)"],
+                "icon-opacity": {"property": "rank", "type": "interval", "stops": [[0, 1], [5, 0.5]]}}},
+              {"id": "line", "type": "line", "source": "s", "layout": {"line-cap": "round", "line-join": ["get", "join"]},
+               "paint": {"line-dasharray": [2, 1], "line-gradient": ["interpolate", ["linear"], ["line-progress"], 0, "red", 1, "blue"],
+                "line-width": ["step", ["zoom"], 1, 10, 2]}},
+              {"id": "heat", "type": "heatmap", "source": "s",
+               "paint": {"heatmap-color": ["interpolate", ["linear"], ["heatmap-density"], 0, "rgba(0,0,0,0)", 1, "red"]}},
+              {"id": "bg", "type": "background", "paint": {"background-color": "#ffffff", "background-opacity": 0.5}}]}
+            """#
+        let style = try Self.style(text)
+        #expect(style.emitted(sprite: .string("s"), templates: [:], needed: []).problems.map(\.description) == [])
+    }
+
     /// Mapbox v3's camera and light values become literals at the stated environment, and
     /// what they made constant is folded (`["<=", 0, 1]` would read as a legacy filter).
     @Test func mapboxCameraAndLightAreResolved() throws {

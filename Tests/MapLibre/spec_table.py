@@ -1,0 +1,93 @@
+"""Prints the layout and paint properties of the style specification that MapLibre GL JS (the
+PyPI package `maplibre`'s maplibre-gl.js) carries, one line per property, in the form of
+IconrCore's MapLibreProperties table:
+
+    <layer type> <layout|paint> <name> <type>[/<item type>[/<length>]] <property-type> <parameters|-> [interpolated] [tokens] [values=a|b]
+
+Usage: python3 spec_table.py. Used by Tests/IconrCLITests/MapLibrePropertiesTests.swift.
+"""
+import json
+import re
+import sys
+
+import gljs
+
+TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|(!0|!1)|([A-Za-z_$][\w$]*)|(-?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?)|(.))', re.S)
+
+
+def parse_literal(source, start):
+    """The JavaScript object literal at source[start] (minified: bare keys, !0, !1) as a value."""
+    position = start
+
+    def token():
+        nonlocal position
+        match = TOKEN.match(source, position)
+        position = match.end()
+        return match
+
+    def value(match):
+        string, boolean, name, number, punct = match.groups()
+        if string is not None:
+            return json.loads(string)
+        if boolean is not None:
+            return boolean == "!0"
+        if number is not None:
+            return float(number) if "." in number or "e" in number.lower() else int(number)
+        if name is not None:
+            return {"true": True, "false": False, "null": None}.get(name, name)
+        if punct == "{":
+            result = {}
+            while True:
+                key = token()
+                if key.group(5) == "}":
+                    return result
+                if key.group(5) == ",":
+                    continue
+                name = json.loads(key.group(1)) if key.group(1) else (key.group(3) or key.group(4))
+                assert token().group(5) == ":"
+                result[name] = value(token())
+        if punct == "[":
+            result = []
+            while True:
+                item = token()
+                if item.group(5) == "]":
+                    return result
+                if item.group(5) == ",":
+                    continue
+                result.append(value(item))
+        raise ValueError("unexpected %r at %d" % (punct, position))
+
+    return value(token())
+
+
+def main():
+    source = gljs.maplibre_script().decode()
+    start = source.find("{$version:8,$root:")
+    if start < 0:
+        sys.stderr.write("maplibre-gl.js carries no style specification that this script can find\n")
+        sys.exit(1)
+    spec = parse_literal(source, start)
+    for key, properties in spec.items():
+        if not (key.startswith("layout_") or key.startswith("paint_")):
+            continue
+        group, layer = key.split("_", 1)
+        for name, property in properties.items():
+            kind = property["type"]
+            if kind == "array":
+                kind += "/" + property["value"] + ("/%d" % property["length"] if "length" in property else "")
+            expression = property.get("expression")
+            parameters = ",".join(expression.get("parameters", [])) if expression else ""
+            flags = []
+            if expression and expression.get("interpolated"):
+                flags.append("interpolated")
+            if property.get("tokens"):
+                flags.append("tokens")
+            values = property.get("values")
+            if isinstance(values, dict):
+                values = list(values.keys())
+            if values:
+                flags.append("values=" + "|".join(values))
+            print(" ".join([layer, group, name, kind, property.get("property-type", "-"), parameters or "-"] + flags))
+
+
+main()
