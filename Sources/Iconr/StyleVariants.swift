@@ -90,10 +90,9 @@ package struct StyleVariants: Sendable {
     package func emitted(
         sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false, lenient: Bool = false
     ) throws(StyleError) -> (json: [UInt8], warnings: [String]) {
-        let icons = icons
         let emitted = style.emitted(
             sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
-            runtimeImages: runtimeImages, lenient: lenient, imageExists: { icons.contains($0) })
+            runtimeImages: runtimeImages, lenient: lenient, icons: icons)
         if !emitted.problems.isEmpty {
             throw StyleError(
                 message: "\(style.file): the style for MapLibre would not load: "

@@ -43,8 +43,10 @@ extension StyleDocument {
     /// prints them, so MapLibre GL JS and MapLibre Native pick the same; a color nobody
     /// prebaked shows the icon's defaults. `sheetOf` gives the sheet name (`sprite-2`) of ids
     /// not in the first sheet.
-    /// `imageExists` tells which icons the sprite has: `coalesce` drops images it lacks, so that
-    /// renderers need not ask for them (and race their missing-image events).
+    /// `icons` names the icons the sprite has (nil: unknown): `coalesce` drops the images it
+    /// lacks, and picks among names from data by that list, as Mapbox picks the first image
+    /// it has. (MapLibre decides a `coalesce` of images when it lays a tile out, which may be
+    /// before the sprite has loaded: it then keeps the first name, and draws nothing.)
     ///
     /// With `runtimeImages`, a color from data that no prebaked variant has names a runtime
     /// image instead of the icon's defaults: `iconr:flag?flag_color=rgba(255,0,0,1)`, which
@@ -52,13 +54,13 @@ extension StyleDocument {
     public func emitted(
         sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
         sheetOf: [String: String] = [:], runtimeImages: Bool = false, lenient: Bool = false,
-        imageExists: @escaping @Sendable (String) -> Bool = { _ in true }
+        icons: Set<String>? = nil
     ) -> EmittedStyle {
         guard case .object(var style) = json else {
             return EmittedStyle(json: json, warnings: [], problems: [])
         }
         var emitter = Emitter(
-            style: self, templates: templates, needed: needed, sheetOf: sheetOf, imageExists: imageExists)
+            style: self, templates: templates, needed: needed, sheetOf: sheetOf, icons: icons)
         emitter.runtimeImages = runtimeImages
         style["sprite"] = sprite
         for key in Self.mapboxOnlyRoot where style[key] != nil {
@@ -99,7 +101,8 @@ private struct Emitter {
     let templates: [String: SVGTemplate]
     let needed: [ImageReference]
     let sheetOf: [String: String]
-    let imageExists: @Sendable (String) -> Bool
+    /// The icons the sprite has; nil when unknown.
+    let icons: Set<String>?
     /// Whether colors from data that no variant has name a runtime image (`runtimeImage`).
     var runtimeImages = false
     /// The icon-size the runtime images of the layer being rewritten are drawn at (`runtimeImage`).
@@ -109,13 +112,13 @@ private struct Emitter {
 
     init(
         style: StyleDocument, templates: [String: SVGTemplate], needed: [ImageReference], sheetOf: [String: String],
-        imageExists: @escaping @Sendable (String) -> Bool
+        icons: Set<String>?
     ) {
         self.style = style
         self.templates = templates
         self.needed = needed
         self.sheetOf = sheetOf
-        self.imageExists = imageExists
+        self.icons = icons
     }
 
     mutating func warn(_ message: String) {
@@ -277,6 +280,11 @@ private struct Emitter {
                 // Images the sprite lacks are dropped: known now, they need no round trip.
                 let kept = items.dropFirst().filter { !isMissing($0) }
                 let arguments = kept.isEmpty ? Array(items.dropFirst().prefix(1)) : Array(kept)
+                if let icons, !icons.isEmpty, arguments.contains(where: { Self.dataName(of: $0) != nil }),
+                    arguments.allSatisfy({ $0.arrayValue?.first == .string("image") })
+                {
+                    return firstAvailable(arguments, icons: icons.sorted(), layer: layer)
+                }
                 return .array([items[0]] + arguments.map { images($0, layer: layer) })
             }
             // Strings are ids only where an expression returns them (not labels or tests).
@@ -291,12 +299,39 @@ private struct Emitter {
         }
     }
 
+    /// `coalesce` over `images` (`image` expressions, some naming icons from data) as one
+    /// choice made by name against the sprite's `icons`: the first image whose icon the sprite
+    /// has, else the first (which the renderer then reports missing, as Mapbox does).
+    private mutating func firstAvailable(_ images: [JSONValue], icons: [String], layer: String) -> JSONValue {
+        var choice = self.images(images[0], layer: layer)
+        for image in images.reversed() {
+            let rewritten = self.images(image, layer: layer)
+            guard let name = Self.dataName(of: image) else {
+                // A literal name left here is on the sheet: the images after it never show.
+                choice = rewritten
+                continue
+            }
+            choice = .array([
+                .string("match"), .array([.string("to-string"), name]), .array(icons.map { .string($0) }), rewritten,
+                choice,
+            ])
+        }
+        return choice
+    }
+
+    /// The name expression of an `image` whose name comes from data; nil for a literal name.
+    private static func dataName(of value: JSONValue) -> JSONValue? {
+        guard case .array(let items) = value, items.first == .string("image"), items.count >= 2 else { return nil }
+        if case .string(let name) = items[1], LegacyFunction.tokens(name) == items[1] { return nil }
+        return items[1]
+    }
+
     /// Whether `value` names, as a literal, an icon the sprite does not have.
     private func isMissing(_ value: JSONValue) -> Bool {
         var name = value
         if case .array(let items) = value, items.first == .string("image"), items.count >= 2 { name = items[1] }
         guard case .string(let icon) = name, LegacyFunction.tokens(icon) == name else { return false }
-        return !imageExists(icon)
+        return icons.map { !$0.contains(icon) } ?? false
     }
 
     /// The argument positions whose values an expression returns.

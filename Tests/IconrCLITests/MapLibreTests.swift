@@ -207,6 +207,113 @@ struct MapLibreTests {
         }
     }
 
+    /// A style written the way Mapbox Streets v12 is (iconr's own fixture, not Mapbox's file):
+    /// `hsl()` colors, filters that read the zoom inside `all`, `match` and arithmetic,
+    /// `filterrank` against a zoom step, `coalesce` of images from data with a fallback,
+    /// zoom steps on `line-cap`, literal arrays in curves, `fog`, a globe `projection`,
+    /// Studio's root `visibility`, layer `metadata` and a Mapbox-only property. Built over the
+    /// whole Maki set, the emitted style loads in both clients with nothing logged (MapScript
+    /// fails on any error or warning) and draws: the park its color, each POI its Maki icon
+    /// (as the sheet has it, the mean difference under 16), the low-ranked POI nothing.
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
+    func aStreetsLikeStyleComesOutValidAndDrawsInBothClients() throws {
+        for file in TestSupport.svgFiles(in: "maki") {
+            try FileManager.default.copyItem(
+                at: file, to: directory.appendingPathComponent("icons/\(file.lastPathComponent)"))
+        }
+        // At zoom 14 the globe MapLibre GL JS draws (the style's projection) is flat to a pixel.
+        let (width, height, zoom) = (320, 160, 14.0)
+        func lngLat(_ x: Double, _ y: Double) -> String {
+            let world = 512 * pow(2, zoom)
+            let longitude = (x - Double(width) / 2) / world * 360
+            let latitude = atan(sinh((Double(height) / 2 - y) / world * 2 * .pi)) * 180 / .pi
+            return "[\(longitude), \(latitude)]"
+        }
+        let pois = [
+            (x: 40.0, y: 40.0, properties: #"{"maki": "cafe", "filterrank": 1}"#, icon: "cafe"),
+            (
+                x: 100, y: 40, properties: #"{"maki": "museum", "maki_beta": "no-such-icon", "filterrank": 2}"#,
+                icon: "museum"
+            ),
+            (x: 160, y: 40, properties: #"{"maki": "hospital", "maki_beta": "bus", "filterrank": 3}"#, icon: "bus"),
+            (x: 220, y: 40, properties: #"{"maki": "restaurant", "filterrank": 5}"#, icon: ""),
+        ]
+        let features =
+            pois.map {
+                #"{"type": "Feature", "geometry": {"type": "Point", "coordinates": \#(lngLat($0.x, $0.y))}, "properties": \#($0.properties)}"#
+            } + [
+                #"{"type": "Feature", "geometry": {"type": "Polygon", "coordinates": [[\#(lngLat(200, 90)), \#(lngLat(300, 90)), \#(lngLat(300, 150)), \#(lngLat(200, 150)), \#(lngLat(200, 90))]]}, "properties": {"class": "park", "sizerank": 3}}"#,
+                #"{"type": "Feature", "geometry": {"type": "LineString", "coordinates": [\#(lngLat(10, 120)), \#(lngLat(180, 120))]}, "properties": {"class": "primary"}}"#,
+            ]
+        let style = #"""
+            {"version": 8, "name": "Streets-like", "visibility": "public", "center": [0, 0], "zoom": 14,
+             "fog": {"range": [2, 20], "color": "hsl(0, 0%, 100%)", "horizon-blend": ["interpolate", ["exponential", 1.2], ["zoom"], 5, 0.02, 7, 0.08]},
+             "projection": {"name": "globe"},
+             "sources": {"composite": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\#(features.joined(separator: ","))]}}},
+             "layers": [
+              {"id": "land", "type": "background", "layout": {}, "metadata": {"mapbox:group": "Land"},
+               "paint": {"background-color": ["interpolate", ["linear"], ["zoom"], 9, "hsl(20, 18%, 91%)", 11, "hsl(0, 0%, 100%)"]}},
+              {"id": "landuse", "type": "fill", "source": "composite",
+               "filter": ["all", [">=", ["to-number", ["get", "sizerank"]], 0],
+                 ["match", ["get", "class"], ["park", "airport"], ["step", ["zoom"], true, 8, ["case", ["==", ["get", "sizerank"], 1], true, false], 10, true], false],
+                 ["<=", ["-", ["to-number", ["get", "sizerank"]], ["interpolate", ["exponential", 1.5], ["zoom"], 12, 0, 18, 14]], 14]],
+               "paint": {"fill-color": ["match", ["get", "class"], "park", "hsl(110, 60%, 80%)", "hsl(20, 22%, 86%)"], "fill-antialias": false}},
+              {"id": "road", "type": "line", "source": "composite", "filter": ["match", ["get", "class"], ["primary", "trunk"], true, false],
+               "layout": {"line-cap": ["step", ["zoom"], "butt", 11, "round"], "line-join": ["step", ["zoom"], "miter", 11, "round"]},
+               "paint": {"line-color": "hsl(0, 0%, 40%)", "line-width": ["interpolate", ["exponential", 1.5], ["zoom"], 1, ["match", ["get", "class"], "primary", 6, 2], 18, 20],
+                 "line-translate": ["interpolate", ["exponential", 1.2], ["zoom"], 7, ["literal", [0, 0]], 16, ["literal", [-1, -1]]]}},
+              {"id": "poi-label", "type": "symbol", "source": "composite",
+               "filter": ["<=", ["get", "filterrank"], ["+", ["step", ["zoom"], 0, 16, 1, 17, 2], 3]],
+               "layout": {"icon-image": ["case", ["has", "maki_beta"], ["coalesce", ["image", ["get", "maki_beta"]], ["image", ["get", "maki"]]], ["image", ["get", "maki"]]],
+                 "symbol-z-elevate": true, "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+            """#
+        try Data(style.utf8).write(to: directory.appendingPathComponent("streets.json"))
+        let build = try TestSupport.run(
+            TestSupport.iconrExecutable,
+            [
+                "sprite", "icons", "-o", "out/sprite", "--style", "streets.json", "--emit-style", "out/style.json",
+                "--no-cache",
+            ],
+            directory: directory)
+        let stderr = String(decoding: build.stderr, as: UTF8.self)
+        try #require(build.status == 0, "\(stderr)")
+        #expect(
+            stderr.contains(#"removed Mapbox-only "fog""#)
+                && stderr.contains(#"removed Mapbox-only "symbol-z-elevate""#))
+        for ratio in [1.0, 2.0] {
+            let (sheet, index) = try sheet("out/sprite", ratio: ratio)
+            for client in MapClient.allCases {
+                let map = try client.render(
+                    style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: ratio,
+                    width: width, height: height, zoom: zoom, longitude: 0, latitude: 0)
+                let mapWidth = Int(Double(width) * ratio)
+                func pixel(_ x: Double, _ y: Double) -> (Int, Int, Int) {
+                    let offset = (Int(y * ratio) * mapWidth + Int(x * ratio)) * 4
+                    return (Int(map[offset]), Int(map[offset + 1]), Int(map[offset + 2]))
+                }
+                let park = pixel(250, 130)
+                #expect(
+                    abs(park.0 - 184) <= 3 && abs(park.1 - 235) <= 3 && abs(park.2 - 173) <= 3,
+                    "\(client) at \(ratio)x: the park is \(park)")
+                let road = pixel(100, 120)
+                #expect(road.0 < 120 && road.0 == road.2, "\(client) at \(ratio)x: the road is \(road)")
+                for poi in pois {
+                    if poi.icon.isEmpty {
+                        #expect(
+                            pixel(poi.x, poi.y) == (255, 255, 255), "\(client) at \(ratio)x: filterrank 5 shows nothing"
+                        )
+                        continue
+                    }
+                    let entry = try #require(index[poi.icon])
+                    let score = difference(
+                        sheet.cropped(to: entry), in: map, mapWidth: mapWidth, centreX: Int(poi.x * ratio),
+                        centreY: Int(poi.y * ratio))
+                    #expect(score < 16, "\(client) at \(ratio)x: \(poi.icon): mean difference \(score)")
+                }
+            }
+        }
+    }
+
     /// Pixels within 60 of `color` in a square of `radius` around (`x`, `y`): how many, and
     /// how wide their bounding box is.
     private func colored(

@@ -202,6 +202,43 @@ struct StyleDocumentTests {
         }
     }
 
+    /// `coalesce` over images named from data is chosen by name against the icons the sprite
+    /// has (the first it has, else the first): MapLibre decides a coalesce when it lays a tile
+    /// out, maybe before the sprite is loaded, and would keep a name the sprite lacks.
+    @Test func coalesceOfNamesFromDataPicksTheFirstIconTheSpriteHas() throws {
+        let text = Self.layerStyle(
+            #""layout": {"icon-image": ["coalesce", ["image", ["get", "beta"]], ["image", "nope"], ["image", ["get", "maki"]]]}"#,
+            features: [])
+        let style = try Self.style(text)
+        let emitted = style.emitted(sprite: .string("s"), templates: [:], needed: [], icons: ["bus", "cafe"])
+        let image = try #require(emitted.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized)
+        #expect(
+            image
+                == ##"["match",["to-string",["get","beta"]],["bus","cafe"],["image",["to-string",["get","beta"]]],["match",["to-string",["get","maki"]],["bus","cafe"],["image",["to-string",["get","maki"]]],["image",["to-string",["get","beta"]]]]]"##
+        )
+        #expect(emitted.problems.isEmpty)
+        // What each feature shows, evaluated as MapLibre would.
+        let compiled = try CompiledExpression.compile(
+            try JSONValue.parse(Array(image.utf8)), specification: StyleLayer.imageSpecification
+        ).get()
+        for (properties, shown) in [
+            (["beta": "bus", "maki": "cafe"], "bus"), (["beta": "none", "maki": "cafe"], "cafe"),
+            (["maki": "cafe"], "cafe"), (["beta": "x", "maki": "y"], "x"),
+        ] {
+            var context = EvaluationContext()
+            context.feature = ExpressionFeature(properties: properties.mapValues { .string($0) })
+            guard case .image(let resolved)? = try? compiled.evaluate(context) else {
+                Issue.record("no image for \(properties)")
+                continue
+            }
+            #expect(resolved.name == shown, "\(properties)")
+        }
+        // Without the list of icons (`style check`), coalesce stays as it is.
+        let unknown = style.emitted(sprite: .string("s"), templates: [:], needed: [])
+        #expect(
+            unknown.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.arrayValue?.first == .string("coalesce"))
+    }
+
     @Test func constantParamsBecomeTheVariantIdAndPartlyConstantOnesKeepTheirLabel() throws {
         let two = Self.template(
             ##"<m:parameter m:name="a" m:type="color" m:value="#000000"/><m:parameter m:name="b" m:type="color" m:value="#ffffff"/>"##
@@ -227,8 +264,7 @@ struct StyleDocumentTests {
         #expect(serialized.contains(##""255,0,0,255|t","two?a=ff0000&b=ff000000""##))
         // Told which icons the sprite has, coalesce drops the one it lacks.
         let known = style.emitted(
-            sprite: .string("s"), templates: ["two": two], needed: needed.icons.map(\.image),
-            imageExists: { $0 == "two" })
+            sprite: .string("s"), templates: ["two": two], needed: needed.icons.map(\.image), icons: ["two"])
         let kept = try #require(known.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized)
         #expect(kept.hasPrefix(##"["coalesce",["image",["match","##) && !kept.contains(##""missing""##))
         // All constant: the id itself.
