@@ -180,6 +180,14 @@ private struct Emitter {
         }
         guard case .array(var items) = value, case .string(let op)? = items.first else { return value }
         if op == "literal" { return value }
+        // One component of `to-hsla` from data, computed from `to-rgba` (MapLibre builds no
+        // arrays, but Mapbox styles take the components with `at`).
+        if op == "at", items.count == 3, case .number(let index) = items[1], [0, 1, 2, 3].contains(index),
+            case .array(var inner) = items[2], inner.first == .string("to-hsla"), inner.count == 2
+        {
+            inner[1] = resolved(inner[1], at: path)
+            if constantValue(.array(inner)) == nil { return hslaComponent(Int(index), of: inner[1]) }
+        }
         for index in items.indices.dropFirst() { items[index] = resolved(items[index], at: path) }
         let json = JSONValue.array(items)
         guard StyleDocument.mapboxOnlyOperators.contains(op) else {
@@ -228,6 +236,45 @@ private struct Emitter {
             "\(style.file): \(path): \"\(op)\" is Mapbox-only and depends on data: left as it is, MapLibre will reject it"
         )
         return json
+    }
+
+    /// Component `index` (hue in degrees, saturation and lightness in percent, alpha) of
+    /// Mapbox's `to-hsla` of `color`, as an expression MapLibre evaluates (on `to-rgba`).
+    private mutating func hslaComponent(_ index: Int, of color: JSONValue) -> JSONValue {
+        variableCount += 1
+        let name = "iconr_rgba\(variableCount)"
+        func v(_ suffix: String) -> JSONValue { .array([.string("var"), .string(name + suffix)]) }
+        func op(_ name: String, _ arguments: JSONValue...) -> JSONValue { .array([.string(name)] + arguments) }
+        func channel(_ at: Int) -> JSONValue { op("/", op("at", .number(Double(at)), v("")), .number(255)) }
+        let (r, g, b, high, low) = (v("r"), v("g"), v("b"), v("max"), v("min"))
+        let delta = op("-", high, low)
+        let lightness = op("/", op("+", high, low), .number(2))
+        let body: JSONValue
+        switch index {
+        case 0:
+            body = op(
+                "case", op("==", delta, .number(0)), .number(0),
+                op("==", high, r),
+                op(
+                    "*", .number(60),
+                    op("+", op("/", op("-", g, b), delta), op("case", op("<", g, b), .number(6), .number(0)))),
+                op("==", high, g), op("*", .number(60), op("+", op("/", op("-", b, r), delta), .number(2))),
+                op("*", .number(60), op("+", op("/", op("-", r, g), delta), .number(4))))
+        case 1:
+            body = op(
+                "case", op("==", delta, .number(0)), .number(0),
+                op(">", lightness, .number(0.5)),
+                op("*", .number(100), op("/", delta, op("-", op("-", .number(2), high), low))),
+                op("*", .number(100), op("/", delta, op("+", high, low))))
+        case 2: body = op("*", .number(100), lightness)
+        default: return op("at", .number(3), op("to-rgba", color))
+        }
+        let extremes = op(
+            "let", .string(name + "max"), op("max", r, g, b), .string(name + "min"), op("min", r, g, b), body)
+        let channels = op(
+            "let", .string(name + "r"), channel(0), .string(name + "g"), channel(1), .string(name + "b"), channel(2),
+            extremes)
+        return op("let", .string(name), op("to-rgba", color), channels)
     }
 
     /// The value of an expression that reads neither data nor zoom, if it evaluates.

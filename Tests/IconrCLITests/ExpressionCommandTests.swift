@@ -73,7 +73,7 @@ struct ExpressionCommandTests {
             {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
              "layers": [{"id": "poi", "type": "symbol", "source": "s", "filter": ["<", ["pitch"], 60],
                "layout": {"icon-image": "dot"},
-               "paint": {"icon-color": ["to-color", ["at", 0, ["to-hsla", ["get", "c"]]]]}}]}
+               "paint": {"icon-color": ["to-color", ["to-hsla", ["get", "c"]]]}}]}
             """#.utf8
         ).write(to: file)
         let text = try iconr("style", "check", file.path, "--light", "night")

@@ -341,7 +341,7 @@ struct SpriteCommandTests {
             {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
                {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {"c": "red"}}]}}},
              "layers": [{"id": "poi", "type": "symbol", "source": "s", "layout": {"icon-image": "flag"},
-               "paint": {"icon-color": ["to-color", ["at", 0, ["to-hsla", ["get", "c"]]]]}}]}
+               "paint": {"icon-color": ["to-color", ["to-hsla", ["get", "c"]]]}}]}
             """#
         try Data(style.utf8).write(to: directory.appendingPathComponent("style.json"))
         let refused = try iconr(

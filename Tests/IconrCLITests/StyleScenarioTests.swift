@@ -132,6 +132,11 @@ struct StyleScenarioTests {
                 (##"{"class": "shop"}"##, [Check(color: (255, 0, 0), width: 16)]),
             ]),
         Scenario(
+            name: "to-hsla from data (a darker shade of the feature's color)",
+            layer:
+                ##""icon-image": ["image", "sq", {"params": {"fill": ["let", "c", ["to-color", ["get", "c"]], ["hsla", ["at", 0, ["to-hsla", ["var", "c"]]], ["at", 1, ["to-hsla", ["var", "c"]]], ["*", 0.5, ["at", 2, ["to-hsla", ["var", "c"]]]], 1]]}}]"##,
+            features: [(##"{"c": "#ff0000"}"##, [Check(color: (128, 0, 0), width: 16)])]),
+        Scenario(
             name: "hsla from data in params",
             layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["hsla", ["get", "h"], 100, 50, 1]}}]"##,
             features: [(##"{"h": 240}"##, [Check(color: (0, 0, 255), width: 16)])]),

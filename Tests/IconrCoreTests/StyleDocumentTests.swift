@@ -342,7 +342,7 @@ struct StyleDocumentTests {
             {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
              "layers": [{"id": "l", "type": "symbol", "source": "s", "layout": {"icon-image": "flag",
                "visibility": ["case", ["==", ["get", "x"], 1], "none", "visible"]},
-               "paint": {"icon-color": ["to-color", ["at", 0, ["to-hsla", ["get", "c"]]]], "icon-opacity": 0.5}},
+               "paint": {"icon-color": ["to-color", ["to-hsla", ["get", "c"]]], "icon-opacity": 0.5}},
                {"id": "zoomed", "type": "circle", "source": "s", "filter": ["==", ["get", "k"], 1],
                 "paint": {"circle-radius": ["+", 1, ["zoom"]]}}]}
             """#
@@ -362,6 +362,40 @@ struct StyleDocumentTests {
         #expect(layers[1]["paint"]?["circle-radius"] == nil && layers[1]["filter"] != nil)
         #expect(lenient.warnings.filter { $0.hasSuffix("removed it (--lenient)") }.count == 3)
         #expect(StyleDocument.mapLibreProblems(in: lenient.json).isEmpty)
+    }
+
+    /// `["at", k, ["to-hsla", color]]` from data becomes an expression on `to-rgba` that
+    /// MapLibre evaluates: for 300 random colors, each component equals Mapbox's (within 1e-9).
+    @Test func toHslaComponentsFromDataAreComputedFromToRGBA() throws {
+        var generator = SystemRandomNumberGenerator()
+        for component in 0..<4 {
+            let original = ##"["at", \##(component), ["to-hsla", ["get", "c"]]]"##
+            let text = Self.layerStyle(#""paint": {"icon-opacity": \#(original)}"#, features: [])
+            let emitted = try Self.style(text).emitted(sprite: .string("s"), templates: [:], needed: [])
+            #expect(emitted.problems.isEmpty, "\(emitted.problems)")
+            let rewritten = try #require(emitted.json["layers"]?.arrayValue?[0]["paint"]?["icon-opacity"])
+            #expect(!rewritten.serialized.contains("hsla"))
+            let specification = PropertySpecification(type: "number")
+            let mapbox = try CompiledExpression.compile(
+                try JSONValue.parse(Array(original.utf8)), specification: specification
+            ).get()
+            let mapLibre = try CompiledExpression.compile(rewritten, specification: specification).get()
+            for _ in 0..<300 {
+                let channels = (0..<3).map { _ in Int.random(in: 0...255, using: &generator) }
+                let alpha = Double(Int.random(in: 1...10, using: &generator)) / 10
+                var context = EvaluationContext()
+                context.feature = ExpressionFeature(properties: [
+                    "c": .string("rgba(\(channels[0]), \(channels[1]), \(channels[2]), \(alpha))")
+                ])
+                guard case .number(let expected)? = try? mapbox.evaluate(context),
+                    case .number(let found)? = try? mapLibre.evaluate(context)
+                else {
+                    Issue.record("component \(component) of \(channels) did not evaluate")
+                    continue
+                }
+                #expect(abs(expected - found) < 1e-9, "component \(component) of \(channels), \(alpha)")
+            }
+        }
     }
 
     /// What the MapLibre style specification's table says of each property is checked: the
