@@ -49,7 +49,7 @@ enum StyleCommand: Command {
             let strings = { (lines: [String]) in JSONValue.array(lines.map { .string($0) }) }
             console.out(JSONValue.object(["changes": strings(changes), "problems": strings(problems)]).text(.indented))
         } else {
-            changes.forEach { console.out($0) }
+            changes.forEach { console.out($0.escapedForMessage) }
             problems.forEach { console.error($0) }
             console.note(
                 "style: \(changes.count) change\(changes.count == 1 ? "" : "s") for MapLibre, "

@@ -148,7 +148,17 @@ private struct Emitter {
                     warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"\(name)\"")
                     continue
                 }
-                var value = resolved(value, at: "\(path) (\"\(id)\").\(group).\(name)")
+                let place = "\(path) (\"\(id)\").\(group).\(name)"
+                var value = resolved(value, at: place)
+                // Mapbox shows a property's default where it evaluates to null (a config
+                // option the schema lacks); MapLibre rejects a null.
+                if value == .null {
+                    properties[name] = nil
+                    warn(
+                        "\(style.file): \(place): resolved to null: removed, so that its default applies (as in Mapbox)"
+                    )
+                    continue
+                }
                 if group == "layout" && name == "icon-image" && type == "symbol" {
                     runtimeSize =
                         style.layers.first { $0.path == path }.map { Self.largestRasterSize($0, in: style) } ?? 1
@@ -206,9 +216,19 @@ private struct Emitter {
             if let option = style.json["schema"]?[name]?["default"], case .array = option,
                 StyleValue(option) == style.config[name]
             {
+                warn(
+                    "\(style.file): \(path): \"config\" \"\(name)\" is Mapbox-only: replaced by its default, an expression "
+                        + "read per feature (--config \(name)=VALUE sets a value)")
                 return resolved(option, at: path)
             }
-            return literal(style.config[name] ?? .null)
+            let value = style.config[name] ?? .null
+            let source =
+                style.config[name] == nil
+                ? "the schema has no such option" : "--config \(name)=VALUE sets it, else the schema default"
+            warn(
+                "\(style.file): \(path): \"config\" \"\(name)\" is Mapbox-only: replaced by its value "
+                    + "\(value.json.serialized) (\(source))")
+            return literal(value)
         }
         if CompoundExpressions.mapboxEnvironmentOperators.contains(op) {
             let value = (try? CompiledExpression.compile(json, specification: PropertySpecification(type: "")).get())
@@ -295,7 +315,8 @@ private struct Emitter {
         case "distance-from-center": return "a symbol at the map's center"
         case "worldview": return "worldview \(environment.worldview); --worldview sets it"
         case "measure-light": return "brightness \(environment.lightBrightness.shortText); --light sets it"
-        default: return "Mapbox's default"
+        // Sky and raster-particle layers are Mapbox's own, removed from the copy: their inputs read 0.
+        default: return "0: MapLibre has no \(op == "sky-radial-progress" ? "sky" : "raster-array") layers"
         }
     }
 

@@ -220,6 +220,8 @@ public struct StyleDocument: Sendable {
     public let samples: [StyleFeature]
     /// Mapbox `config` values: the `schema` defaults with the overrides given.
     public let config: [String: StyleValue]
+    /// The `config` values written as expressions, compiled once.
+    private let configExpressions: [String: CompiledExpression]
     /// The camera and lights Mapbox-only expressions (`pitch`, `measure-light`, ...) are
     /// evaluated at, since MapLibre cannot evaluate them.
     public let environment: MapboxEnvironment
@@ -252,6 +254,7 @@ public struct StyleDocument: Sendable {
             config[name] = StyleValue(value)
         }
         self.config = config
+        configExpressions = config.compactMapValues(ConfigNode.compiled)
         var parsedData: [String: [StyleFeature]] = [:]
         for (name, bytes) in data { parsedData[name] = try Self.features(in: bytes, name: name) }
         var used = Set<String>()
@@ -326,6 +329,7 @@ public struct StyleDocument: Sendable {
     public var context: EvaluationContext {
         var context = EvaluationContext()
         context.config = config
+        context.configExpressions = configExpressions
         context.mapbox = environment
         // The map starts at the style's own pitch.
         if case .number(let pitch)? = json["pitch"], pitch.isFinite { context.mapbox.pitch = pitch }

@@ -364,6 +364,32 @@ struct StyleDocumentTests {
         #expect(StyleDocument.mapLibreProblems(in: lenient.json).isEmpty)
     }
 
+    /// Each `config` resolved says so, naming the option and where its value came from; one
+    /// the schema lacks reads null, and a property that is then null is removed (Mapbox shows
+    /// the default there; MapLibre rejects a null).
+    @Test func configResolutionsAreListedAndANullPropertyIsRemoved() throws {
+        let text = #"""
+            {"version": 8, "schema": {"theme": {"default": "faded"}},
+             "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "l", "type": "symbol", "source": "s",
+               "layout": {"visibility": ["case", ["==", ["config", "theme"], "faded"], "none", "visible"]},
+               "paint": {"icon-color": ["config", "missing"], "icon-opacity": 0.5}}]}
+            """#
+        let emitted = try Self.style(text).emitted(sprite: .string("s"), templates: [:], needed: [])
+        #expect(emitted.problems.isEmpty)
+        let layer = try #require(emitted.json["layers"]?.arrayValue?.first)
+        #expect(layer["layout"]?["visibility"] == .string("none"))
+        #expect(layer["paint"]?["icon-color"] == nil && layer["paint"]?["icon-opacity"] == .number(0.5))
+        #expect(
+            emitted.warnings.contains(
+                #"style.json: layers[0] ("l").layout.visibility: "config" "theme" is Mapbox-only: replaced by its value "faded" (--config theme=VALUE sets it, else the schema default)"#
+            ))
+        #expect(
+            emitted.warnings.contains(
+                #"style.json: layers[0] ("l").paint.icon-color: resolved to null: removed, so that its default applies (as in Mapbox)"#
+            ))
+    }
+
     /// `["at", k, ["to-hsla", color]]` from data becomes an expression on `to-rgba` that
     /// MapLibre evaluates: for 300 random colors, each component equals Mapbox's (within 1e-9).
     @Test func toHslaComponentsFromDataAreComputedFromToRGBA() throws {

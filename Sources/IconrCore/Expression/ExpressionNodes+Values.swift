@@ -543,14 +543,20 @@ final class ConfigNode: ExpressionNode {
     /// the feature) is evaluated for the feature at hand, without the option itself in scope.
     func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
         guard let value = context.config[option] else { return .null }
-        guard case .array(let items) = value, case .string(let op)? = items.first,
-            CompoundExpressions.isOperator(op),
-            case .success(let compiled) = CompiledExpression.compile(
-                value.json, specification: PropertySpecification(type: ""))
-        else { return value }
+        guard let compiled = context.configExpressions[option] ?? Self.compiled(value) else { return value }
         var inner = context
         inner.config[option] = nil
+        inner.configExpressions[option] = nil
         return try compiled.evaluate(inner)
+    }
+
+    /// A config value written as an expression, compiled; nil for a plain value.
+    static func compiled(_ value: StyleValue) -> CompiledExpression? {
+        guard case .array(let items) = value, case .string(let op)? = items.first, CompoundExpressions.isOperator(op),
+            case .success(let compiled) = CompiledExpression.compile(
+                value.json, specification: PropertySpecification(type: ""))
+        else { return nil }
+        return compiled
     }
     var children: [any ExpressionNode] { [] }
 }

@@ -87,6 +87,9 @@ public struct EvaluationContext: Sendable {
     public var globalState: [String: StyleValue] = [:]
     /// Mapbox `config` options: the style's `schema` defaults, with any overrides.
     public var config: [String: StyleValue] = [:]
+    /// The `config` values that are expressions, compiled (`ConfigNode.compiled`); one not
+    /// here is compiled when read.
+    public var configExpressions: [String: CompiledExpression] = [:]
     /// The tile `within` and `distance` measure in (z, x, y); nil outside tiles.
     public var canonical: (z: Int, x: Int, y: Int)?
     /// What Mapbox GL JS v3's `pitch`, `distance-from-center`, `worldview` and
