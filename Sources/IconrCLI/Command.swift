@@ -10,6 +10,8 @@ protocol Command: Sendable {
 
     static var name: String { get }
     static var abstract: String { get }
+    /// More than the abstract, shown under it by `--help` (empty for none).
+    static var discussion: String { get }
     /// The positional arguments in the usage line, e.g. `<template.svg>`; the options
     /// follow, from `options` (see `usageLines`).
     static var positionalUsage: String { get }
@@ -21,6 +23,8 @@ protocol Command: Sendable {
 }
 
 extension Command {
+    static var discussion: String { "" }
+
     /// `label` (`USAGE: `) and `iconr <name> <usage>`, folded at 100 columns, later lines
     /// indented under `iconr`. Made from the option table, so that it cannot drift:
     /// `<template.svg> [--param <NAME=COLOR>]... [--scale <S>] ...`, required options bare.
@@ -53,7 +57,9 @@ extension Command {
     static var helpOption: OptionSpec { OptionSpec(names: ["--help", "-h"], help: "Show help information.") }
 
     static var helpText: String {
-        var text = "OVERVIEW: \(abstract)\n\n\(usageLines("USAGE: "))\n"
+        var text = "OVERVIEW: \(abstract)\n\n"
+        if !discussion.isEmpty { text += discussion + "\n\n" }
+        text += usageLines("USAGE: ") + "\n"
         if !arguments.isEmpty {
             text += "\nARGUMENTS:\n"
             for argument in arguments { text += helpLine(argument.name, argument.help) }

@@ -31,7 +31,7 @@ enum SpriteCommand: Command {
             OptionSpec(
                 names: ["--style"], valueName: "FILE",
                 help:
-                    "Add the icon variants a style's symbol layers show (its features, filters, zooms and literal values)."
+                    "Add the icon variants a style's symbol layers show (its features, filters, zooms and literal values); Mapbox v3 parts: see 'iconr style --help'."
             ),
             OptionSpec(
                 names: ["--data"], valueName: "FILE",

@@ -7,6 +7,21 @@ enum StyleCommand: Command {
     static let name = "style"
     static let abstract =
         "Report what a style's copy for MapLibre would resolve, remove or refuse (Mapbox v3 styles), without building."
+    static let discussion = """
+        Mapbox GL JS v3 styles become MapLibre styles (sprite --emit-style and serve do the same):
+          Evaluated: every expression, image params, config, hsl, hsla, to-hsla, and filters
+            that read ["zoom"] anywhere (kept as written: MapLibre evaluates them too).
+          Resolved at build time, a warning each: config (--config, else the schema default),
+            measure-light (--light), pitch (the style's), distance-from-center (0), worldview
+            (--worldview), sky-radial-progress, raster-value and raster-particle-speed (0),
+            unitless hsl() strings, to-hsla components from data (from to-rgba), and coalesce
+            over images from data (by the sheet's names).
+          Dropped, a warning each: schema, imports, iconsets, featuresets, fog, lights, camera,
+            models, color-theme, indoor, snow, rain, slot, Mapbox-only layer types and
+            properties, image's iconset and second image.
+          Checked: the copy against the MapLibre style specification (layer types, properties,
+            value types, expressions); what fails is an error unless --lenient removes it.
+        """
     static let positionalUsage = "check <style.json>"
     static let arguments: [(name: String, help: String)] = [
         ("check <style.json>", "The style to read; exit 1 when MapLibre would not load its copy.")

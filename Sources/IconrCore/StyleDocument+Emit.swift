@@ -424,6 +424,11 @@ private struct Emitter {
                 "\(style.file): layer \"\(layer)\": icon-image's second image (Mapbox's cross-fade partner) is Mapbox-only: removed"
             )
         }
+        if options?["iconset"] != nil {
+            warn(
+                "\(style.file): layer \"\(layer)\": icon-image's \"iconset\" is Mapbox-only: removed (the icon is looked up on the sprite)"
+            )
+        }
         let params = options?["params"]?.objectValue ?? [:]
         if case .string(let icon) = name { return .array([.string("image"), id(of: icon, params: params)]) }
         // A name from data: one branch per icon the sprite has variants of.

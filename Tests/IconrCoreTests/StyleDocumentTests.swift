@@ -285,7 +285,7 @@ struct StyleDocumentTests {
              "sources": {"s": {"type": "geojson", "data": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]},
                "properties": {"icon": "flag", "c": "#0000ff"}}}},
              "layers": [{"id": "l", "type": "symbol", "source": "s", "slot": "top", "layout": {
-               "icon-image": ["image", ["get", "icon"], {"params": {"flag_color": ["get", "c"]}}, "other", {}],
+               "icon-image": ["image", ["get", "icon"], {"params": {"flag_color": ["get", "c"]}, "iconset": {"id": "pois"}}, "other", {}],
                "icon-size": ["config", "size"], "icon-size-scale-range": [0.8, 2]},
                "paint": {"icon-color": ["hsl", 0, 100, 50], "icon-emissive-strength": 1}},
                {"id": "m", "type": "model", "source": "s"}]}
@@ -311,7 +311,7 @@ struct StyleDocumentTests {
         for part in [
             "\"schema\"", "\"imports\"", "\"fog\"", "layer \"m\"", "\"slot\"", "\"icon-size-scale-range\"",
             "\"icon-emissive-strength\"",
-            "second image",
+            "second image", "\"iconset\"",
         ] {
             #expect(emitted.warnings.contains { $0.contains(part) }, "no warning names \(part)")
         }
