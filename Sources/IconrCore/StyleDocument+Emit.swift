@@ -67,6 +67,20 @@ extension StyleDocument {
             style[key] = nil
             emitter.warn("\(file): removed Mapbox-only \"\(key)\" (MapLibre has no equivalent)")
         }
+        // Mapbox's own URLs need Mapbox's API and a token: MapLibre does not resolve them.
+        var mapboxURLs: [String] = []
+        if style["glyphs"]?.stringValue?.hasPrefix("mapbox://") == true { mapboxURLs.append("\"glyphs\"") }
+        for (id, source) in (style["sources"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key }) {
+            let urls = [source["url"]] + (source["tiles"]?.arrayValue ?? []).map(Optional.some)
+            if urls.contains(where: { $0?.stringValue?.hasPrefix("mapbox://") == true }) {
+                mapboxURLs.append("source \"\(id)\"")
+            }
+        }
+        for part in mapboxURLs {
+            emitter.warn(
+                "\(file): \(part) is a mapbox:// URL, which MapLibre cannot fetch: point it at tiles or glyphs of your own"
+            )
+        }
         if case .object(let projection)? = style["projection"], let name = projection["name"]?.stringValue {
             if ["mercator", "globe"].contains(name) {
                 style["projection"] = .object(["type": .string(name)])

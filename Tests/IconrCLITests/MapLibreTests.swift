@@ -210,11 +210,13 @@ struct MapLibreTests {
     /// A style written the way Mapbox Streets v12 is (iconr's own fixture, not Mapbox's file):
     /// `hsl()` colors, filters that read the zoom inside `all`, `match` and arithmetic,
     /// `filterrank` against a zoom step, `coalesce` of images from data with a fallback,
-    /// zoom steps on `line-cap`, literal arrays in curves, `fog`, a globe `projection`,
+    /// zoom steps on `line-cap`, literal arrays in curves, `icon-opacity` stepped on zoom and
+    /// size, a transit layer whose filter is a top-level zoom step, `fog`, a globe `projection`,
     /// Studio's root `visibility`, layer `metadata` and a Mapbox-only property. Built over the
     /// whole Maki set, the emitted style loads in both clients with nothing logged (MapScript
     /// fails on any error or warning) and draws: the park its color, each POI its Maki icon
-    /// (as the sheet has it, the mean difference under 16), the low-ranked POI nothing.
+    /// (as the sheet has it, the mean difference under 16), the low-ranked, small and
+    /// filtered-out ones nothing.
     @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
     func aStreetsLikeStyleComesOutValidAndDrawsInBothClients() throws {
         for file in TestSupport.svgFiles(in: "maki") {
@@ -230,13 +232,30 @@ struct MapLibreTests {
             return "[\(longitude), \(latitude)]"
         }
         let pois = [
-            (x: 40.0, y: 40.0, properties: #"{"maki": "cafe", "filterrank": 1}"#, icon: "cafe"),
+            (x: 40.0, y: 40.0, properties: #"{"maki": "cafe", "filterrank": 1, "sizerank": 10}"#, icon: "cafe"),
             (
-                x: 100, y: 40, properties: #"{"maki": "museum", "maki_beta": "no-such-icon", "filterrank": 2}"#,
+                x: 100, y: 40,
+                properties: #"{"maki": "museum", "maki_beta": "no-such-icon", "filterrank": 2, "sizerank": 10}"#,
                 icon: "museum"
             ),
-            (x: 160, y: 40, properties: #"{"maki": "hospital", "maki_beta": "bus", "filterrank": 3}"#, icon: "bus"),
-            (x: 220, y: 40, properties: #"{"maki": "restaurant", "filterrank": 5}"#, icon: ""),
+            (
+                x: 160, y: 40,
+                properties: #"{"maki": "hospital", "maki_beta": "bus", "filterrank": 3, "sizerank": 10}"#,
+                icon: "bus"
+            ),
+            (x: 220, y: 40, properties: #"{"maki": "restaurant", "filterrank": 5, "sizerank": 10}"#, icon: ""),
+            // A small POI is drawn fully transparent below zoom 17 (icon-opacity).
+            (x: 280, y: 40, properties: #"{"maki": "cafe", "filterrank": 1, "sizerank": 2}"#, icon: ""),
+            (
+                x: 40, y: 80,
+                properties: #"{"transit": true, "network": "rail", "mode": "rail", "stop_type": "station"}"#,
+                icon: "rail"
+            ),
+            (
+                x: 100, y: 80,
+                properties: #"{"transit": true, "network": "ferry", "mode": "ferry", "stop_type": "entrance"}"#,
+                icon: ""
+            ),
         ]
         let features =
             pois.map {
@@ -263,9 +282,15 @@ struct MapLibreTests {
                "paint": {"line-color": "hsl(0, 0%, 40%)", "line-width": ["interpolate", ["exponential", 1.5], ["zoom"], 1, ["match", ["get", "class"], "primary", 6, 2], 18, 20],
                  "line-translate": ["interpolate", ["exponential", 1.2], ["zoom"], 7, ["literal", [0, 0]], 16, ["literal", [-1, -1]]]}},
               {"id": "poi-label", "type": "symbol", "source": "composite",
-               "filter": ["<=", ["get", "filterrank"], ["+", ["step", ["zoom"], 0, 16, 1, 17, 2], 3]],
+               "filter": ["all", ["!", ["has", "transit"]], ["<=", ["get", "filterrank"], ["+", ["step", ["zoom"], 0, 16, 1, 17, 2], 3]],
+                 ["match", ["get", "worldview"], ["all", "US"], true, ["==", ["geometry-type"], "Point"]]],
+               "paint": {"icon-opacity": ["step", ["zoom"], ["step", ["get", "sizerank"], 0, 5, 1], 17, ["step", ["get", "sizerank"], 0, 13, 1]]},
                "layout": {"icon-image": ["case", ["has", "maki_beta"], ["coalesce", ["image", ["get", "maki_beta"]], ["image", ["get", "maki"]]], ["image", ["get", "maki"]]],
-                 "symbol-z-elevate": true, "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+                 "symbol-z-elevate": true, "icon-allow-overlap": true, "icon-ignore-placement": true}},
+              {"id": "transit-label", "type": "symbol", "source": "composite", "minzoom": 12,
+               "filter": ["step", ["zoom"], ["all", ["has", "transit"], ["match", ["get", "mode"], "rail", true, "metro_rail", true, false]],
+                 15, ["all", ["has", "transit"], ["!=", ["get", "stop_type"], "entrance"]]],
+               "layout": {"icon-image": ["get", "network"], "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
             """#
         try Data(style.utf8).write(to: directory.appendingPathComponent("streets.json"))
         let build = try TestSupport.run(
@@ -300,7 +325,8 @@ struct MapLibreTests {
                 for poi in pois {
                     if poi.icon.isEmpty {
                         #expect(
-                            pixel(poi.x, poi.y) == (255, 255, 255), "\(client) at \(ratio)x: filterrank 5 shows nothing"
+                            pixel(poi.x, poi.y) == (255, 255, 255),
+                            "\(client) at \(ratio)x: \(poi.properties) shows nothing"
                         )
                         continue
                     }

@@ -282,8 +282,9 @@ struct StyleDocumentTests {
     @Test func dataDrivenNamesLaterSheetsAndMapboxOnlyPartsAreHandled() throws {
         let text = """
             {"version": 8, "schema": {"size": {"default": 2}}, "imports": [], "fog": {},
+             "glyphs": "mapbox://fonts/mapbox/{fontstack}/{range}.pbf",
              "sources": {"s": {"type": "geojson", "data": {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]},
-               "properties": {"icon": "flag", "c": "#0000ff"}}}},
+               "properties": {"icon": "flag", "c": "#0000ff"}}}, "tiles": {"type": "vector", "url": "mapbox://mapbox.mapbox-streets-v8"}},
              "layers": [{"id": "l", "type": "symbol", "source": "s", "slot": "top", "layout": {
                "icon-image": ["image", ["get", "icon"], {"params": {"flag_color": ["get", "c"]}, "iconset": {"id": "pois"}}, "other", {}],
                "icon-size": ["config", "size"], "icon-size-scale-range": [0.8, 2]},
@@ -311,7 +312,7 @@ struct StyleDocumentTests {
         for part in [
             "\"schema\"", "\"imports\"", "\"fog\"", "layer \"m\"", "\"slot\"", "\"icon-size-scale-range\"",
             "\"icon-emissive-strength\"",
-            "second image", "\"iconset\"",
+            "second image", "\"iconset\"", "\"glyphs\" is a mapbox:// URL", "source \"tiles\" is a mapbox:// URL",
         ] {
             #expect(emitted.warnings.contains { $0.contains(part) }, "no warning names \(part)")
         }
