@@ -22,8 +22,8 @@ enum RenderCommand: Command {
 
     struct Options: CommandOptions {
         var template: String
-        /// Colors by parameter name, as given (parsed against what the template declares).
-        var params: [String: String]
+        /// Colors by parameter name (resolved against what the template declares).
+        var params: IconParameters
         var scale: Double
         /// A file, or `-` for stdout.
         var output: String
@@ -51,7 +51,7 @@ enum RenderCommand: Command {
                 // so a cache hit never loads librsvg.
                 let source = try IconSource(path: path)
                 source.warnings.forEach { console.warning($0) }
-                let resolved = try source.resolve(source.parameters(parsing: params))
+                let resolved = source.resolve(params)
                 if !resolved.unknownNames.isEmpty {
                     let declared = source.parameters.map(\.name)
                     console.warning(
@@ -101,15 +101,22 @@ enum RenderCommand: Command {
         return scale
     }
 
-    private static func parseParams(_ values: [String]) throws(UsageError) -> [String: String] {
-        var params: [String: String] = [:]
+    /// `--param NAME=COLOR` options, colors parsed: a bad one is a usage mistake, as a bad
+    /// `--scale` is.
+    private static func parseParams(_ values: [String]) throws(UsageError) -> IconParameters {
+        var params: [String: Color] = [:]
         for value in values {
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {
                 throw UsageError(message: "invalid value '\(value)' for --param: expected NAME=COLOR")
             }
-            params[String(value[..<equals])] = String(value[value.index(after: equals)...])
+            let name = String(value[..<equals]), text = String(value[value.index(after: equals)...])
+            guard let color = IconParameters.color(text) else {
+                throw UsageError(
+                    message: "invalid color '\(text)' for --param \(name): \(ParameterError.syntaxes)")
+            }
+            params[name] = color
         }
-        return params
+        return IconParameters(params)
     }
 }
 

@@ -15,16 +15,25 @@ public struct IconParameters: Hashable, Sendable {
     }
 
     /// Parses color text in the style specification's syntax (`red`, `#800080`,
-    /// `rgb(128, 0, 128)`, `hsla(...)`).
+    /// `rgb(128, 0, 128)`, `hsla(...)`), and hex without `#` (`800080`), as sprite ids
+    /// write it and as URLs carry it (where `#` would start the fragment).
     /// - Throws: `ParameterError` naming the parameter and the value that is not a color.
     public init(parsing text: [String: String]) throws(ParameterError) {
         var colors: [String: Color] = [:]
         // In name order, so that the error names the same parameter every time.
         for (name, value) in text.sorted(by: { $0.key < $1.key }) {
-            guard let color = Color(css: value) else { throw ParameterError(name: name, value: value) }
+            guard let color = Self.color(value) else { throw ParameterError(name: name, value: value) }
             colors[name] = color
         }
         self.colors = colors
+    }
+
+    /// `text` as a color: CSS syntax, or 3, 4, 6 or 8 hex digits without `#`.
+    public static func color(_ text: String) -> Color? {
+        if let color = Color(css: text) { return color }
+        let digits = text.trimmingASCIIWhitespace
+        guard [3, 4, 6, 8].contains(digits.count), digits.allSatisfy(\.isHexDigit) else { return nil }
+        return Color(css: "#" + digits)
     }
 
     /// Whether no parameter is set.

@@ -5,8 +5,16 @@ public struct ParameterError: Error, Hashable, Sendable, CustomStringConvertible
     /// The text given for it.
     public let value: String
 
-    /// `invalid color "x" for parameter "flag_color"`.
-    public var description: String { "invalid color \"\(value)\" for parameter \"\(name)\"" }
+    /// `invalid color "x" for parameter "flag_color" (expected ...)`, naming the syntaxes.
+    public var description: String {
+        "invalid color \"\(value)\" for parameter \"\(name)\" (\(value.isEmpty ? Self.emptyHint : Self.syntaxes))"
+    }
+
+    /// The color syntaxes parameters take.
+    public static let syntaxes =
+        "expected #rrggbb or rrggbb, #rgb, #rrggbbaa, rgb(), rgba(), hsl(), hsla() or a CSS name"
+    /// Why a color may arrive empty: a `#` left unencoded in a URL starts its fragment.
+    static let emptyHint = "empty: in a URL, \"#\" starts the fragment; write it as %23, or leave it out"
 }
 
 /// Parameter values checked against a template: which default colors become which colors.

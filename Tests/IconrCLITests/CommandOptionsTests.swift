@@ -12,7 +12,7 @@ import Testing
             "icons/flag.svg", "-p", "flag_color=#800080", "--scale=2x", "--no-cache",
         ])
         #expect(options.template == "icons/flag.svg")
-        #expect(options.params == ["flag_color": "#800080"])
+        #expect(options.params == (try IconParameters(parsing: ["flag_color": "#800080"])))
         #expect(options.scale == 2)
         #expect(options.output == "flag@2x.png")
         #expect(options.cache.isDisabled)

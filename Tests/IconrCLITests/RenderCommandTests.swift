@@ -44,6 +44,13 @@ struct RenderCommandTests {
         #expect(try image("flag.png").hex(x: 13, y: 8) == "#800080ff")
     }
 
+    /// Hex without `#`, as sprite ids write colors (`flag?flag_color=800080`), is a color too.
+    @Test func hexWithoutHashIsAColor() throws {
+        let bare = try iconr("render", flag, "-p", "flag_color=800080", "-o", "bare.png")
+        #expect(bare.status == 0, "\(bare.stderr)")
+        #expect(try image("bare.png").hex(x: 13, y: 8) == "#800080ff")
+    }
+
     @Test func writesToAPathOrToStdout() throws {
         let named = try iconr("render", flag, "-o", "purple.png", "-p", "flag_color=purple")
         #expect(named.status == 0 && named.stdout == "purple.png\n")
@@ -82,6 +89,10 @@ struct RenderCommandTests {
             ["render", "a.svg", "--param", "flag_color"],
             "error: invalid value 'flag_color' for --param: expected NAME=COLOR"
         ),
+        (
+            ["render", "a.svg", "-p", "flag_color=#12"],
+            "error: invalid color '#12' for --param flag_color: expected #rrggbb or rrggbb, #rgb, #rrggbbaa, rgb(), rgba(), hsl(), hsla() or a CSS name"
+        ),
         (["render", "a.svg", "--bogus"], "error: unknown option '--bogus'"),
         (
             ["render", "a.svg", "--max-size", "0"],
@@ -101,10 +112,6 @@ struct RenderCommandTests {
 
     @Test func failuresExit1WithOneErrorLineAndNoOutputFile() throws {
         let cases: [([String], String)] = [
-            (
-                ["render", flag, "-p", "flag_color=#12"],
-                "error: \(flag): invalid color \"#12\" for parameter \"flag_color\"\n"
-            ),
             (["render", "missing.svg"], "error: missing.svg: no such file\n"),
             (["render", flag, "-s", "500"], "error: \(flag): a 12000x12000 raster exceeds the limit of 4096x4096\n"),
             (

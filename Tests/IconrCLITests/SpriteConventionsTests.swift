@@ -53,7 +53,8 @@ struct SpriteConventionsTests {
         let result = try iconr("sprite", "icons", "-o", "out/", "--variants", "variants.json", "--no-cache")
         #expect(result.status == 1)
         #expect(
-            result.stderr == "error: variants.json: icon \"flag\": invalid color \"#12\" for parameter \"flag_color\"\n"
+            result.stderr
+                == "error: variants.json: icon \"flag\": invalid color \"#12\" for parameter \"flag_color\" (\(ParameterError.syntaxes))\n"
         )
         #expect(files("out").isEmpty)
     }

@@ -82,6 +82,9 @@ struct IconServerTests {
         let rgb = get("/icons/flag@1.5x.png?flag_color=rgb(128%2C%200%2C%20128)")
         #expect(rgb.status == 200)
         #expect(try PNGDecoder.decode(rgb.body).size == PixelSize(width: 36, height: 36))
+        // Hex without "#", as sprite ids write it: the same variant.
+        let bare = get("/icons/flag@2x.png?flag_color=800080")
+        #expect(bare.status == 200 && bare.body == response.body)
         // A folder's icon by its id, and one with a set prefix.
         #expect(get("/icons/roads/shield.png").status == 200)
         #expect(get("/icons/bundled:flag.png").status == 200)
@@ -128,7 +131,9 @@ struct IconServerTests {
 
     @Test func badRequestsAreNamedInOneLineOfJSON() throws {
         let cases: [(target: String, status: Int, mentions: String)] = [
-            ("/icons/flag.png?flag_color=nope", 400, "nope"),
+            ("/icons/flag.png?flag_color=nope", 400, "expected #rrggbb or rrggbb"),
+            // An unencoded "#" starts the URL's fragment: the color arrives empty.
+            ("/icons/flag.png?flag_color=", 400, "write it as %23, or leave it out"),
             ("/icons/flag.png?stroke=red", 400, "stroke"),
             ("/icons/flag@0x.png", 400, "scale"),
             ("/icons/flag@5x.png", 400, "at most 4"),
