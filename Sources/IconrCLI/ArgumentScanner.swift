@@ -7,6 +7,9 @@ struct OptionSpec: Sendable {
     var isRepeatable = false
     /// Shown bare in the usage line (the command checks that it is given).
     var isRequired = false
+    /// For an option with a value: the flag it means when given without one (at the end, or
+    /// before another option), as another tool spells it (spreet's bare `--sdf`).
+    var bareMeans: String?
 
     var primaryName: String { names[0] }
 
@@ -52,6 +55,27 @@ struct ScannedArguments {
     }
 }
 
+/// ` (did you mean 'x'?)` for the candidate nearest `word` (at most 2 edits, and fewer than
+/// half its letters), or "" when none is near.
+func didYouMean(_ word: String, among candidates: [String]) -> String {
+    func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+    let letters = Array(word)
+    let scored = candidates.map { (candidate: $0, distance: distance(letters, Array($0))) }
+        .filter { $0.distance <= 2 && $0.distance * 2 < letters.count }
+    guard let best = scored.min(by: { $0.distance < $1.distance }) else { return "" }
+    return " (did you mean '\(best.candidate)'?)"
+}
+
 enum ArgumentScanner {
     /// Scans `arguments` against `options`. `--` ends options; `-` alone is a positional.
     static func scan(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ScannedArguments {
@@ -74,8 +98,15 @@ enum ArgumentScanner {
                 name = String(argument[..<equals])
                 inlineValue = String(argument[argument.index(after: equals)...])
             }
-            guard let option = options.first(where: { $0.names.contains(name) }) else {
-                throw UsageError(message: "unknown option '\(name)'")
+            guard var option = options.first(where: { $0.names.contains(name) }) else {
+                throw UsageError(
+                    message: "unknown option '\(name)'" + didYouMean(name, among: options.flatMap(\.names)))
+            }
+            if let flag = option.bareMeans, inlineValue == nil,
+                index >= arguments.count || (arguments[index].hasPrefix("-") && arguments[index] != "-"),
+                let meant = options.first(where: { $0.names.contains(flag) })
+            {
+                option = meant
             }
             let value: String
             if option.valueName == nil {

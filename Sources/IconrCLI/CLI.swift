@@ -67,7 +67,10 @@ public enum CLI {
             break
         }
         guard let command = commands.first(where: { $0.name == first }) else {
-            console.error(first.hasPrefix("-") ? "unknown option '\(first)'" : "unknown command '\(first)'")
+            console.error(
+                first.hasPrefix("-")
+                    ? "unknown option '\(first)'" + didYouMean(first, among: ["--help", "--version"])
+                    : "unknown command '\(first)'" + didYouMean(first, among: commands.map { $0.name }))
             console.note("Usage: iconr <command> [options]\n  See 'iconr --help'.")
             return 64
         }

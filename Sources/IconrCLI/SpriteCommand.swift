@@ -62,12 +62,16 @@ enum SpriteCommand: Command {
                 names: ["--sprite-url"], valueName: "URL",
                 help: "The sprite URL in --emit-style's copy (default: file:// and the absolute -o prefix)."),
             OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
-            OptionSpec(names: ["--padding"], valueName: "N", help: "Empty pixels between images at 1x (default: 1)."),
+            OptionSpec(
+                names: ["--padding", "--spacing"], valueName: "N",
+                help: "Empty pixels between images at 1x (default: 1; --spacing is spreet's name)."),
             OptionSpec(
                 names: ["--max-size"], valueName: "PX",
                 help: "The largest sheet side; more sheets past it (default: 4096)."),
             OptionSpec(names: ["--unique"], help: "Store pixel-identical images once."),
-            OptionSpec(names: ["--minify"], help: "Write the JSON index without white space."),
+            OptionSpec(
+                names: ["--minify", "--minify-index-file", "-m"],
+                help: "Write the JSON index without white space (-m and --minify-index-file are spreet's names)."),
             OptionSpec(
                 names: ["--optimize"],
                 help: "Compress the sheets with Zopfli (libzopfli1): 5-10% smaller, about 100 times the time."),
@@ -75,7 +79,9 @@ enum SpriteCommand: Command {
                 names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
             OptionSpec(
                 names: ["--sdf"], valueName: "ID",
-                help: "Draw this sprite id as a signed distance field; * and ? match (repeatable).", isRepeatable: true),
+                help:
+                    "Draw this sprite id as a signed distance field; * and ? match (repeatable). Bare, as spreet's --sdf: every id.",
+                isRepeatable: true, bareMeans: "--sdf-all"),
             OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
             OptionSpec(
                 names: ["--hash-names"],
@@ -114,9 +120,13 @@ enum SpriteCommand: Command {
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
             folders = arguments.positionals
+            var output = arguments.value("--output")
+            // spreet's form, `sprite icons out/sprite`: a last argument that is no folder is the output.
+            if output == nil, folders.count >= 2, let last = folders.last, !Self.isFolder(last) {
+                output = folders.removeLast()
+            }
             guard !folders.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
-            guard let output = arguments.value("--output") else { throw UsageError(message: "missing -o <out/prefix>") }
-            self.output = output
+            guard var output else { throw UsageError(message: "missing -o <out/prefix>") }
             let ratios = try arguments.all("--ratio").flatMap {
                 $0.split(separator: ",", omittingEmptySubsequences: false)
             }
@@ -131,6 +141,20 @@ enum SpriteCommand: Command {
                 guard ratios.isEmpty else { throw UsageError(message: "--retina and --ratio cannot go together") }
                 sprite.ratios = [2]
             }
+            // spreet users write `--retina -o sprite@2x`: iconr adds each ratio's suffix itself.
+            if let at = output.lastIndex(of: "@"), output.hasSuffix("x"),
+                let ratio = RenderCommand.parseScale(String(output[output.index(after: at)...])),
+                !output[..<at].hasSuffix("/"), at != output.startIndex
+            {
+                let base = String(output[..<at])
+                guard sprite.ratios == [ratio] else {
+                    throw UsageError(
+                        message: "-o \(output) ends in @\(output[output.index(after: at)...]), which iconr adds to "
+                            + "each ratio's files itself: give -o \(base)")
+                }
+                output = base
+            }
+            self.output = output
             sprite.recursive = arguments.has("--recursive")
             sprite.unique = arguments.has("--unique")
             sprite.skipInvalid = arguments.has("--skip-invalid")
@@ -172,6 +196,11 @@ enum SpriteCommand: Command {
             check = arguments.has("--check")
             json = arguments.has("--json")
             cache = CacheSettings(arguments)
+        }
+
+        private static func isFolder(_ path: String) -> Bool {
+            var info = stat()
+            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
         }
     }
 

@@ -56,6 +56,8 @@ struct CommandLineTests {
     @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {
         let unknown = inProcess("draw")
         #expect(unknown.status == 64 && unknown.stderr.hasPrefix("error: unknown command 'draw'\n"))
+        let near = inProcess("sprit")
+        #expect(near.status == 64 && near.stderr.hasPrefix("error: unknown command 'sprit' (did you mean 'sprite'?)\n"))
         let none = inProcess()
         #expect(none.status == 64 && none.stderr.hasPrefix("error: missing command\n"))
     }

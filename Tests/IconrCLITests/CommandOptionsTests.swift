@@ -40,6 +40,21 @@ import Testing
         #expect(try SpriteCommand.parse(["icons", "-o", "x", "--retina"]).sprite.ratios == [2])
     }
 
+    /// spreet's spellings work as spreet users write them: `--spacing`, `-m` and
+    /// `--minify-index-file`, a bare `--sdf` (every id; it used to swallow the next flag), a
+    /// positional output, and `--retina -o sprite@2x` (no doubled `@2x`).
+    @Test func spreetHabitsWork() throws {
+        let spreet = try SpriteCommand.parse(["--spacing", "3", "-m", "--sdf", "--retina", "/", "out/sprite"])
+        #expect(spreet.folders == ["/"] && spreet.output == "out/sprite")
+        #expect(spreet.sprite.padding == 3 && spreet.minify && spreet.sprite.sdf == ["*"])
+        #expect(try SpriteCommand.parse(["/", "-o", "x", "--minify-index-file", "--sdf"]).sprite.sdf == ["*"])
+        #expect(try SpriteCommand.parse(["/", "-o", "x", "--sdf", "pin"]).sprite.sdf == ["pin"])
+        let retina = try SpriteCommand.parse(["/", "--retina", "-o", "build/sprite@2x"])
+        #expect(retina.output == "build/sprite" && retina.sprite.ratios == [2])
+        // Two folders that exist stay folders.
+        #expect(try SpriteCommand.parse(["/", "/tmp", "-o", "x"]).folders == ["/", "/tmp"])
+    }
+
     @Test func serveOptions() throws {
         let options = try ServeCommand.parse([
             "--icons", "icons=flags", "--icons", "more/", "--style", "maps/city.json", "--listen", "0.0.0.0:0",
@@ -70,6 +85,12 @@ import Testing
         (["sprite", "icons"], "missing -o <out/prefix>"),
         (["sprite", "icons", "-o", "x", "--retina", "-r", "1"], "--retina and --ratio cannot go together"),
         (["sprite", "icons", "-o", "x", "--emit-style", "s.json"], "--emit-style needs --style"),
+        (
+            ["sprite", "icons", "-o", "build/sprite@2x"],
+            "-o build/sprite@2x ends in @2x, which iconr adds to each ratio's files itself: give -o build/sprite"
+        ),
+        (["sprite", "icons", "-o", "x", "--retnia"], "unknown option '--retnia' (did you mean '--retina'?)"),
+        (["sprite", "icons", "-o", "x", "--zz"], "unknown option '--zz'"),
         (["serve"], "missing --icons DIR"),
         (
             ["serve", "--icons", "a", "--icons", "b/a"],
