@@ -624,7 +624,13 @@ public final class SpriteBuilder: Sendable {
         }
         let pixels: RasterImage
         do {
-            pixels = try PNGDecoder.decode(png, maxSize: PixelSize(width: options.maxSize, height: options.maxSize))
+            // The file may be larger than a sheet at the ratio it is for (name@2x.png built at
+            // 1x only): what must fit the sheet is each ratio's image, checked below.
+            let smallestScale = (ratios.min() ?? 1) / file.unit
+            let side = min(
+                max(Double(options.maxSize), (Double(options.maxSize) / smallestScale).rounded(.up)),
+                Double(RenderLimits.default.maxSize.width * 4))
+            pixels = try PNGDecoder.decode(png, maxSize: PixelSize(width: Int(side), height: Int(side)))
         } catch {
             return .failure(error)
         }

@@ -199,6 +199,23 @@ struct SpriteCommandTests {
         #expect(tooLarge.stderr.contains("icons/label.svg: is 80x48 at 2x, larger than the 60 px sheet limit"))
     }
 
+    /// A PNG icon that exists only as `name@2x.png` is checked against the sheet limit at the
+    /// size each ratio draws it: at ratio 1 a 64 px file is 32 px, within a 40 px limit.
+    @Test func aRetinaOnlyPNGIsCheckedAtTheSizeOfEachRatio() throws {
+        let pixels = [UInt8](repeating: 200, count: 64 * 64 * 4)
+        let png = try PNGEncoder.encode(RasterImage(size: PixelSize(width: 64, height: 64), pixels: pixels))
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("bitmaps"), withIntermediateDirectories: true)
+        try Data(png).write(to: directory.appendingPathComponent("bitmaps/bog@2x.png"))
+        let one = try iconr("sprite", "bitmaps", "-o", "one/sprite", "--ratio", "1", "--max-size", "40", "--no-cache")
+        #expect(one.status == 0, "\(one.stderr)")
+        let entry = try #require(try index("one/sprite.json")["bog"])
+        #expect(entry["width"] as? Int == 32)
+        // At ratio 2 it is 64 px: over the limit, and named.
+        let two = try iconr("sprite", "bitmaps", "-o", "two/sprite", "--ratio", "2", "--max-size", "40", "--no-cache")
+        #expect(two.status == 1 && two.stderr.contains("bog@2x.png"), "\(two.stderr)")
+    }
+
     @Test func signedDistanceFields() throws {
         #expect(try iconr("sprite", "icons", "-o", "out/sprite", "--sdf", "badge", "--no-cache").status == 0)
         let badge = try #require(try index("out/sprite@2x.json")["badge"])

@@ -68,6 +68,20 @@ struct RealIconSetTests {
         #expect(mismatches.isEmpty, "\(mismatches.count) images differ: \(mismatches.prefix(10))")
     }
 
+    /// openstreetmap-carto at ratio 1 under a 1000 px sheet limit: its 1024 px
+    /// `wetland_bog@2x.png` is 512 px at 1x, so the build passes (it was refused at 1024).
+    @Test func cartoBuildsAtRatio1UnderA1000PixelLimit() throws {
+        let out = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-real-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: out) }
+        let result = try TestSupport.run(
+            TestSupport.iconrExecutable,
+            [
+                "sprite", TestSupport.corpora.appendingPathComponent("osm-carto-symbols").path, "--recursive",
+                "-o", out.path + "/", "--ratio", "1", "--max-size", "1000", "--no-cache",
+            ], timeout: 600)
+        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+    }
+
     /// The icon at `ratio` on its own: an SVG rendered in this process (with its file as
     /// base when it refers to files), a PNG decoded and, at other ratios, resampled.
     static func single(path: String, ratio: Double) throws -> RasterImage {
