@@ -8,7 +8,7 @@ import IconrSystem
 ///
 /// ```swift
 /// let library = IconLibrary(directory: "icons")
-/// let selected = try library.icon(named: "flag", params: ["flag_color": "#800080"], scale: 2)
+/// let selected = try await library.icon(named: "flag", params: ["flag_color": "#800080"], scale: 2)
 /// ```
 ///
 /// Templates load on first use and reload when their file changes (checked at most once a
@@ -59,17 +59,9 @@ public final class IconLibrary: Sendable {
     }
 
     /// The variant of icon `name` with `params` (color text in the style specification's
-    /// syntax; unknown names ignored) at `scale`, from the cache or rendered now.
+    /// syntax; unknown names ignored) at `scale`, from the cache or rendered now, without
+    /// blocking the caller's thread while it renders (a memory hit answers at once).
     /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.template`, `.render`.
-    public func icon(
-        named name: String, params: [String: String] = [:], scale: Double = 1
-    ) throws(IconrError) -> IconVariant {
-        let request = try request(named: name, text: params, scale: scale)
-        return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
-    }
-
-    /// Like `icon(named:params:scale:)`, without blocking the caller's thread while it
-    /// renders; a memory hit answers at once.
     public func icon(
         named name: String, params: [String: String] = [:], scale: Double = 1
     ) async throws(IconrError) -> IconVariant {
@@ -77,8 +69,18 @@ public final class IconLibrary: Sendable {
         return try await renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
 
-    /// Like `icon(named:params:scale:)`, with the parameters' colors by name.
-    public func icon(named name: String, params: IconParameters, scale: Double = 1) throws(IconrError) -> IconVariant {
+    /// `icon(named:params:scale:)` for synchronous code: the calling thread waits for a render.
+    public func blockingIcon(
+        named name: String, params: [String: String] = [:], scale: Double = 1
+    ) throws(IconrError) -> IconVariant {
+        let request = try request(named: name, text: params, scale: scale)
+        return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
+    }
+
+    /// `blockingIcon(named:params:scale:)` with the parameters' colors by name.
+    public func blockingIcon(
+        named name: String, params: IconParameters, scale: Double = 1
+    ) throws(IconrError) -> IconVariant {
         let request = try request(named: name, params: params, scale: scale)
         return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
@@ -221,7 +223,7 @@ extension IconLibrary {
         }
         guard let image = layer.image(for: feature, zoom: tileZoom, context: imageContext) else { return nil }
         let scale = layer.rasterSize(for: feature, tileZoom: tileZoom, context: context) * pixelRatio
-        return try icon(
+        return try blockingIcon(
             named: image.name, params: IconParameters(image.params.mapValues(\.color)), scale: max(scale, 0.01))
     }
 }

@@ -258,16 +258,10 @@ public final class IconRenderer: Sendable {
         try variant(of: source, params: source.parameters(parsing: params), scale: scale)
     }
 
-    /// Like `variant(of:_:scale:)` without blocking the caller's thread while it renders: a
+    /// `variant(of:_:scale:key:)` without blocking the caller's thread while it renders: a
     /// memory hit answers at once, a miss runs on a Dispatch worker; a cancelled task that
     /// has not started its render gets `CancellationError`'s `IconrError.cancelled`.
-    public func variant(
-        of source: IconSource, _ params: ResolvedParameters, scale: Double
-    ) async throws(IconrError) -> IconVariant {
-        guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
-        return try await variant(of: source, params, scale: scale, key: source.key(params, scale: scale))
-    }
-
+    /// (`IconLibrary.icon(named:params:scale:)` is the public door.)
     func variant(
         of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey
     ) async throws(IconrError) -> IconVariant {

@@ -21,15 +21,20 @@ enum CacheBenchmark {
         let memory = IconLibrary(directory: icons)
         let params = ["flag_color": "#800080"]
         report(
-            "memory hit (flag@2x)", measure(100_000) { _ = try memory.icon(named: "flag", params: params, scale: 2) })
+            "memory hit (flag@2x)",
+            measure(100_000) { _ = try memory.blockingIcon(named: "flag", params: params, scale: 2) })
 
         // A cache that keeps nothing in memory (a limit of 0) reads the disk on every request.
         guard let disk = try? DiskCache(directory: scratch) else { fatalError("cannot create \(scratch)") }
         let diskOnly = IconLibrary(directory: maki, cache: IconCache(memoryLimit: 0, disk: disk))
-        report("disk hit (airport@2x, 30x30)", measure(5_000) { _ = try diskOnly.icon(named: "airport", scale: 2) })
+        report(
+            "disk hit (airport@2x, 30x30)", measure(5_000) { _ = try diskOnly.blockingIcon(named: "airport", scale: 2) }
+        )
 
         let nothingKept = IconLibrary(directory: maki, cache: IconCache(memoryLimit: 0))
-        report("miss = render (airport@2x)", measure(2_000) { _ = try nothingKept.icon(named: "airport", scale: 2) })
+        report(
+            "miss = render (airport@2x)",
+            measure(2_000) { _ = try nothingKept.blockingIcon(named: "airport", scale: 2) })
 
         workload(icons)
     }
@@ -53,7 +58,7 @@ enum CacheBenchmark {
             var generator = SplitMix(seed: UInt64(thread + 1))
             for _ in 0..<(requests / threads) {
                 let (name, params, scale) = variants[Int(generator.next() % UInt64(variants.count))]
-                if (try? library.icon(named: name, params: params, scale: scale)) == nil {
+                if (try? library.blockingIcon(named: name, params: params, scale: scale)) == nil {
                     failures.withLock { $0 += 1 }
                 }
             }

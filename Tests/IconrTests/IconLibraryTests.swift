@@ -28,7 +28,7 @@ struct IconLibraryTests {
     @Test func servesVariantsWithMetadataAtTheirPixelRatio() throws {
         let library = try library(disk: false)
         #expect(library.names == ["badge", "flag", "label", "marker"])
-        let label = try library.icon(named: "label", params: ["background_color": "#ffe"], scale: 2)
+        let label = try library.blockingIcon(named: "label", params: ["background_color": "#ffe"], scale: 2)
         #expect(label.size == PixelSize(width: 80, height: 48) && label.pixelRatio == 2)
         #expect(
             label.stretchX == [StretchArea(start: 16, end: 64)] && label.stretchY == [StretchArea(start: 16, end: 32)])
@@ -40,8 +40,8 @@ struct IconLibraryTests {
 
     @Test func aSecondRequestIsAMemoryHit() throws {
         let library = try library(disk: false)
-        let first = try library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
-        let second = try library.icon(named: "flag", params: ["flag_color": "#f00"], scale: 2)
+        let first = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let second = try library.blockingIcon(named: "flag", params: ["flag_color": "#f00"], scale: 2)
         #expect(first == second)
         let statistics = library.cache.statistics
         #expect(statistics.renders == 1 && statistics.memory.hits == 1 && statistics.memory.misses == 1)
@@ -49,10 +49,10 @@ struct IconLibraryTests {
 
     @Test func theDiskCachePersistsAcrossInstances() throws {
         let first = try library()
-        let rendered = try first.icon(named: "marker", params: ["fill_color": "teal"], scale: 1.5)
+        let rendered = try first.blockingIcon(named: "marker", params: ["fill_color": "teal"], scale: 1.5)
         #expect(first.cache.statistics.renders == 1)
         let second = try library()
-        let restored = try second.icon(named: "marker", params: ["fill_color": "teal"], scale: 1.5)
+        let restored = try second.blockingIcon(named: "marker", params: ["fill_color": "teal"], scale: 1.5)
         #expect(second.cache.statistics.renders == 0 && second.cache.statistics.diskHits == 1)
         #expect(restored == rendered)
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
@@ -60,7 +60,7 @@ struct IconLibraryTests {
 
     @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
         let disk = try DiskCache(directory: cacheDirectory)
-        _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).icon(named: "flag", scale: 2)
+        _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).blockingIcon(named: "flag", scale: 2)
         let entry = try #require(
             FileManager.default.subpaths(atPath: cacheDirectory + "/entries-v1")?.first { $0.hasSuffix(".png") })
         let path = cacheDirectory + "/entries-v1/" + entry
@@ -72,11 +72,11 @@ struct IconLibraryTests {
                 [.modificationDate: Date(timeIntervalSinceNow: -seconds)], ofItemAtPath: path)
         }
         try age(10)
-        _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).icon(named: "flag", scale: 2)
+        _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).blockingIcon(named: "flag", scale: 2)
         #expect(try modified().timeIntervalSinceNow < -9, "a hit on an entry 10 s old leaves its time")
         try age(120)
         let reading = IconLibrary(directory: icons, cache: IconCache(disk: disk))
-        _ = try reading.icon(named: "flag", scale: 2)
+        _ = try reading.blockingIcon(named: "flag", scale: 2)
         #expect(reading.cache.statistics.diskHits == 1)
         #expect(try modified().timeIntervalSinceNow > -5, "a hit on an entry 2 minutes old makes it recent")
     }
@@ -88,15 +88,17 @@ struct IconLibraryTests {
                 directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: batch)))
         }
         let writing = try batchLibrary("sprite a")
-        let rendered = try colors.map { try writing.icon(named: "flag", params: ["flag_color": $0], scale: 2) }
+        let rendered = try colors.map { try writing.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) }
         writing.cache.disk?.flush()
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
         let reading = try batchLibrary("sprite a")
-        #expect(try colors.map { try reading.icon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered)
+        #expect(
+            try colors.map { try reading.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered
+        )
         #expect(reading.cache.statistics.renders == 0 && reading.cache.statistics.diskHits == 4)
         // Another batch, or no batch, does not see the pack.
         let other = try batchLibrary("sprite b")
-        _ = try other.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        _ = try other.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
         #expect(other.cache.statistics.renders == 1)
         // A damaged pack serves the entries before the damage and renders the others again.
         let pack = try FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/entries-v1/packs")[0]
@@ -105,7 +107,9 @@ struct IconLibraryTests {
         bytes[bytes.count - 30] ^= 0x55
         try bytes.write(to: packURL)
         let damaged = try batchLibrary("sprite a")
-        #expect(try colors.map { try damaged.icon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered)
+        #expect(
+            try colors.map { try damaged.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered
+        )
         #expect(damaged.cache.statistics.renders == 1 && damaged.cache.statistics.diskHits == 3)
     }
 
@@ -113,8 +117,8 @@ struct IconLibraryTests {
     /// digest: every other case is a miss.
     @Test func packEntriesProveWhatTheyAre() throws {
         let library = try library(disk: false)
-        let red = try library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
-        let blue = try library.icon(named: "flag", params: ["flag_color": "blue"], scale: 2)
+        let red = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let blue = try library.blockingIcon(named: "flag", params: ["flag_color": "blue"], scale: 2)
         let image = red.icon.image, limit = RenderLimits.default.maxSize
         let entry = PackEntry.make(image, key: red.key)
         #expect(PackEntry.image(of: entry, key: red.key, maxSize: limit) == image)
@@ -128,7 +132,7 @@ struct IconLibraryTests {
             #expect(PackEntry.image(of: damaged, key: red.key, maxSize: limit) == nil, "byte \(offset) flipped")
         }
         // A large image is stored deflated, and read back to the same pixels.
-        let large = try library.icon(named: "flag", params: ["flag_color": "red"], scale: 12)
+        let large = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 12)
         #expect(large.icon.image.pixels.count > PackEntry.rawLimit)
         let deflated = PackEntry.make(large.icon.image, key: large.key)
         #expect(deflated.count < large.icon.image.pixels.count / 2, "\(deflated.count) bytes")
@@ -146,8 +150,8 @@ struct IconLibraryTests {
                 directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: "swap")))
         }
         let writing = try batchLibrary()
-        let red = try writing.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
-        let blue = try writing.icon(named: "flag", params: ["flag_color": "blue"], scale: 2)
+        let red = try writing.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let blue = try writing.blockingIcon(named: "flag", params: ["flag_color": "blue"], scale: 2)
         writing.cache.disk?.flush()
         let packs = cacheDirectory + "/entries-v1/packs/"
         let packURL = URL(fileURLWithPath: packs + (try FileManager.default.contentsOfDirectory(atPath: packs)[0]))
@@ -171,8 +175,8 @@ struct IconLibraryTests {
         }
         try Data(swapped).write(to: packURL)
         let reading = try batchLibrary()
-        #expect(try reading.icon(named: "flag", params: ["flag_color": "red"], scale: 2) == red)
-        #expect(try reading.icon(named: "flag", params: ["flag_color": "blue"], scale: 2) == blue)
+        #expect(try reading.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2) == red)
+        #expect(try reading.blockingIcon(named: "flag", params: ["flag_color": "blue"], scale: 2) == blue)
         #expect(reading.cache.statistics.renders == 2 && reading.cache.statistics.diskHits == 0)
     }
 
@@ -190,7 +194,7 @@ struct IconLibraryTests {
     @Test(arguments: ["truncate", "flip a bit", "empty", "garbage"])
     func corruptedEntriesAreDetectedAndRenderedAgain(_ damage: String) throws {
         let first = try library()
-        let good = try first.icon(named: "badge", params: ["badge_color": "orange"], scale: 2)
+        let good = try first.blockingIcon(named: "badge", params: ["badge_color": "orange"], scale: 2)
         let entries = folder.appendingPathComponent("cache/entries-v1")
         let entry = try #require(
             try FileManager.default.subpathsOfDirectory(atPath: entries.path).first { $0.hasSuffix(".png") })
@@ -204,7 +208,7 @@ struct IconLibraryTests {
         }
         try bytes.write(to: path)
         let second = try library()
-        let again = try second.icon(named: "badge", params: ["badge_color": "orange"], scale: 2)
+        let again = try second.blockingIcon(named: "badge", params: ["badge_color": "orange"], scale: 2)
         #expect(second.cache.statistics.renders == 1 && second.cache.statistics.diskHits == 0)
         #expect(again.icon == good.icon)
         // The damaged entry was replaced by a sound one.
@@ -216,14 +220,14 @@ struct IconLibraryTests {
         let library = IconLibrary(directory: icons, cache: IconCache(disk: disk))
         var sizes: [Int] = []
         for color in ["red", "green", "blue", "yellow", "purple", "orange", "teal", "navy"] {
-            sizes.append(try library.icon(named: "flag", params: ["flag_color": color], scale: 2).png.count)
+            sizes.append(try library.blockingIcon(named: "flag", params: ["flag_color": color], scale: 2).png.count)
         }
         let statistics = disk.statistics()
         #expect(statistics.bytes <= 3000, "\(sizes)")
         #expect(statistics.entries >= 2 && statistics.entries < 8)
         // The newest is kept.
         let fresh = IconLibrary(directory: icons, cache: IconCache(disk: disk))
-        _ = try fresh.icon(named: "flag", params: ["flag_color": "navy"], scale: 2)
+        _ = try fresh.blockingIcon(named: "flag", params: ["flag_color": "navy"], scale: 2)
         #expect(fresh.cache.statistics.diskHits == 1)
     }
 
@@ -233,7 +237,8 @@ struct IconLibraryTests {
         DispatchQueue.concurrentPerform(iterations: 16) { index in
             do {
                 // Two variants, eight requests each, all at once.
-                _ = try library.icon(named: "badge", params: ["badge_color": index % 2 == 0 ? "red" : "blue"], scale: 3)
+                _ = try library.blockingIcon(
+                    named: "badge", params: ["badge_color": index % 2 == 0 ? "red" : "blue"], scale: 3)
             } catch {
                 failures.withLock { $0 += 1 }
             }
@@ -254,7 +259,7 @@ struct IconLibraryTests {
         DispatchQueue.concurrentPerform(iterations: requests.count) { index in
             let (name, color, scale) = requests[index]
             let parameter = ["flag": "flag_color", "marker": "fill_color", "badge": "badge_color"][name]!
-            if let variant = try? library.icon(named: name, params: [parameter: color], scale: scale) {
+            if let variant = try? library.blockingIcon(named: name, params: [parameter: color], scale: scale) {
                 results.withLock { $0[index] = variant }
             }
         }
@@ -264,13 +269,13 @@ struct IconLibraryTests {
         for (index, variant) in results.withLock({ $0 }) where index < 30 {
             let (name, color, scale) = requests[index]
             let parameter = ["flag": "flag_color", "marker": "fill_color", "badge": "badge_color"][name]!
-            #expect(try serial.icon(named: name, params: [parameter: color], scale: scale).icon == variant.icon)
+            #expect(try serial.blockingIcon(named: name, params: [parameter: color], scale: scale).icon == variant.icon)
         }
     }
 
     @Test func templatesReloadWhenTheirFileChanges() throws {
         let library = try library(disk: false)
-        let before = try library.icon(named: "flag", scale: 1)
+        let before = try library.blockingIcon(named: "flag", scale: 1)
         #expect(before.icon.image.hex(x: 13, y: 8) == "#000000ff")
         let path = folder.appendingPathComponent("icons/flag.svg")
         let edited = try String(contentsOf: path, encoding: .utf8)
@@ -278,7 +283,7 @@ struct IconLibraryTests {
             .replacingOccurrences(of: "m:value=\"#000000\"", with: "m:value=\"#00ff00\"")
         try edited.write(to: path, atomically: true, encoding: .utf8)
         Thread.sleep(forTimeInterval: 1.1)
-        let after = try library.icon(named: "flag", scale: 1)
+        let after = try library.blockingIcon(named: "flag", scale: 1)
         #expect(after.icon.image.hex(x: 13, y: 8) == "#00ff00ff")
         #expect(after.key.templateDigest != before.key.templateDigest)
         #expect(library.cache.statistics.renders == 2)
@@ -287,18 +292,18 @@ struct IconLibraryTests {
     @Test func errorsAreTypedAndOneLine() throws {
         let library = try library(disk: false)
         #expect(
-            performing: { try library.icon(named: "nope") },
+            performing: { try library.blockingIcon(named: "nope") },
             throws: { error in
                 guard case IconrError.unknownIcon("nope", _) = error else { return false }
                 return "\(error)" == "unknown icon \"nope\": no nope.svg in \(icons)"
             })
         #expect(
-            performing: { try library.icon(named: "../flag") },
+            performing: { try library.blockingIcon(named: "../flag") },
             throws: { error in
                 if case IconrError.unknownIcon = error { return true } else { return false }
             })
         #expect(
-            performing: { try library.icon(named: "flag", params: ["flag_color": "#12"]) },
+            performing: { try library.blockingIcon(named: "flag", params: ["flag_color": "#12"]) },
             throws: { error in
                 guard case IconrError.parameter = error else { return false }
                 return "\(error)".contains("flag.svg: invalid color \"#12\" for parameter \"flag_color\" (expected")
@@ -306,7 +311,7 @@ struct IconLibraryTests {
         try Data("<svg xmlns='http://www.w3.org/2000/svg' width='5000' height='5000'/>".utf8)
             .write(to: folder.appendingPathComponent("icons/huge.svg"))
         #expect(
-            performing: { try library.icon(named: "huge") },
+            performing: { try library.blockingIcon(named: "huge") },
             throws: { error in
                 if case IconrError.render(.tooLarge, _) = error { return true } else { return false }
             })
@@ -329,9 +334,9 @@ struct IconLibraryTests {
         try FileManager.default.copyItem(at: crasher, to: folder.appendingPathComponent("icons/crasher.svg"))
         let library = IconLibrary(directory: icons, cache: IconCache(), placement: .isolated(TestSupport.isolated))
         #expect(
-            performing: { try library.icon(named: "crasher") },
+            performing: { try library.blockingIcon(named: "crasher") },
             throws: { "\($0)".contains("crasher.svg: librsvg crashed on this document (") })
-        #expect(try library.icon(named: "flag").size == PixelSize(width: 24, height: 24))
+        #expect(try library.blockingIcon(named: "flag").size == PixelSize(width: 24, height: 24))
     }
 }
 
@@ -366,7 +371,8 @@ struct OnePathTests {
                 params: ["flag_color": "#f00"], scale: 2)
             let library = IconLibrary(
                 directory: folder.appendingPathComponent("icons").path, cache: IconCache(disk: disk))
-            let fromLibrary = try library.icon(named: "flag", params: ["flag_color": "rgb(255, 0, 0)"], scale: 2)
+            let fromLibrary = try library.blockingIcon(
+                named: "flag", params: ["flag_color": "rgb(255, 0, 0)"], scale: 2)
             #expect(LibrsvgCounters.documentsLoadedOnThisThread == afterRender, "a cache hit loaded librsvg")
             #expect(try again.png == first.png && fromLibrary.pixels == first.pixels)
         }
