@@ -25,11 +25,8 @@ let package = Package(
         // whole-file reads and atomic writes (Glibc only), the CPU's SHA-256 instructions.
         .target(name: "IconrSystem", dependencies: ["CSystem"]),
         // Pure Swift: colors, templates, parameter substitution, packing, the style engine.
-        // Optimized in debug builds too: its packer and expression engine are the hot loops of
-        // the test suite (the packer's property test took 31 s unoptimized).
-        .target(
-            name: "IconrCore", dependencies: ["IconrSystem"],
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]),
+        // No unsafe flags in any target: SwiftPM refuses them in a dependency given by version.
+        .target(name: "IconrCore", dependencies: ["IconrSystem"]),
         // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
         .target(name: "IconrRender", dependencies: ["IconrCore", "IconrSystem", "CRsvg", "CPNG"]),
         // The one door to libmicrohttpd: an HTTP server that calls a Swift handler.
