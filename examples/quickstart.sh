@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Installs what iconr and its tests need (.ci/install: Debian packages in .ci/packages, and
-# MapLibre Native's pymgl from PyPI for the sprite tests), builds iconr, and renders the
-# bundled flag in red, yellow and #800080 at 1x and 2x into out/flags.
+# Installs what the command line needs, and nothing else (librsvg and cairo, which iconr opens
+# when it first renders; libpng's and libdeflate's headers to build; libmicrohttpd for
+# `iconr serve`), builds iconr, and renders the bundled flag in red, yellow and #800080 at
+# 1x and 2x into out/flags. The test tools (Chromium, MapLibre, nginx, ...) are
+# .ci/install's, which `swift test` needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash .ci/install
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+missing=()
+for package in librsvg2-2 libcairo2 libpng-dev libdeflate-dev libmicrohttpd12; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "Installing ${missing[*]}"
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
 # The command line only: the benchmarks (iconr-bench) use Foundation, whose static library
 # prints a link warning of its own.
 swift build -c release --static-swift-stdlib --product iconr

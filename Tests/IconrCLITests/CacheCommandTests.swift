@@ -59,7 +59,7 @@ struct CacheCommandTests {
     }
 
     /// Only a render opens librsvg: `--version`, `expression` and a cache hit never do
-    /// (what makes them start in a few milliseconds; README, performance).
+    /// (what makes them start in a few milliseconds; docs/benchmarks.md).
     @Test func onlyARenderOpensLibrsvg() throws {
         #expect(try !loadsLibrsvg(["--version"]))
         #expect(try !loadsLibrsvg(["expression", #"["+", 1, 2]"#]))

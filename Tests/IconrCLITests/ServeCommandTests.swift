@@ -378,11 +378,12 @@ struct ServeCommandTests {
         }
     }
 
-    /// The README's complete page, as written (only the script URLs and the server's address
+    /// docs/server.md's complete page, as written (only the script URLs and the server's address
     /// replaced), shows its teal flag, which no build prebaked, through iconr.js.
-    @Test func theREADMEPageShowsARuntimeColor() throws {
-        let readme = try String(contentsOf: TestSupport.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let start = try #require(readme.range(of: "```html\n"), "the README has an HTML page")
+    @Test func theServerDocsPageShowsARuntimeColor() throws {
+        let readme = try String(
+            contentsOf: TestSupport.repository.appendingPathComponent("docs/server.md"), encoding: .utf8)
+        let start = try #require(readme.range(of: "```html\n"), "docs/server.md has an HTML page")
         let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
         try FileManager.default.copyItem(
             at: TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json"),

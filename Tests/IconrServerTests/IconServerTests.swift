@@ -106,7 +106,7 @@ struct IconServerTests {
         #expect(
             metadata["content"]
                 == .array([content.left, content.top, content.right, content.bottom].map { .number($0) }))
-        // The label is [8, 32] x [8, 16] stretchable at 1x (README): 16 to 64 at 2x.
+        // The label is [8, 32] x [8, 16] stretchable at 1x (docs/cli.md): 16 to 64 at 2x.
         #expect(metadata["stretchX"] == .array([.array([.number(16), .number(64)])]))
         let index = try #require(
             try JSONValue.parse(get("/sprites/bundled/sprite@2x.json").body).objectValue?["label"]?.objectValue)

@@ -12,7 +12,7 @@ is added and the map is idle. Exit 1 with the reason on stderr if the map report
 an image could not be had. The runtime images added (id, width, height, pixelRatio) are
 written beside the output, as output.png.json. Used by Tests/IconrCLITests/ServeCommandTests.swift.
 
-Or {"page": html, "width": 400, "height": 300}: a whole page of its own (the README's), whose
+Or {"page": html, "width": 400, "height": 300}: a whole page of its own (docs/server.md's), whose
 global `map` is watched until it is loaded with a runtime image added; the output is then a
 screenshot of the window (such a page need not keep its drawing buffer).
 """
