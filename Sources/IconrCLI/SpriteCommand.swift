@@ -313,11 +313,32 @@ enum SpriteCommand: Command {
         // The prefix a style's "sprite" names, last, for scripts.
         if hashNames { console.out(prefix) }
         if build.sheetCount > 1 {
+            let fix = oneSheetSide(build, padding: options.padding).map { " (--max-size \($0) puts them on one)" } ?? ""
             console.note(
-                "The icons need \(build.sheetCount) sheets; in the style (ids in sheet N are prefixed \"<id>:\"):")
+                "The icons need \(build.sheetCount) sheets\(fix); in the style (ids in sheet N are prefixed \"<id>:\"):"
+            )
             console.note("\"sprite\": " + build.spriteValue(prefix: prefix).serialized)
         }
         console.note(summary(build, ratios: options.ratios.count, seconds: elapsed))
+    }
+
+    /// The smallest `--max-size` (up to 32767) at which the packer puts `build`'s images on
+    /// one sheet at its largest ratio; nil when none does.
+    private static func oneSheetSide(_ build: SpriteBuild, padding: Int) -> Int? {
+        guard let ratio = build.sheets.map(\.ratio).max() else { return nil }
+        let sizes = build.sheets.filter { $0.ratio == ratio }.flatMap { sheet in
+            sheet.entries.sorted { $0.key < $1.key }.map {
+                PixelSize(width: $0.value.rect.width, height: $0.value.rect.height)
+            }
+        }
+        let padded = Int((Double(padding) * ratio).rounded(.up))
+        let area = sizes.reduce(0) { $0 + ($1.width + padded) * ($1.height + padded) }
+        var side = max(sizes.map { max($0.width, $0.height) }.max() ?? 1, Int(Double(area).squareRoot()))
+        while side <= 32767 {
+            if SpritePacker.split(sizes, padding: padded, maxSide: side).groups.count == 1 { return side }
+            side += max(1, side / 50)
+        }
+        return nil
     }
 
     /// The one-line summary: icons, variants, sheets, fill, bytes, time.

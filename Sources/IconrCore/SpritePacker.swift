@@ -147,26 +147,42 @@ package enum SpritePacker {
             || (area == otherArea && abs(sheet.width - sheet.height) < abs(other.width - other.height))
     }
 
-    /// Splits items into groups that each fit a `maxSide` x `maxSide` sheet, filling each
-    /// sheet before starting the next. Items larger than a sheet are returned apart.
+    /// Splits items into groups that each fit a `maxSide` x `maxSide` sheet: runs of
+    /// consecutive items (in index order, which for a sprite is its ids by name) of about
+    /// equal area, as few as fit. A sheet is then a range of names: adding an icon moves none
+    /// but a few at the ends of the ranges. Items larger than a sheet are returned apart.
     package static func split(_ sizes: [PixelSize], padding: Int, maxSide: Int) -> (groups: [[Int]], tooLarge: [Int]) {
         let padded = sizes.map { PixelSize(width: $0.width + padding, height: $0.height + padding) }
         let tooLarge = sizes.indices.filter { sizes[$0].width > maxSide || sizes[$0].height > maxSide }
         let excluded = Set(tooLarge)
-        var remaining = insertionOrder(padded).filter { !excluded.contains($0) }
-        var groups: [[Int]] = []
-        while !remaining.isEmpty {
+        let items = sizes.indices.filter { !excluded.contains($0) }
+        guard !items.isEmpty else { return ([], tooLarge) }
+        /// Whether `run` fills one sheet, placed as `pack` tries them at its widest (so a
+        /// group made here packs).
+        func fits(_ run: [Int]) -> Bool {
             var bin = Bin(
                 width: maxSide + padding, height: maxSide + padding,
-                placement: remaining.count > manyItems ? .skyline : .shortSide)
-            var placed: [Int] = [], left: [Int] = []
-            for index in remaining {
-                if bin.insert(padded[index]) != nil { placed.append(index) } else { left.append(index) }
-            }
-            groups.append(placed.sorted())
-            remaining = left
+                placement: run.count > manyItems ? .skyline : .shortSide)
+            return insertionOrder(run.map { padded[$0] }).allSatisfy { bin.insert(padded[run[$0]]) != nil }
         }
-        return (groups, tooLarge)
+        let areas = items.map { Double(padded[$0].width * padded[$0].height) }
+        let total = areas.reduce(0, +), capacity = Double((maxSide + padding) * (maxSide + padding))
+        var count = max(1, Int((total / capacity).rounded(.up)))
+        while count < items.count {
+            // Each item goes to the range its area's middle falls in.
+            var groups = [[Int]](repeating: [], count: count)
+            var before = 0.0
+            for (position, item) in items.enumerated() {
+                let middle = before + areas[position] / 2
+                groups[min(count - 1, Int(middle / total * Double(count)))].append(item)
+                before += areas[position]
+            }
+            groups.removeAll { $0.isEmpty }
+            if groups.allSatisfy(fits) { return (groups, tooLarge) }
+            count += 1
+        }
+        // One item a sheet: each is no larger than a sheet.
+        return (items.map { [$0] }, tooLarge)
     }
 
     /// One way of drawing the items: their sizes, the padding between them, and which item's

@@ -193,6 +193,15 @@ struct SpriteCommandTests {
             "\(split.stderr)")
         let first = try index("out/sprite@2x.json"), second = try index("out/sprite-2@2x.json")
         #expect(Set(first.keys).isDisjoint(with: second.keys))
+        // Each sheet a range of names; the summary names the --max-size that needs one sheet.
+        #expect(try #require(first.keys.max()) < second.keys.min() ?? "")
+        let side = try #require(
+            split.stderr.firstRange(of: #/--max-size (\d+) puts them on one/#).map {
+                String(split.stderr[$0].split(separator: " ")[1])
+            }, "\(split.stderr)")
+        let one = try iconr("sprite", "icons", "-o", "one/sprite", "--max-size", side, "--no-cache")
+        #expect(one.status == 0 && !one.stderr.contains("sheets"), "\(one.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("one/sprite-2.png").path))
         #expect(try index("out/sprite.json").keys.sorted() == first.keys.sorted())
         let tooLarge = try iconr("sprite", "icons", "-o", "big/sprite", "--max-size", "60", "--no-cache")
         #expect(tooLarge.status == 1)

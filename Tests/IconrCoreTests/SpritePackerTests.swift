@@ -156,6 +156,32 @@ struct SpritePackerTests {
         }
     }
 
+    /// Sheets hold ranges of names (items in index order), so adding an icon moves only a
+    /// few icons between sheets, at the ends of the ranges: osm-carto's two sheets had their
+    /// ids alternate 194 times in sorted order, and one new icon could move any of them.
+    @Test func sheetsAreRangesOfNamesAndAnAddedIconMovesFew() throws {
+        var generator = SpriteGroupingTests.Generator(state: 7)
+        let sizes = (0..<400).map { _ in PixelSize(width: generator.next(8...47), height: generator.next(8...47)) }
+        let before = SpritePacker.split(sizes, padding: 1, maxSide: 256)
+        #expect(before.groups.count >= 3)
+        #expect(before.groups.flatMap { $0 } == Array(sizes.indices), "each sheet a range, in order")
+        var moves: [Int] = []
+        for position in [0, 57, 200, 399] {
+            var grown = sizes
+            grown.insert(PixelSize(width: 20, height: 20), at: position)
+            let after = SpritePacker.split(grown, padding: 1, maxSide: 256)
+            #expect(after.groups.flatMap { $0 } == Array(grown.indices))
+            guard after.groups.count == before.groups.count else { continue }
+            func sheet(of item: Int, in groups: [[Int]]) -> Int? { groups.firstIndex { $0.contains(item) } }
+            // Item i of the old set is item i (or i + 1, past the new one) of the new.
+            let moved = sizes.indices.filter {
+                sheet(of: $0, in: before.groups) != sheet(of: $0 < position ? $0 : $0 + 1, in: after.groups)
+            }
+            moves.append(moved.count)
+        }
+        #expect(!moves.isEmpty && moves.allSatisfy { $0 <= 3 * (before.groups.count - 1) }, "\(moves)")
+    }
+
     @Test func splitsIntoSheetsThatFit() throws {
         let sizes = Self.mixed + [PixelSize(width: 300, height: 20)]
         let split = SpritePacker.split(sizes, padding: 1, maxSide: 256)
