@@ -125,21 +125,26 @@ enum SpriteBenchmark {
             )
         }
         print(summary)
-        // The sheets against what optipng makes of them (the issue's size goal: no larger).
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/optipng") {
-            for name in outputs.filter({ $0.hasSuffix(".png") }).map({ ($0 as NSString).lastPathComponent }) {
-                let ours = scratch + "/" + name, theirs = scratch + "/optipng-" + name
-                try? FileManager.default.copyItem(atPath: ours, toPath: theirs)
-                _ = run("/usr/bin/optipng", ["-quiet", "-o2", theirs])
-                let size = { (path: String) in
-                    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-                }
-                print(
-                    "\(name): \(size(ours)) bytes, optipng -o2 \(size(theirs)) bytes "
-                        + "(\(String((Double(size(ours)) / Double(max(1, size(theirs))) * 1000).rounded() / 10))%)")
+        // The sheets against what oxipng -o2 (PyPI pyoxipng) makes of them, and how long it takes.
+        let oxipng = """
+            import oxipng, sys, time
+            data = open(sys.argv[1], 'rb').read()
+            started = time.perf_counter()
+            smaller = oxipng.optimize_from_memory(data, level=2)
+            print(len(smaller), time.perf_counter() - started)
+            """
+        for name in outputs.filter({ $0.hasSuffix(".png") }).map({ ($0 as NSString).lastPathComponent }) {
+            let ours = scratch + "/" + name
+            let (_, answer) = run("/usr/bin/env", ["python3", "-c", oxipng, ours])
+            let fields = answer.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            guard fields.count == 2 else {
+                print("oxipng is not installed: no PNG size comparison (pip install pyoxipng)")
+                break
             }
-        } else {
-            print("optipng is not installed: no PNG size comparison (apt-get install optipng)")
+            let size = (try? FileManager.default.attributesOfItem(atPath: ours)[.size] as? Int) ?? 0
+            print(
+                "\(name): \(size) bytes, oxipng -o2 \(Int(fields[0])) bytes in \(ms(fields[1])) ms "
+                    + "(\(String((Double(size) / max(1, fields[0]) * 1000).rounded() / 10))%)")
         }
         guard !recursive else {
             print("--optimize, --padding 0 and the mixed set: not run for a set in folders (Zopfli takes minutes)")
