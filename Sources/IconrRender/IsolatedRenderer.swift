@@ -59,33 +59,59 @@ public final class IsolatedRenderer: Sendable {
         return measurement
     }
 
+    /// Sends `request` to an idle worker (or a new one). A worker that dies on it may have
+    /// been dead already, or killed from outside while it rendered: that is not the
+    /// document's doing, so the request is sent once more, to a new worker, and only a second
+    /// death is the document's crash. A timeout is not tried again.
     private func perform(_ request: RenderRequest, timeout: Double) throws(RenderError) -> RenderReply {
-        let worker: WorkerProcess
+        let message = request.encoded()
+        let first: WorkerProcess
         if let idle = idleWorkers.withLock({ $0.popLast() }) {
-            worker = idle
+            first = idle
         } else {
-            worker = try WorkerProcess(executable: executable, arguments: arguments)
+            first = try WorkerProcess(executable: executable, arguments: arguments)
         }
+        switch attempt(message, on: first, timeout: timeout) {
+        case .success(let reply): return try reply.get()
+        case .failure(.died), .failure(.crashedInIconr), .failure(.io):
+            let second = try WorkerProcess(executable: executable, arguments: arguments)
+            switch attempt(message, on: second, timeout: timeout) {
+            case .success(let reply): return try reply.get()
+            case .failure(let failure): throw Self.error(failure, timeout: timeout)
+            }
+        case .failure(let failure): throw Self.error(failure, timeout: timeout)
+        }
+    }
+
+    /// One exchange with `worker`: the decoded reply (the worker then waits for the next
+    /// request), or how the worker failed (it is then gone).
+    private func attempt(
+        _ message: [UInt8], on worker: WorkerProcess, timeout: Double
+    ) -> Result<Result<RenderReply, RenderError>, WorkerProcess.Failure> {
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(timeout, 1e9) * 1000))
         do {
-            let reply = try worker.exchange(request.encoded(), deadline: deadline)
-            let result = try RenderReply.decode(reply)
-            idleWorkers.withLock { $0.append(worker) }
-            return try result.get()
-        } catch let failure as WorkerProcess.Failure {
-            worker.terminate()
-            switch failure {
-            case .timedOut: throw RenderError.timedOut(seconds: timeout)
-            case .died(let signal?): throw RenderError.crashed(signal: signal)
-            case .crashedInIconr: throw RenderError.crashedInIconr
-            case .died(nil): throw RenderError.workerFailed("the worker exited unexpectedly")
-            case .io(let message): throw RenderError.workerFailed(message)
+            let reply = try worker.exchange(message, deadline: deadline)
+            switch Result(catching: { () throws(RenderError) in try RenderReply.decode(reply) }) {
+            case .success(let result):
+                idleWorkers.withLock { $0.append(worker) }
+                return .success(result)
+            case .failure(let error):
+                worker.terminate()
+                return .success(.failure(error))
             }
-        } catch let error as RenderError {
-            throw error
         } catch {
             worker.terminate()
-            throw RenderError.workerFailed("\(error)")
+            return .failure(error)
+        }
+    }
+
+    private static func error(_ failure: WorkerProcess.Failure, timeout: Double) -> RenderError {
+        switch failure {
+        case .timedOut: .timedOut(seconds: timeout)
+        case .died(let signal?): .crashed(signal: signal)
+        case .crashedInIconr: .crashedInIconr
+        case .died(nil): .workerFailed("the worker exited unexpectedly")
+        case .io(let message): .workerFailed(message)
         }
     }
 }

@@ -47,8 +47,11 @@ public final class IconServer: Sendable {
     private let renderer: IconRenderer
     private let sprites: [String: ServedSprite]
     private let styles: [String: ServedStyle]
-    /// Failures of renders that fail the same way every time (keyed by variant), answered at once.
-    private let failures = Locked<[VariantKey: String]>([:])
+    /// Failures that are the document's own (keyed by variant), answered at once until they
+    /// expire: not timeouts (the machine may be loaded) or workers killed from outside.
+    private let failures = Locked<[VariantKey: (message: String, until: ContinuousClock.Instant)]>([:])
+    /// How long a document's failure is remembered.
+    static let failureMemory = Duration.seconds(600)
     /// The ETag and `Iconr-Image` header of variants answered before.
     private let answered = Locked<[VariantKey: (tag: String, metadata: String)]>([:])
     private let pendingRenders = Atomic<Int>(0)
@@ -212,7 +215,13 @@ public final class IconServer: Sendable {
         if let hit = renderer.cache.memoryHit(for: key) {
             variant = hit
         } else {
-            if let failure = failures.withLock({ $0[key] }) { return Self.error(500, failure) }
+            // A remembered failure stands unless it expired or the variant has since reached
+            // the disk cache (another process rendered it).
+            if let failure = failures.withLock({ $0[key] }), ContinuousClock.now < failure.until,
+                renderer.cache.disk?.read(key, maxSize: options.limits.maxSize) == nil
+            {
+                return Self.error(500, failure.message)
+            }
             guard pendingRenders.add(1, ordering: .relaxed).newValue <= options.renderQueueLimit else {
                 pendingRenders.subtract(1, ordering: .relaxed)
                 var response = Self.error(503, "the render queue is full; try again")
@@ -226,16 +235,26 @@ public final class IconServer: Sendable {
                 metrics.rendered(seconds: Self.seconds(ContinuousClock.now - started))
             } catch {
                 let message = Self.withoutFile(error)
+                var documentsOwn = true
                 if case .render(let renderError, _) = error {
                     if case .tooLarge = renderError { return Self.error(400, message) }
                     switch renderError {
-                    case .crashed, .crashedInIconr, .timedOut: metrics.workerCrashed()
+                    case .crashed(let signal):
+                        metrics.workerCrashed()
+                        documentsOwn = signal != SIGKILL
+                    case .crashedInIconr: metrics.workerCrashed()
+                    case .timedOut:
+                        metrics.workerCrashed()
+                        documentsOwn = false
+                    case .workerFailed: documentsOwn = false
                     default: break
                     }
                 }
-                failures.withLock { known in
-                    if known.count >= 10_000 { known.removeAll() }
-                    known[key] = message
+                if documentsOwn {
+                    failures.withLock { known in
+                        if known.count >= 10_000 { known.removeAll() }
+                        known[key] = (message, ContinuousClock.now + Self.failureMemory)
+                    }
                 }
                 return Self.error(500, message)
             }

@@ -136,7 +136,9 @@ enum SpriteBenchmark {
         for name in outputs.filter({ $0.hasSuffix(".png") }).map({ ($0 as NSString).lastPathComponent }) {
             let ours = scratch + "/" + name
             let (_, answer) = run("/usr/bin/env", ["python3", "-c", oxipng, ours])
-            let fields = answer.split(separator: " ").compactMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            let fields = answer.split(separator: " ").compactMap {
+                Double($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
             guard fields.count == 2 else {
                 print("oxipng is not installed: no PNG size comparison (pip install pyoxipng)")
                 break

@@ -159,13 +159,66 @@ struct ServeCommandTests {
         #expect(try server.get("/health").status == 200)
     }
 
-    @Test func aRenderPastTheTimeLimitFailsAndIsRemembered() throws {
+    /// A timeout may be the machine's load, not the document: it is not remembered, and the
+    /// next request tries again.
+    @Test func aRenderPastTheTimeLimitFailsAndIsNotRemembered() throws {
         let server = try serve(["--timeout", "0.3"])
         let first = try server.get("/icons/slow@8x.png")
         #expect(first.status == 500)
         #expect(first.text.contains("longer than"), "\(first.text)")
         #expect(try server.get("/icons/slow@8x.png").text == first.text)
-        #expect(try server.get("/metrics").text.contains("iconr_worker_crashes_total 1"))
+        #expect(try server.get("/metrics").text.contains("iconr_worker_crashes_total 2"))
+    }
+
+    /// Render workers killed from outside (`kill -9`), idle or while they render, poison no
+    /// variant: the request goes once more to a new worker. (Before, every later request of
+    /// the variant got "500 librsvg crashed on this document (SIGKILL)" until a restart.)
+    @Test func killedWorkersAreReplacedAndPoisonNothing() throws {
+        let server = try serve()
+        #expect(try server.get("/icons/flag.png?flag_color=111111").status == 200)
+        let idle = Self.children(of: server.process.pid)
+        #expect(!idle.isEmpty, "an idle render worker")
+        for pid in idle { kill(pid, SIGKILL) }
+        let after = try server.get("/icons/flag.png?flag_color=123456")
+        #expect(after.status == 200, "\(after.text)")
+        // Killed while it renders a slow variant: the request still gets its image.
+        let serverPID = server.process.pid
+        let killer = Thread {
+            let deadline = ContinuousClock.now + .seconds(20)
+            var killed = false
+            while !killed, ContinuousClock.now < deadline {
+                for pid in Self.children(of: serverPID) where Self.isBusy(pid) {
+                    kill(pid, SIGKILL)
+                    killed = true
+                }
+                usleep(20_000)
+            }
+        }
+        killer.start()
+        let slow = try server.get("/icons/slow@6x.png")
+        #expect(slow.status == 200, "\(slow.text)")
+        #expect(try server.get("/icons/slow@6x.png").status == 200)
+        #expect(server.process.isRunning)
+    }
+
+    /// The processes whose parent is `parent` (from /proc).
+    static func children(of parent: pid_t) -> [pid_t] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == parent
+        }
+    }
+
+    /// Whether a process is running (state R) rather than waiting.
+    static func isBusy(_ pid: pid_t) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return false }
+        return stat[stat.index(after: close)...].split(separator: " ").first == "R"
     }
 
     @Test func concurrentRequestsForOneVariantRenderItOnce() throws {
