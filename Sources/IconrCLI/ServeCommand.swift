@@ -36,6 +36,11 @@ enum ServeCommand: Command {
                 isRepeatable: true),
             OptionSpec(names: ["--threads"], valueName: "N", help: "Threads answering requests (default: 8)."),
             OptionSpec(
+                names: ["--client-connections"], valueName: "N",
+                help:
+                    "Open connections from one IP address at most; more are closed (default: 256; raise it behind a proxy)."
+            ),
+            OptionSpec(
                 names: ["--render-queue"], valueName: "N",
                 help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
             OptionSpec(
@@ -89,6 +94,10 @@ enum ServeCommand: Command {
                 try arguments.value(
                     "--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
                     expected: "a whole number from 1 to 256") ?? 8
+            http.connectionsPerClient =
+                try arguments.value(
+                    "--client-connections", as: { Int($0).flatMap { (1...65536).contains($0) ? $0 : nil } },
+                    expected: "a whole number from 1 to 65536") ?? 256
             address = arguments.value("--listen") ?? "127.0.0.1:8080"
         }
     }

@@ -16,6 +16,9 @@ public struct HTTPRequest: Sendable {
     public var headers: [String: String]
     /// The bytes of all header names and values: what a header limit is checked against.
     public var headerBytes: Int
+    /// The protocol version as sent, `HTTP/1.1` or `HTTP/1.0` (made in tests: `HTTP/1.0`,
+    /// which needs no `Host`).
+    public var version = "HTTP/1.0"
 
     /// A request (tests make them; the server makes them from libmicrohttpd's).
     public init(
@@ -107,13 +110,18 @@ public final class HTTPServer: Sendable {
         public var threads = 8
         /// Open connections at most; more wait in the kernel's accept queue.
         public var connectionLimit = 1024
+        /// Open connections from one IP address at most; more are closed as they come, so
+        /// that one client (slowloris: many connections, a header line now and then) cannot
+        /// take them all. Behind a proxy every client has its address: raise it there.
+        public var connectionsPerClient = 256
         /// An idle connection is closed after this many seconds.
         public var idleTimeout = 30
         /// Per-connection memory for the request line and headers: past it libmicrohttpd
         /// answers 414 or 431 itself.
         public var connectionMemory = 64 << 10
 
-        /// 8 threads, 1,024 connections, 30 s idle timeout, 64 KiB per connection.
+        /// 8 threads, 1,024 connections (256 from one address), 30 s idle timeout, 64 KiB
+        /// per connection.
         public init() {}
     }
 
@@ -147,6 +155,9 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_CONNECTION_LIMIT), value: max(1, configuration.connectionLimit),
                 ptr_value: nil),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_PER_IP_CONNECTION_LIMIT),
+                value: max(1, configuration.connectionsPerClient), ptr_value: nil),
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_CONNECTION_TIMEOUT), value: max(1, configuration.idleTimeout),
                 ptr_value: nil),
@@ -250,7 +261,7 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, _, reque
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = {
-    context, connection, url, method, _, _, uploadSize, requestContext in
+    context, connection, url, method, version, _, uploadSize, requestContext in
     guard let context, let connection, let requestContext else { return Int32(ICONR_MHD_NO) }
     let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
     if requestContext.pointee == nil {
@@ -281,6 +292,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         request.headers[name.lowercased()] = value
     }
     request.headerBytes = headers.bytes
+    request.version = version.map { String(cString: $0) } ?? ""
     var response = server.handler(request)
     let made = response.body.withUnsafeMutableBytes { body in
         api.MHD_create_response_from_buffer(body.count, body.baseAddress, Int32(ICONR_MHD_RESPMEM_MUST_COPY))

@@ -109,6 +109,16 @@ public final class IconServer: Sendable {
     }
 
     private func route(_ request: HTTPRequest) -> (String, HTTPResponse) {
+        // HTTP/1.1 requires Host (RFC 9112 3.2); both lengths at once is how requests are
+        // smuggled past proxies (RFC 9112 6.1): refused, and the connection closed.
+        if request.version == "HTTP/1.1", request.headers["host"] == nil {
+            return ("other", Self.error(400, "an HTTP/1.1 request needs a Host header"))
+        }
+        if request.headers["content-length"] != nil, request.headers["transfer-encoding"] != nil {
+            var response = Self.error(400, "a request with both Content-Length and Transfer-Encoding")
+            response.headers.append(("Connection", "close"))
+            return ("other", response)
+        }
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = Self.error(405, "method \(request.method) is not allowed: iconr serves GET and HEAD")
             response.headers.append(("Allow", "GET, HEAD"))
@@ -174,9 +184,9 @@ public final class IconServer: Sendable {
         var scale = 1.0
         if let at = name.lastIndex(of: "@"), name.hasSuffix("x") {
             let text = name[name.index(after: at)..<name.index(before: name.endIndex)]
-            guard let parsed = Self.decimal(text), parsed > 0, parsed <= options.maxScale else {
+            guard let parsed = Self.decimal(text), parsed >= 0.01, parsed <= options.maxScale else {
                 return Self.error(
-                    400, "invalid scale '\(text)': expected a number > 0 and at most \(options.maxScale.shortText)")
+                    400, "invalid scale '\(text)': expected a number from 0.01 to \(options.maxScale.shortText)")
             }
             scale = parsed
             name = String(name[..<at])

@@ -87,6 +87,8 @@ struct ServeCommandTests {
             (Array("DELETE /icons/flag.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8), [405]),
             (Array("POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello".utf8), [405]),
             (Array("GET /health HTTP/9.9\r\nHost: x\r\n\r\n".utf8), [505, 400]),
+            // HTTP/1.1 requires Host.
+            (Array("GET /health HTTP/1.1\r\n\r\n".utf8), [400]),
         ]
         for (bytes, statuses) in cases {
             let connection = try HTTPConnection(port: server.port)
@@ -96,6 +98,14 @@ struct ServeCommandTests {
                 statuses.contains(reply.status), "\(String(decoding: bytes.prefix(60), as: UTF8.self)): \(reply.status)"
             )
         }
+        // Both Content-Length and Transfer-Encoding (request smuggling): 400, and closed.
+        let smuggled = try HTTPConnection(port: server.port, timeout: 5)
+        try smuggled.send(
+            Array(
+                "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+                    .utf8))
+        #expect(try smuggled.readReply().status == 400)
+        #expect(smuggled.isClosedByServer())
         // Not HTTP at all: libmicrohttpd closes the connection without a word.
         let garbage = try HTTPConnection(port: server.port)
         try garbage.send(Array("BLAH\r\n\r\n".utf8))
@@ -199,6 +209,27 @@ struct ServeCommandTests {
         #expect(slow.status == 200, "\(slow.text)")
         #expect(try server.get("/icons/slow@6x.png").status == 200)
         #expect(server.process.isRunning)
+    }
+
+    /// One client holding connections open with half a request head (slowloris) takes at
+    /// most `--client-connections` of them: the next is closed at once, and the server
+    /// answers again as soon as one of them goes. (Before, one client could hold all 1,024.)
+    @Test func oneClientCannotHoldEveryConnection() throws {
+        let server = try serve(["--client-connections", "4"])
+        var held: [HTTPConnection] = []
+        for _ in 0..<4 {
+            // An answered request proves the connection accepted; then half a request head.
+            let connection = try HTTPConnection(port: server.port, timeout: 20)
+            #expect(try connection.request("/health").status == 200)
+            try connection.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n".utf8))
+            held.append(connection)
+        }
+        let refused = try HTTPConnection(port: server.port, timeout: 20)
+        try refused.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(refused.isClosedByServer(), "the fifth connection of one client")
+        held.removeLast()
+        usleep(200_000)
+        #expect(try HTTPConnection(port: server.port, timeout: 20).request("/health").status == 200)
     }
 
     /// The processes whose parent is `parent` (from /proc).
