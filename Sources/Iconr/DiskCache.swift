@@ -34,6 +34,9 @@ public final class DiskCache: Sendable {
     /// Bytes of files as last counted plus what this process wrote since; nil until counted.
     private let knownBytes = Locked<Int?>(nil)
     private let batch: Batch?
+    /// The cache's own key (the file `key` beside `entries-v1`, mode 0600, made with the cache): entries carry an
+    /// HMAC under it, so that a planted entry with a digest anyone can compute is not served.
+    private let secret: [UInt8]
 
     /// Uses (and creates) `directory`. With a `batch` name, entries come from and go to that
     /// batch's pack: `store` keeps them in memory, and `flush()` writes the pack with every
@@ -54,6 +57,39 @@ public final class DiskCache: Sendable {
                 throw IconrError.folder(path: path, problem: .cannotCreate(purpose: "the cache directory", error))
             }
         }
+        secret = try Self.secret(in: directory)
+    }
+
+    /// The 32 random bytes of `folder/key`, made (written aside, then linked in, so that
+    /// processes starting together agree on one) when there is none.
+    private static func secret(in folder: String) throws(IconrError) -> [UInt8] {
+        let path = folder + "/key"
+        func existing() -> [UInt8]? {
+            guard let bytes = try? FileReader.read(path, followingLinks: false), bytes.count == 32 else { return nil }
+            return bytes
+        }
+        if let bytes = existing() { return bytes }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        let random = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
+        let got = random < 0 ? -1 : bytes.withUnsafeMutableBytes { Glibc.read(random, $0.baseAddress, 32) }
+        if random >= 0 { close(random) }
+        guard got == 32 else {
+            throw IconrError.folder(
+                path: path, problem: .cannotCreate(purpose: "the cache key", SystemError("read /dev/urandom")))
+        }
+        let temporary = path + ".\(getpid()).tmp"
+        let made = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if made >= 0 {
+            let written = bytes.withUnsafeBytes { Glibc.write(made, $0.baseAddress, 32) }
+            close(made)
+            if written == 32 { link(temporary, path) }
+            unlink(temporary)
+        }
+        // Ours, or the one another process linked in first; a damaged one is made anew.
+        if let bytes = existing() { return bytes }
+        unlink(path)
+        if let bytes = existing() { return bytes }
+        throw IconrError.folder(path: path, problem: .cannotCreate(purpose: "the cache key", SystemError("link")))
     }
 
     /// `$XDG_CACHE_HOME/iconr`, else `~/.cache/iconr`.
@@ -71,20 +107,21 @@ public final class DiskCache: Sendable {
     ) -> (png: [UInt8]?, image: RasterImage)? {
         let name = entryName(key)
         if let batch, let entry = batch.stored(name) {
-            if let image = PackEntry.image(of: entry, key: key, maxSize: maxSize) {
+            if let image = PackEntry.image(of: entry, key: key, maxSize: maxSize, secret: secret) {
                 batch.keep(entry, as: name)
                 return (nil, image)
             }
         }
         let path = entryPath(name)
         guard let (entry, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
-        guard let png = CacheEntry.png(of: entry, key: key), let image = try? PNGDecoder.decode(png, maxSize: maxSize)
+        guard let png = CacheEntry.png(of: entry, key: key, secret: secret),
+            let image = try? PNGDecoder.decode(png, maxSize: maxSize)
         else {
             unlink(path)
             return nil
         }
         refreshTime(of: path, modified: modified)
-        batch?.keep(PackEntry.make(image, key: key), as: name)
+        batch?.keep(PackEntry.make(image, key: key, secret: secret), as: name)
         return (png, image)
     }
 
@@ -120,7 +157,8 @@ public final class DiskCache: Sendable {
     /// `flush()`.
     public func store(_ variant: IconVariant) {
         if let batch {
-            batch.keep(PackEntry.make(variant.icon.image, key: variant.key), as: entryName(variant.key))
+            batch.keep(
+                PackEntry.make(variant.icon.image, key: variant.key, secret: secret), as: entryName(variant.key))
         } else {
             // A variant that cannot be encoded is not stored: a later run renders it again.
             if let png = try? variant.png { write(png, for: variant.key) }
@@ -137,7 +175,7 @@ public final class DiskCache: Sendable {
     /// Stores `png` for `key` in a file of its own; a failure to write only costs a later render.
     public func write(_ png: [UInt8], for key: VariantKey) {
         let name = entryName(key)
-        let entry = CacheEntry.make(png: png, key: key)
+        let entry = CacheEntry.make(png: png, key: key, secret: secret)
         let path = entryPath(name)
         if (try? AtomicFile.write(entry, to: path)) == nil {
             // The entry's subfolder may not exist yet.
@@ -258,15 +296,15 @@ private struct EntryFile {
 }
 
 /// The bytes of a cache entry: the PNG with one private ancillary chunk, `icKy`, before its
-/// `IEND`, that holds the variant key's identity, a NUL, and the SHA-256 (hex) of the
-/// identity and the PNG without the chunk. The file is still a PNG any viewer opens; a
+/// `IEND`, that holds the variant key's identity, a NUL, and the HMAC-SHA-256 (hex) under the
+/// cache's key of the identity and the PNG without the chunk. The file is still a PNG any viewer opens; a
 /// reader gets back the PNG only when the key and the digest match.
 enum CacheEntry {
     private static let chunkType = Array("icKy".utf8)
 
-    static func make(png: [UInt8], key: VariantKey) -> [UInt8] {
+    static func make(png: [UInt8], key: VariantKey, secret: [UInt8]) -> [UInt8] {
         let identity = Array(key.identity.utf8)
-        let data = identity + [0] + Array(SHA256.hex(identity + png).utf8)
+        let data = identity + [0] + Array(hexDigest(identity + png, secret: secret).utf8)
         // IEND is the last 12 bytes of every PNG libpng writes.
         guard png.count >= 20 else { return png }
         let end = png.count - 12
@@ -279,7 +317,7 @@ enum CacheEntry {
     }
 
     /// The PNG inside `entry` when it is an entry of `key` and its digest matches; else nil.
-    static func png(of entry: [UInt8], key: VariantKey) -> [UInt8]? {
+    static func png(of entry: [UInt8], key: VariantKey, secret: [UInt8]) -> [UInt8]? {
         // The chunk stands right before IEND: find it from the end.
         guard entry.count > 8 + 12 + 12 + 64 else { return nil }
         let end = entry.count - 12
@@ -294,8 +332,12 @@ enum CacheEntry {
         else { return nil }
         let digest = entry[(start + 8 + identity.count + 1)..<(start + 8 + length)]
         let png = Array(entry[..<start]) + Array(entry[end...])
-        guard digest.elementsEqual(SHA256.hex(identity + png).utf8) else { return nil }
+        guard digest.elementsEqual(hexDigest(identity + png, secret: secret).utf8) else { return nil }
         return png
+    }
+
+    private static func hexDigest(_ bytes: [UInt8], secret: [UInt8]) -> String {
+        SHA256.hmac(key: secret, bytes).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
     }
 }
 
@@ -317,7 +359,7 @@ private enum CRC32 {
 /// A pack's entry: the variant key's identity, a NUL, the width and height (little-endian
 /// 32-bit), a format byte, the straight RGBA pixels (format 0) or, for images of more than
 /// `rawLimit` bytes, a zlib stream of them at libdeflate's fastest level (format 1), and the
-/// SHA-256 of all that before it. Served only when the identity is the key's, the size is
+/// HMAC-SHA-256 under the cache's key of all that before it. Served only when the identity is the key's, the size is
 /// within the limit, the digest holds and the pixels come out at exactly the size's length.
 /// A small icon is stored as it is, a copy and a digest (PNG-encoding every image cost a
 /// cold Temaki build about 45 ms of CPU, some 40 us an image); a large one deflated
@@ -326,7 +368,7 @@ enum PackEntry {
     /// Pixel bytes stored as they are, at most (a 128 x 128 icon).
     static let rawLimit = 64 << 10
 
-    static func make(_ image: RasterImage, key: VariantKey) -> [UInt8] {
+    static func make(_ image: RasterImage, key: VariantKey, secret: [UInt8]) -> [UInt8] {
         let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
         let payload = deflated ?? image.pixels
         var entry: [UInt8] = []
@@ -338,14 +380,12 @@ enum PackEntry {
         }
         entry.append(deflated == nil ? 0 : 1)
         entry += payload
-        var digest = SHA256()
-        digest.update(entry)
-        entry += digest.finalize()
+        entry += SHA256.hmac(key: secret, entry)
         return entry
     }
 
     /// The image inside `entry` when it is a sound entry of `key` at most `maxSize`; else nil.
-    static func image(of entry: [UInt8], key: VariantKey, maxSize: PixelSize) -> RasterImage? {
+    static func image(of entry: [UInt8], key: VariantKey, maxSize: PixelSize, secret: [UInt8]) -> RasterImage? {
         let identity = key.identity.utf8
         let header = identity.count + 10
         guard entry.count >= header + 32, entry.starts(with: identity), entry[identity.count] == 0 else { return nil }
@@ -354,9 +394,8 @@ enum PackEntry {
         }
         let size = PixelSize(width: side(identity.count + 1), height: side(identity.count + 5))
         guard size.width <= maxSize.width, size.height <= maxSize.height else { return nil }
-        var digest = SHA256()
-        digest.update(entry[..<(entry.count - 32)])
-        guard digest.finalize().elementsEqual(entry[(entry.count - 32)...]) else { return nil }
+        guard SHA256.hmac(key: secret, entry[..<(entry.count - 32)]).elementsEqual(entry[(entry.count - 32)...])
+        else { return nil }
         let payload = entry[header..<(entry.count - 32)], count = size.width * size.height * 4
         switch entry[header - 1] {
         case 0 where payload.count == count: return RasterImage(size: size, pixels: Array(payload))

@@ -36,6 +36,19 @@ package struct SHA256: Sendable {
         }
     }
 
+    /// HMAC-SHA-256 (RFC 2104) of `message` under `key` (at most 64 bytes): a digest only a
+    /// holder of the key can make.
+    package static func hmac<Bytes: Sequence>(key: [UInt8], _ message: Bytes) -> [UInt8] where Bytes.Element == UInt8 {
+        let padded = key + [UInt8](repeating: 0, count: max(0, 64 - key.count))
+        var inner = SHA256()
+        inner.update(padded.map { $0 ^ 0x36 })
+        inner.update(message)
+        var outer = SHA256()
+        outer.update(padded.map { $0 ^ 0x5c })
+        outer.update(inner.finalize())
+        return outer.finalize()
+    }
+
     package mutating func update<Bytes: Sequence>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         let handled: Void? = bytes.withContiguousStorageIfAvailable { buffer in
             update(UnsafeRawBufferPointer(buffer))

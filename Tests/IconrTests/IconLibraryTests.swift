@@ -120,26 +120,57 @@ struct IconLibraryTests {
         let red = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
         let blue = try library.blockingIcon(named: "flag", params: ["flag_color": "blue"], scale: 2)
         let image = red.icon.image, limit = RenderLimits.default.maxSize
-        let entry = PackEntry.make(image, key: red.key)
-        #expect(PackEntry.image(of: entry, key: red.key, maxSize: limit) == image)
-        #expect(PackEntry.image(of: entry, key: blue.key, maxSize: limit) == nil, "another key")
-        #expect(PackEntry.image(of: entry, key: red.key, maxSize: PixelSize(width: 1, height: 1)) == nil)
-        #expect(PackEntry.image(of: Array(entry.dropLast()), key: red.key, maxSize: limit) == nil, "truncated")
-        #expect(PackEntry.image(of: [], key: red.key, maxSize: limit) == nil)
+        let secret = [UInt8](repeating: 7, count: 32)
+        let entry = PackEntry.make(image, key: red.key, secret: secret)
+        #expect(PackEntry.image(of: entry, key: red.key, maxSize: limit, secret: secret) == image)
+        #expect(PackEntry.image(of: entry, key: blue.key, maxSize: limit, secret: secret) == nil, "another key")
+        #expect(
+            PackEntry.image(of: entry, key: red.key, maxSize: PixelSize(width: 1, height: 1), secret: secret) == nil)
+        #expect(
+            PackEntry.image(of: Array(entry.dropLast()), key: red.key, maxSize: limit, secret: secret) == nil,
+            "truncated")
+        #expect(PackEntry.image(of: [], key: red.key, maxSize: limit, secret: secret) == nil)
         for offset in [red.key.identity.utf8.count + 1, entry.count / 2, entry.count - 1] {
             var damaged = entry
             damaged[offset] ^= 0x01
-            #expect(PackEntry.image(of: damaged, key: red.key, maxSize: limit) == nil, "byte \(offset) flipped")
+            #expect(
+                PackEntry.image(of: damaged, key: red.key, maxSize: limit, secret: secret) == nil,
+                "byte \(offset) flipped")
         }
         // A large image is stored deflated, and read back to the same pixels.
         let large = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 12)
         #expect(large.icon.image.pixels.count > PackEntry.rawLimit)
-        let deflated = PackEntry.make(large.icon.image, key: large.key)
+        let deflated = PackEntry.make(large.icon.image, key: large.key, secret: secret)
         #expect(deflated.count < large.icon.image.pixels.count / 2, "\(deflated.count) bytes")
-        #expect(PackEntry.image(of: deflated, key: large.key, maxSize: limit) == large.icon.image)
+        #expect(PackEntry.image(of: deflated, key: large.key, maxSize: limit, secret: secret) == large.icon.image)
         var damaged = deflated
         damaged[deflated.count / 2] ^= 0x01
-        #expect(PackEntry.image(of: damaged, key: large.key, maxSize: limit) == nil)
+        #expect(PackEntry.image(of: damaged, key: large.key, maxSize: limit, secret: secret) == nil)
+        // Made under another cache's key (or with a plain digest anyone can compute): refused.
+        let forged = PackEntry.make(image, key: red.key, secret: [UInt8](repeating: 8, count: 32))
+        #expect(PackEntry.image(of: forged, key: red.key, maxSize: limit, secret: secret) == nil)
+    }
+
+    /// The cache's key is made once, mode 0600, and shared by every process on the folder;
+    /// an entry file forged with another key (a 20 x 28 image for a 24 x 24 flag, the red
+    /// team's plant) is not served but rendered again.
+    @Test func entriesCarryAnHMACUnderTheCachesOwnKey() throws {
+        let keyed = folder.appendingPathComponent("keyed").path
+        let first = try DiskCache(directory: keyed), second = try DiskCache(directory: keyed)
+        var info = stat()
+        #expect(stat(keyed + "/key", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let library = IconLibrary(directory: icons, cache: IconCache(disk: first))
+        let red = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        #expect(second.read(red.key)?.image == red.icon.image, "a second process reads it")
+        let planted = RasterImage(
+            size: PixelSize(width: 20, height: 28), pixels: [UInt8](repeating: 9, count: 20 * 28 * 4))
+        let png = try PNGEncoder.encode(planted)
+        let forged = CacheEntry.make(png: png, key: red.key, secret: [UInt8](repeating: 1, count: 32))
+        let name = try #require(
+            FileManager.default.enumerator(atPath: keyed + "/entries-v1")?.compactMap { $0 as? String }
+                .first { $0.hasSuffix(".png") })
+        try Data(forged).write(to: URL(fileURLWithPath: keyed + "/entries-v1/" + name))
+        #expect(try DiskCache(directory: keyed).read(red.key) == nil, "the forged entry")
     }
 
     /// A pack whose records were swapped (each name beside another variant's sound pixels)
