@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Why a file could not be written: the file, and what went wrong as data.
 public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -40,11 +41,22 @@ package enum AtomicFile {
 
     /// Removes the temporary files of writes under way; for an interrupt handler that is
     /// about to end the process.
+    /// Set (under `pending`'s lock) once `removeTemporaryFiles()` ran: the process is
+    /// exiting, and no temporary file may be made, nor renamed, after that.
+    private static let stopping = Atomic<Bool>(false)
+
     package static func removeTemporaryFiles() {
         pending.withLock { paths in
+            stopping.store(true, ordering: .relaxed)
             for path in paths { unlink(path) }
             paths.removeAll()
         }
+    }
+
+    /// Holds a writing thread once an interrupt handler removed the temporaries: the process
+    /// exits meanwhile, and a file made now would be left behind.
+    private static func waitForExit() -> Never {
+        while true { sleep(60) }
     }
 
     package static func write(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
@@ -170,7 +182,14 @@ package enum AtomicFile {
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
         let temporary = directory + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
-        pending.withLock { _ = $0.insert(temporary) }
+        // After an interrupt handler removed the temporaries, none is made: the renames of a
+        // write already under way then fail on the removed ones, and nothing is replaced.
+        let stopped = pending.withLock { paths -> Bool in
+            if stopping.load(ordering: .relaxed) { return true }
+            paths.insert(temporary)
+            return false
+        }
+        if stopped { waitForExit() }
         let file: FileDescriptor
         do {
             file = try FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644)
@@ -179,6 +198,11 @@ package enum AtomicFile {
                 error.errno == ENOENT || error.errno == ENOTDIR ? .noSuchFolder(directory) : .system(error)
             pending.withLock { _ = $0.remove(temporary) }
             throw FileWriteError(path: shownPath, problem: problem)
+        }
+        // The handler may have run between the check and the open: then this file is ours to remove.
+        if stopping.load(ordering: .relaxed) {
+            unlink(temporary)
+            waitForExit()
         }
         do {
             try write(bytes, to: file)
