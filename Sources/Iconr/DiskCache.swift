@@ -2,6 +2,7 @@ import Glibc
 import IconrCore
 import IconrRender
 import IconrSystem
+import Synchronization
 
 /// Rendered PNGs on disk, content-addressed: an entry's name is the SHA-256 of its variant
 /// key together with iconr's and librsvg's versions, so a new version of either never
@@ -28,11 +29,15 @@ import IconrSystem
 public final class DiskCache: Sendable {
     /// The cache folder.
     public let directory: String
-    /// Bytes the entries may take; past it the least recently used go.
+    /// Disk space the entries may take, counted in the blocks they use (a 1 KiB entry takes
+    /// 4 KiB, which also bounds how many files there are); past it the least recently used go.
     public let byteLimit: Int
     private let entries: String
     /// Bytes of files as last counted plus what this process wrote since; nil until counted.
     private let knownBytes = Locked<Int?>(nil)
+    /// Whether an eviction is running: writes past the limit then leave it to that one
+    /// (each used to scan the whole cache again).
+    private let evicting = Atomic<Bool>(false)
     private let batch: Batch?
     /// The cache's own key (the file `key` beside `entries-v1`, mode 0600, made with the cache): entries carry an
     /// HMAC under it, so that a planted entry with a digest anyone can compute is not served.
@@ -185,17 +190,23 @@ public final class DiskCache: Sendable {
         counted(adding: entry.count)
     }
 
-    /// Adds `bytes` to the known total, and evicts past the limit.
+    /// Adds a file of `bytes` to the known total (in whole 4 KiB blocks, as the disk holds
+    /// it), and evicts past the limit unless an eviction is already running.
     private func counted(adding bytes: Int) {
+        let blocks = (bytes + 4095) / 4096 * 4096
         let total = knownBytes.withLock { known -> Int in
-            let total = (known ?? countBytes()) + bytes
+            let total = (known ?? countBytes()) + blocks
             known = total
             return total
         }
-        if total > byteLimit { evict() }
+        guard total > byteLimit,
+            evicting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
+        else { return }
+        evict()
+        evicting.store(false, ordering: .releasing)
     }
 
-    /// How many entries and bytes the directory holds now.
+    /// How many entries the directory holds now, and the disk space they take.
     public func statistics() -> (entries: Int, bytes: Int) {
         let files = listEntries()
         return (files.count, files.reduce(0) { $0 + $1.size })
@@ -258,7 +269,7 @@ public final class DiskCache: Sendable {
                 else { continue }
                 files.append(
                     EntryFile(
-                        folder: path, name: name, size: Int(info.st_size),
+                        folder: path, name: name, size: Int(info.st_blocks) * 512,
                         modified: info.st_mtim.nanoseconds))
             }
         }
