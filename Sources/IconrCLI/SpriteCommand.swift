@@ -122,7 +122,7 @@ enum SpriteCommand: Command {
             folders = arguments.positionals
             var output = arguments.value("--output")
             // spreet's form, `sprite icons out/sprite`: a last argument that is no folder is the output.
-            if output == nil, folders.count >= 2, let last = folders.last, !Self.isFolder(last) {
+            if output == nil, folders.count >= 2, let last = folders.last, !FileReader.isFolder(last) {
                 output = folders.removeLast()
             }
             guard !folders.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
@@ -196,11 +196,6 @@ enum SpriteCommand: Command {
             check = arguments.has("--check")
             json = arguments.has("--json")
             cache = CacheSettings(arguments)
-        }
-
-        private static func isFolder(_ path: String) -> Bool {
-            var info = stat()
-            return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
         }
     }
 
@@ -498,8 +493,7 @@ enum SpriteCommand: Command {
     /// `-o out/` or an existing folder: `out/sprite`; anything else is the prefix itself.
     static func outputPrefix(_ value: String) -> String {
         if value.hasSuffix("/") { return value + "sprite" }
-        var info = stat()
-        if stat(value, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR { return value + "/sprite" }
+        if FileReader.isFolder(value) { return value + "/sprite" }
         return value
     }
 

@@ -72,8 +72,7 @@ public final class IconServer: Sendable {
         var libraries: [(String, IconLibrary)] = []
         var sprites: [String: ServedSprite] = [:]
         for set in options.iconSets {
-            var info = stat()
-            guard stat(set.directory, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            guard FileReader.isFolder(set.directory) else {
                 throw IconrError.folder(path: set.directory, problem: .notAFolderOfIcons)
             }
             libraries.append((set.name, IconLibrary(directory: set.directory, renderer: renderer)))

@@ -155,6 +155,12 @@ package enum FileReader {
         }
     }
 
+    /// Whether `path` is a folder (following a symbolic link).
+    package static func isFolder(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
+    }
+
     /// Makes the folder `path` and any missing parents, like `mkdir -p`. Something other than
     /// a folder in the way is `ENOTDIR`.
     package static func makeFolder(_ path: String) throws(SystemError) {

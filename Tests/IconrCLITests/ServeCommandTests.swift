@@ -193,19 +193,21 @@ struct ServeCommandTests {
         #expect(after.status == 200, "\(after.text)")
         // Killed while it renders a slow variant: the request still gets its image.
         let serverPID = server.process.pid
+        let killed = Atomic<Bool>(false)
         let killer = Thread {
             let deadline = ContinuousClock.now + .seconds(20)
-            var killed = false
-            while !killed, ContinuousClock.now < deadline {
+            while !killed.load(ordering: .relaxed), ContinuousClock.now < deadline {
                 for pid in Self.children(of: serverPID) where Self.isBusy(pid) {
                     kill(pid, SIGKILL)
-                    killed = true
+                    killed.store(true, ordering: .relaxed)
                 }
                 usleep(20_000)
             }
         }
         killer.start()
         let slow = try server.get("/icons/slow@6x.png")
+        let workerWasKilled = killed.load(ordering: .relaxed)
+        #expect(workerWasKilled, "a worker was killed while it rendered")
         #expect(slow.status == 200, "\(slow.text)")
         #expect(try server.get("/icons/slow@6x.png").status == 200)
         #expect(server.process.isRunning)
@@ -235,21 +237,21 @@ struct ServeCommandTests {
     /// The processes whose parent is `parent` (from /proc).
     static func children(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { Int32($0) }.filter { pid in
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return false }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 1 && Int32(fields[1]) == parent
+        return entries.compactMap { Int32($0) }.filter {
+            statFields($0).count > 1 && Int32(statFields($0)[1]) == parent
         }
     }
 
     /// Whether a process is running (state R) rather than waiting.
-    static func isBusy(_ pid: pid_t) -> Bool {
+    static func isBusy(_ pid: pid_t) -> Bool { statFields(pid).first == "R" }
+
+    /// The fields of `/proc/<pid>/stat` after the command name: state, parent, ...; none
+    /// when the process is gone.
+    private static func statFields(_ pid: pid_t) -> [Substring] {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
-        else { return false }
-        return stat[stat.index(after: close)...].split(separator: " ").first == "R"
+        else { return [] }
+        return stat[stat.index(after: close)...].split(separator: " ")
     }
 
     @Test func concurrentRequestsForOneVariantRenderItOnce() throws {
