@@ -22,7 +22,10 @@ enum {
     ICONR_MHD_USE_INTERNAL_POLLING_THREAD = 8,
     ICONR_MHD_USE_EPOLL = 512,
     ICONR_MHD_USE_ITC = 1024,
+    /* Includes MHD_USE_ITC: a resumed connection wakes its thread at once. */
+    ICONR_MHD_ALLOW_SUSPEND_RESUME = 8192 | 1024,
 };
+
 
 /* Daemon options (each with one value in `struct MHD_OptionItem`). */
 enum {
@@ -36,6 +39,8 @@ enum {
     ICONR_MHD_OPTION_THREAD_POOL_SIZE = 14,
     ICONR_MHD_OPTION_ARRAY = 15,
     ICONR_MHD_OPTION_UNESCAPE_CALLBACK = 16,
+    ICONR_MHD_OPTION_NOTIFY_CONNECTION = 27,
+    ICONR_MHD_OPTION_LISTEN_BACKLOG_SIZE = 28,
 };
 
 /* Value kinds and response memory modes. */
@@ -57,6 +62,9 @@ typedef int (*MHD_AccessHandlerCallback)(void *cls, struct MHD_Connection *conne
 typedef int (*MHD_KeyValueIterator)(void *cls, int kind, const char *key, const char *value);
 typedef void (*MHD_RequestCompletedCallback)(void *cls, struct MHD_Connection *connection, void **request_context,
                                              int termination);
+typedef void (*MHD_NotifyConnectionCallback)(void *cls, struct MHD_Connection *connection, void **socket_context,
+                                             int code);
+enum { ICONR_MHD_CONNECTION_NOTIFY_STARTED = 0, ICONR_MHD_CONNECTION_NOTIFY_CLOSED = 1 };
 typedef size_t (*MHD_UnescapeCallback)(void *cls, struct MHD_Connection *connection, char *text);
 
 /* The functions, by their C names; every one must be found for the table to be made. */
@@ -73,6 +81,10 @@ typedef struct {
     int (*_Nonnull MHD_queue_response)(struct MHD_Connection *connection, unsigned int status,
                                        struct MHD_Response *response);
     void (*_Nonnull MHD_destroy_response)(struct MHD_Response *response);
+    void (*_Nonnull MHD_suspend_connection)(struct MHD_Connection *connection);
+    void (*_Nonnull MHD_resume_connection)(struct MHD_Connection *connection);
+    /* Variadic: called by IconrMHD_connection_socket. */
+    void *_Nonnull MHD_get_connection_info;
 } IconrMicroHTTPD;
 
 /* MHD_start_daemon is variadic, which Swift cannot call: its options go as one array. */
@@ -85,12 +97,13 @@ static inline struct MHD_Daemon *IconrMHD_start(const IconrMicroHTTPD *api, unsi
     return start(flags, 0, NULL, NULL, handler, handler_cls, ICONR_MHD_OPTION_ARRAY, options, ICONR_MHD_OPTION_END);
 }
 
-/* An unescape callback that leaves text as it came: iconr decodes paths and queries itself,
-   so that `%2e%2e`, `%2F` and `%00` are seen for what they are. */
-static inline size_t IconrMHD_keep_escaped(void *cls, struct MHD_Connection *connection, char *text) {
-    (void)cls;
-    (void)connection;
-    return strlen(text);
+/* The connection's socket (MHD_CONNECTION_INFO_CONNECTION_FD, whose union member is the
+   descriptor), or -1. */
+static inline int IconrMHD_connection_socket(const IconrMicroHTTPD *api, struct MHD_Connection *connection) {
+    const int *(*info)(struct MHD_Connection *, int, ...) =
+        (const int *(*)(struct MHD_Connection *, int, ...))api->MHD_get_connection_info;
+    const int *descriptor = info(connection, 6);
+    return descriptor ? *descriptor : -1;
 }
 
 #endif

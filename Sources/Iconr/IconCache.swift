@@ -41,6 +41,19 @@ public final class IconCache: Sendable {
         memory.value(for: key)
     }
 
+    /// The variant for `key` from memory, else from disk (then kept in memory): never a
+    /// render, never a wait for one.
+    package func storedVariant(
+        for key: VariantKey, maxSize: PixelSize, decode: (RasterImage) -> RenderedIcon
+    ) -> IconVariant? {
+        if let hit = memory.value(for: key) { return hit }
+        guard let stored = disk?.read(key, maxSize: maxSize) else { return nil }
+        counters.withLock { $0.diskHits += 1 }
+        let variant = IconVariant(key: key, icon: decode(stored.image), png: stored.png)
+        memory.insert(variant, for: key, cost: variant.byteCost)
+        return variant
+    }
+
     /// Counters since the cache was made.
     public var statistics: Statistics {
         let counts = counters.withLock { $0 }

@@ -244,6 +244,14 @@ public final class IconRenderer: Sendable {
             })
     }
 
+    /// The variant for `key` if memory or disk holds it, with no render (`iconr serve`
+    /// answers those at once and queues the rest).
+    package func cachedVariant(of source: IconSource, scale: Double, key: VariantKey) -> IconVariant? {
+        cache.storedVariant(for: key, maxSize: limits.maxSize) { image in
+            RenderedIcon(image: image, scale: scale, template: source.template)
+        }
+    }
+
     /// Like `variant(of:_:scale:)`, with the parameters' colors by name.
     public func variant(
         of source: IconSource, params: IconParameters = IconParameters(), scale: Double = 1

@@ -41,6 +41,11 @@ enum ServeCommand: Command {
                     "Open connections from one IP address at most; more are closed (default: 256; raise it behind a proxy)."
             ),
             OptionSpec(
+                names: ["--header-timeout"], valueName: "SECONDS",
+                help:
+                    "A request's line and headers must arrive within this long of the connection opening or the last response (default: 15)."
+            ),
+            OptionSpec(
                 names: ["--render-queue"], valueName: "N",
                 help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
             OptionSpec(
@@ -98,6 +103,10 @@ enum ServeCommand: Command {
                 try arguments.value(
                     "--client-connections", as: { Int($0).flatMap { (1...65536).contains($0) ? $0 : nil } },
                     expected: "a whole number from 1 to 65536") ?? 256
+            http.headDeadline =
+                try arguments.value(
+                    "--header-timeout", as: { Int($0).flatMap { (1...3600).contains($0) ? $0 : nil } },
+                    expected: "a whole number of seconds from 1 to 3600") ?? 15
             address = arguments.value("--listen") ?? "127.0.0.1:8080"
         }
     }
@@ -122,7 +131,7 @@ enum ServeCommand: Command {
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         signal(SIGPIPE, SIG_IGN)
         let http = try HTTPServer(listening: address, configuration: configuration) { request in
-            iconServer.respond(to: request)
+            iconServer.answer(to: request)
         }
         console.out(http.url)
         // The folders' names as given: escaped, so that the line stays one line.
@@ -136,7 +145,8 @@ enum ServeCommand: Command {
         console.note(
             "iconr serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(http.requestsInFlight) request(s) in flight"
         )
-        http.stop(drainingFor: .seconds(10))
+        // Within the 10 s the docs promise: what is not done by then is answered 503.
+        http.stop(drainingFor: .seconds(9), unanswered: IconServer.stopping)
         return 0
     }
 

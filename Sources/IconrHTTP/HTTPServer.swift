@@ -77,6 +77,16 @@ public struct HTTPResponse: Sendable {
     }
 }
 
+/// What a handler gives for a request: a response now, or one sent later from another
+/// thread while the connection waits holding no thread (a render, a sprite build).
+public enum HTTPAnswer: Sendable {
+    /// Sent at once.
+    case now(HTTPResponse)
+    /// `start` runs on the handler's thread with `send`, which sends the response: call it
+    /// once, from any thread (a call during `start` sends at once; later calls are ignored).
+    case later(_ start: @Sendable (_ send: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+}
+
 /// Why a server could not start.
 public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// libmicrohttpd could not be loaded, or lacks a function.
@@ -101,8 +111,9 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
 }
 
 /// An HTTP/1.1 server on GNU libmicrohttpd: a pool of threads, each with its own epoll loop,
-/// keep-alive, connection limits and idle timeouts. `handler` runs on those threads, one
-/// request at a time per thread; it may block (a render), which holds only its thread.
+/// keep-alive, connection limits and idle timeouts. `handler` runs on those threads and
+/// should not block: slow work answers `.later`, and its connection is suspended (held by
+/// no thread) until the response is sent.
 public final class HTTPServer: Sendable {
     /// Limits of one server.
     public struct Configuration: Sendable {
@@ -116,12 +127,16 @@ public final class HTTPServer: Sendable {
         public var connectionsPerClient = 256
         /// An idle connection is closed after this many seconds.
         public var idleTimeout = 30
+        /// A request head (request line and headers) must be in within this many seconds of
+        /// its connection opening or of the previous response, or the connection is closed:
+        /// a client sending a header line now and then (slowloris) holds it no longer.
+        public var headDeadline = 15
         /// Per-connection memory for the request line and headers: past it libmicrohttpd
         /// answers 414 or 431 itself.
         public var connectionMemory = 64 << 10
 
-        /// 8 threads, 1,024 connections (256 from one address), 30 s idle timeout, 64 KiB
-        /// per connection.
+        /// 8 threads, 1,024 connections (256 from one address), 30 s idle timeout, 15 s for a
+        /// request head, 64 KiB per connection.
         public init() {}
     }
 
@@ -140,13 +155,15 @@ public final class HTTPServer: Sendable {
     /// - Throws: `HTTPServerError` naming the address and what failed.
     public init(
         listening address: String, configuration: Configuration = Configuration(),
-        handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+        handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
     ) throws(HTTPServerError) {
         let table = try MicroHTTPD.load()
         let socket = try ListenSocket(address)
         host = socket.host
         port = socket.port
-        let context = Unmanaged.passRetained(HandlerContext(api: table, handler: handler))
+        let context = Unmanaged.passRetained(
+            HandlerContext(
+                api: table, handler: handler, headDeadline: .seconds(max(1, configuration.headDeadline))))
         var options = [
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_LISTEN_SOCKET), value: Int(socket.descriptor), ptr_value: nil),
@@ -165,14 +182,20 @@ public final class HTTPServer: Sendable {
                 option: Int32(ICONR_MHD_OPTION_CONNECTION_MEMORY_LIMIT), value: configuration.connectionMemory,
                 ptr_value: nil),
             MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_LISTEN_BACKLOG_SIZE), value: ListenSocket.backlog, ptr_value: nil),
+            MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_UNESCAPE_CALLBACK), value: unsafeBitCast(keepEscaped, to: Int.self),
                 ptr_value: nil),
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_NOTIFY_COMPLETED), value: unsafeBitCast(requestCompleted, to: Int.self),
                 ptr_value: context.toOpaque()),
+            MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_NOTIFY_CONNECTION),
+                value: unsafeBitCast(connectionChanged, to: Int.self), ptr_value: context.toOpaque()),
             MHD_OptionItem(option: Int32(ICONR_MHD_OPTION_END), value: 0, ptr_value: nil),
         ]
-        let flags = UInt32(ICONR_MHD_USE_INTERNAL_POLLING_THREAD | ICONR_MHD_USE_EPOLL | ICONR_MHD_USE_ITC)
+        let flags = UInt32(
+            ICONR_MHD_USE_INTERNAL_POLLING_THREAD | ICONR_MHD_USE_EPOLL | ICONR_MHD_ALLOW_SUSPEND_RESUME)
         guard
             let started = withUnsafePointer(
                 to: table.api,
@@ -188,6 +211,7 @@ public final class HTTPServer: Sendable {
         }
         daemon = Daemon(pointer: started)
         self.context = context
+        context.takeUnretainedValue().startWatchingHeads()
     }
 
     deinit {
@@ -198,19 +222,36 @@ public final class HTTPServer: Sendable {
     /// Requests whose handler is running or whose response is still being sent.
     public var requestsInFlight: Int { context.takeUnretainedValue().inFlight.load(ordering: .relaxed) }
 
-    /// Stops accepting connections, lets the requests in flight finish (waiting at most
-    /// `drainingFor`), then closes every connection and joins the threads. Idempotent.
-    public func stop(drainingFor limit: Duration = .seconds(10)) {
+    /// Stops accepting connections and lets the requests in flight finish; those still
+    /// waiting for a `.later` answer a second before `drainingFor` ends get `unanswered`
+    /// (with `Connection: close`). Then closes every connection and joins the threads.
+    /// Idempotent.
+    public func stop(
+        drainingFor limit: Duration = .seconds(10),
+        unanswered: HTTPResponse = HTTPResponse(status: 503, body: Array("the server is stopping\n".utf8))
+    ) {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        let api = context.takeUnretainedValue().api.api
+        let server = context.takeUnretainedValue()
+        let api = server.api.api
         // Quiesced, the daemon no longer listens; the socket is ours to close, so new
         // connections are refused at once (a load balancer moves on to another replica).
         let listening = api.MHD_quiesce_daemon(daemon.pointer)
         if listening >= 0 { close(listening) }
         let deadline = ContinuousClock.now + limit
-        while requestsInFlight > 0, ContinuousClock.now < deadline {
-            usleep(2_000)
+        func drain(until end: ContinuousClock.Instant) {
+            while requestsInFlight > 0, ContinuousClock.now < end {
+                usleep(2_000)
+            }
         }
+        drain(until: deadline - min(limit / 2, .seconds(1)))
+        // libmicrohttpd must not be stopped with suspended connections: each is answered.
+        var closing = unanswered
+        closing.headers.append(("Connection", "close"))
+        for request in server.waiting.withLock({ Array($0.values) }) {
+            request.deliver(closing)
+        }
+        drain(until: deadline)
+        server.watching.store(false, ordering: .relaxed)
         api.MHD_stop_daemon(daemon.pointer)
     }
 }
@@ -223,12 +264,123 @@ private struct Daemon: @unchecked Sendable {
 /// What the C callbacks reach through their closure pointer.
 private final class HandlerContext: Sendable {
     let api: MicroHTTPD.Table
-    let handler: @Sendable (HTTPRequest) -> HTTPResponse
+    let handler: @Sendable (HTTPRequest) -> HTTPAnswer
     let inFlight = Atomic<Int>(0)
+    /// Requests whose connection is suspended until their `.later` answer is sent.
+    let waiting = Locked<[ObjectIdentifier: PendingRequest]>([:])
+    let headDeadline: Duration
+    /// Each open connection's socket, and since when its request head has been arriving
+    /// (nil while a request is handled or answered), by connection.
+    let heads = Locked<[Int: (socket: Int32, since: ContinuousClock.Instant?)]>([:])
+    /// Whether the head watcher runs.
+    let watching = Atomic<Bool>(true)
 
-    init(api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPResponse) {
+    init(api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration) {
         self.api = api
         self.handler = handler
+        self.headDeadline = headDeadline
+    }
+
+    /// A thread that, twice a second, shuts down the sockets whose request head is past its
+    /// deadline; libmicrohttpd then sees them end and closes them as usual. (The socket is
+    /// shut down under `heads`' lock, and a connection leaves `heads` before libmicrohttpd
+    /// closes its socket, so a descriptor is never one reused by another connection.)
+    func startWatchingHeads() {
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                guard let context else { return nil }
+                let server = Unmanaged<HandlerContext>.fromOpaque(context).takeRetainedValue()
+                while server.watching.load(ordering: .relaxed) {
+                    usleep(500_000)
+                    let late = ContinuousClock.now - server.headDeadline
+                    server.heads.withLock { heads in
+                        for (connection, head) in heads {
+                            guard let since = head.since, since < late else { continue }
+                            shutdown(head.socket, Int32(SHUT_RDWR))
+                            heads[connection]?.since = nil
+                        }
+                    }
+                }
+                return nil
+            }, Unmanaged.passRetained(self).toOpaque())
+        if started == 0 {
+            pthread_detach(thread)
+        } else {
+            Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    /// A request head is in (`arrived`), or the next one may begin.
+    func head(of connection: OpaquePointer, arrived: Bool) {
+        let key = Int(bitPattern: UnsafeRawPointer(connection))
+        heads.withLock { $0[key]?.since = arrived ? nil : ContinuousClock.now }
+    }
+}
+
+/// A connection opened or closed: its head clock starts, or it is forgotten.
+private let connectionChanged: MHD_NotifyConnectionCallback = { context, connection, _, code in
+    guard let context, let connection else { return }
+    let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
+    let key = Int(bitPattern: UnsafeRawPointer(connection))
+    if code == Int32(ICONR_MHD_CONNECTION_NOTIFY_STARTED) {
+        let socket = withUnsafePointer(to: server.api.api) { IconrMHD_connection_socket($0, connection) }
+        guard socket >= 0 else { return }
+        server.heads.withLock { $0[key] = (socket, ContinuousClock.now) }
+    } else {
+        server.heads.withLock { $0[key] = nil }
+    }
+}
+
+/// One request from its headers to its completion: libmicrohttpd's request context.
+private final class PendingRequest: @unchecked Sendable {
+    enum State {
+        /// The head is in; the handler has not run.
+        case receiving
+        /// The handler (or a `.later` start) is running.
+        case handling
+        /// The connection waits, suspended, for `deliver`.
+        case suspended
+        /// A response is ready and not yet queued.
+        case answered(HTTPResponse)
+        /// The response is queued.
+        case sent
+    }
+
+    let state = Locked(State.receiving)
+    /// Used only through libmicrohttpd's thread-safe resume.
+    let connection: OpaquePointer
+    let server: HandlerContext
+
+    init(connection: OpaquePointer, server: HandlerContext) {
+        self.connection = connection
+        self.server = server
+    }
+
+    /// The response, sent now if the connection waits for it; only the first call counts.
+    func deliver(_ response: HTTPResponse) {
+        let resume = state.withLock { state -> Bool in
+            switch state {
+            case .receiving, .handling:
+                state = .answered(response)
+                return false
+            case .suspended:
+                state = .answered(response)
+                return true
+            case .answered, .sent: return false
+            }
+        }
+        if resume { server.api.api.MHD_resume_connection(connection) }
+    }
+
+    /// The answer ready to queue, marked sent; nil if there is none yet.
+    func takeAnswer() -> HTTPResponse? {
+        state.withLock { state in
+            guard case .answered(let response) = state else { return nil }
+            state = .sent
+            return response
+        }
     }
 }
 
@@ -254,21 +406,27 @@ private let keepEscaped: MHD_UnescapeCallback = { _, _, text in
     text.map { strlen($0) } ?? 0
 }
 
-private let requestCompleted: MHD_RequestCompletedCallback = { context, _, requestContext, _ in
-    guard let context, let requestContext, requestContext.pointee != nil else { return }
+private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
+    guard let context, let requestContext, let pending = requestContext.pointee else { return }
     requestContext.pointee = nil
-    Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue().inFlight.subtract(1, ordering: .relaxed)
+    let request = Unmanaged<PendingRequest>.fromOpaque(pending).takeRetainedValue()
+    let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
+    if let connection { server.head(of: connection, arrived: false) }
+    server.waiting.withLock { $0[ObjectIdentifier(request)] = nil }
+    server.inFlight.subtract(1, ordering: .relaxed)
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = {
     context, connection, url, method, version, _, uploadSize, requestContext in
     guard let context, let connection, let requestContext else { return Int32(ICONR_MHD_NO) }
     let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
-    if requestContext.pointee == nil {
+    guard let opaque = requestContext.pointee else {
         // The first call has the headers only. Answering now would be an early response,
         // after which libmicrohttpd closes the connection; the next call ends the request.
-        // Marks the request as seen: `requestCompleted` counts it out.
-        requestContext.pointee = UnsafeMutableRawPointer(bitPattern: 1)
+        // `requestCompleted` releases the context and counts the request out.
+        server.head(of: connection, arrived: true)
+        let pending = PendingRequest(connection: connection, server: server)
+        requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
         server.inFlight.add(1, ordering: .relaxed)
         return Int32(ICONR_MHD_YES)
     }
@@ -277,6 +435,18 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         uploadSize.pointee = 0
         return Int32(ICONR_MHD_YES)
     }
+    let pending = Unmanaged<PendingRequest>.fromOpaque(opaque).takeUnretainedValue()
+    // Resumed: the answer came.
+    if let response = pending.takeAnswer() {
+        server.waiting.withLock { $0[ObjectIdentifier(pending)] = nil }
+        return queue(response, on: connection, api: server.api.api)
+    }
+    let isNew = pending.state.withLock { state -> Bool in
+        guard case .receiving = state else { return false }
+        state = .handling
+        return true
+    }
+    guard isNew else { return Int32(ICONR_MHD_NO) }
     let api = server.api.api
 
     let headers = ValueCollector()
@@ -293,8 +463,35 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     request.headerBytes = headers.bytes
     request.version = version.map { String(cString: $0) } ?? ""
-    var response = server.handler(request)
-    let made = response.body.withUnsafeMutableBytes { body in
+    switch server.handler(request) {
+    case .now(let response):
+        pending.state.withLock { $0 = .sent }
+        return queue(response, on: connection, api: api)
+    case .later(let start):
+        start { response in pending.deliver(response) }
+        // Answered during `start`: sent now. Else suspended until `deliver` resumes it,
+        // which waits for this lock, so that it never resumes a connection not yet suspended.
+        let answer = pending.state.withLock { state -> HTTPResponse? in
+            if case .answered(let response) = state {
+                state = .sent
+                return response
+            }
+            state = .suspended
+            server.waiting.withLock { $0[ObjectIdentifier(pending)] = pending }
+            api.MHD_suspend_connection(connection)
+            return nil
+        }
+        guard let answer else { return Int32(ICONR_MHD_YES) }
+        return queue(answer, on: connection, api: api)
+    }
+}
+
+/// Queues `response` on `connection`. (libmicrohttpd 0.9.75 adds `Content-Length: 0` to a
+/// 304, and cannot be told not to: given the 200's length it sends both, and given no
+/// length it sends a chunked body, which a 304 must not have.)
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, api: IconrMicroHTTPD) -> Int32 {
+    var body = response.body
+    let made = body.withUnsafeMutableBytes { body in
         api.MHD_create_response_from_buffer(body.count, body.baseAddress, Int32(ICONR_MHD_RESPMEM_MUST_COPY))
     }
     guard let made else { return Int32(ICONR_MHD_NO) }
@@ -307,6 +504,10 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 
 /// A bound, listening TCP socket for `HOST:PORT`.
 private struct ListenSocket {
+    /// Connections the kernel queues before they are accepted: a burst of 2,000 waits
+    /// there instead of being dropped and retried a second later.
+    static let backlog = 4096
+
     let descriptor: Int32
     let host: String
     let port: Int
@@ -356,7 +557,7 @@ private struct ListenSocket {
             close(descriptor)
             throw .system(error, address: address)
         }
-        guard listen(descriptor, 511) == 0 else {
+        guard listen(descriptor, Int32(Self.backlog)) == 0 else {
             let error = SystemError("listen")
             close(descriptor)
             throw .system(error, address: address)

@@ -39,7 +39,11 @@ enum MicroHTTPD {
                 as: (@convention(c) (OpaquePointer?, UnsafePointer<CChar>?, UnsafePointer<CChar>?) -> Int32).self),
             MHD_queue_response: symbol(
                 "MHD_queue_response", as: (@convention(c) (OpaquePointer?, UInt32, OpaquePointer?) -> Int32).self),
-            MHD_destroy_response: symbol("MHD_destroy_response", as: (@convention(c) (OpaquePointer?) -> Void).self))
+            MHD_destroy_response: symbol("MHD_destroy_response", as: (@convention(c) (OpaquePointer?) -> Void).self),
+            MHD_suspend_connection: symbol(
+                "MHD_suspend_connection", as: (@convention(c) (OpaquePointer?) -> Void).self),
+            MHD_resume_connection: symbol("MHD_resume_connection", as: (@convention(c) (OpaquePointer?) -> Void).self),
+            MHD_get_connection_info: symbol("MHD_get_connection_info", as: UnsafeMutableRawPointer.self))
         guard missing.isEmpty else {
             return .failure(.library("\(soname) lacks \(missing.joined(separator: ", "))"))
         }

@@ -25,7 +25,10 @@ public struct ServerOptions: Sendable {
     /// Pixel ratios of the sprites served.
     public var spriteRatios: [Double] = [1, 2]
     /// Renders waiting or running at most; past it a request that needs a render gets 503.
+    /// Requests for a variant already queued wait for that render and take no place.
     public var renderQueueLimit = 32
+    /// Renders run at once (each in its own worker process with isolated placement).
+    public var renderThreads = max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// `Cache-Control: max-age` of URLs without a digest, in seconds.
     public var maxAge = 300
     /// Per-render limits (raster size, time).
@@ -35,11 +38,12 @@ public struct ServerOptions: Sendable {
     public init() {}
 }
 
-/// The routes of `iconr serve`, as a function from request to response: icons with their
+/// The routes of `iconr serve`, as a function from request to answer: icons with their
 /// params at any scale, sprites of icon folders, styles emitted for MapLibre, `iconr.js`,
-/// health and metrics. Thread-safe; a render blocks only the calling thread. librsvg runs in
-/// `placement` (isolated worker processes for a server: a crashing icon fails its own
-/// requests).
+/// health and metrics. Thread-safe. What is cached (memory or disk) is answered at once;
+/// renders and sprite builds answer later, from their own threads and bounded queues, so
+/// that they never hold a caller's thread. librsvg runs in `placement` (isolated worker
+/// processes for a server: a crashing icon fails its own requests).
 public final class IconServer: Sendable {
     /// What it serves and how.
     public let options: ServerOptions
@@ -54,7 +58,11 @@ public final class IconServer: Sendable {
     static let failureMemory = Duration.seconds(600)
     /// The ETag and `Iconr-Image` header of variants answered before.
     private let answered = Locked<[VariantKey: (tag: String, metadata: String)]>([:])
-    private let pendingRenders = Atomic<Int>(0)
+    /// Renders waiting or running, and sprite and style builds.
+    private let renders: WorkQueue
+    private let builds = WorkQueue(threads: 2, limit: 256)
+    /// Each request waiting for a variant being rendered, by key: one render for them all.
+    private let waiters = Locked<[VariantKey: [@Sendable (Result<IconVariant, RouteError>) -> Void]]>([:])
     /// `iconr.js` for this server's largest scale, and its ETag.
     private let script: (body: [UInt8], tag: String)
     let metrics = ServerMetrics()
@@ -63,6 +71,7 @@ public final class IconServer: Sendable {
     /// - Throws: `IconrError` naming the folder or file.
     public init(options: ServerOptions, placement: RenderPlacement) throws {
         self.options = options
+        renders = WorkQueue(threads: options.renderThreads, limit: options.renderQueueLimit)
         let source = Array(IconrJS.source(maxScale: options.maxScale).utf8)
         script = (source, Self.entityTag(source))
         let disk = try options.cacheDirectory.map { directory throws(IconrError) in try DiskCache(directory: directory)
@@ -93,10 +102,44 @@ public final class IconServer: Sendable {
         self.styles = styles
     }
 
-    /// Answers one request; never throws, never traps: every failure is a status and a
-    /// one-line JSON body.
+    /// Answers one request: at once when nothing must be rendered or built, else later,
+    /// from the render or build queue. Never throws, never traps: every failure is a status
+    /// and a one-line JSON body.
+    public func answer(to request: HTTPRequest) -> HTTPAnswer {
+        let (route, reply) = route(request)
+        switch reply {
+        case .now(let response):
+            return .now(finished(response, route: route))
+        case .later(let work):
+            return .later { send in
+                let queued = self.builds.submit { send(self.finished(work(), route: route)) }
+                if !queued { send(self.finished(Self.busy("the build queue"), route: route)) }
+            }
+        case .render(let job, let respond):
+            return .later { send in
+                self.render(job) { result in send(self.finished(respond(result), route: route)) }
+            }
+        }
+    }
+
+    /// `answer(to:)`, waiting for a later answer on this thread.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
-        let (route, response) = route(request)
+        switch answer(to: request) {
+        case .now(let response): return response
+        case .later(let start):
+            let done = DispatchSemaphore(value: 0)
+            let response = Locked<HTTPResponse?>(nil)
+            start { sent in
+                response.withLock { $0 = $0 ?? sent }
+                done.signal()
+            }
+            done.wait()
+            return response.withLock { $0 } ?? Self.error(500, "no response")
+        }
+    }
+
+    /// CORS headers, and the request counted.
+    private func finished(_ response: HTTPResponse, route: String) -> HTTPResponse {
         var finished = response
         if let origin = options.corsOrigin {
             finished.headers.append(("Access-Control-Allow-Origin", origin))
@@ -107,85 +150,105 @@ public final class IconServer: Sendable {
         return finished
     }
 
-    private func route(_ request: HTTPRequest) -> (String, HTTPResponse) {
+    /// A route's reply: a response, work for the build queue, or a variant to render.
+    private enum Reply {
+        case now(HTTPResponse)
+        case later(@Sendable () -> HTTPResponse)
+        case render(RenderJob, respond: @Sendable (Result<IconVariant, RouteError>) -> HTTPResponse)
+    }
+
+    /// A variant to render.
+    private struct RenderJob: Sendable {
+        let source: IconSource
+        let resolved: ResolvedParameters
+        let scale: Double
+        let key: VariantKey
+    }
+
+    private func route(_ request: HTTPRequest) -> (String, Reply) {
         // HTTP/1.1 requires Host (RFC 9112 3.2); both lengths at once is how requests are
         // smuggled past proxies (RFC 9112 6.1): refused, and the connection closed.
         if request.version == "HTTP/1.1", request.headers["host"] == nil {
-            return ("other", Self.error(400, "an HTTP/1.1 request needs a Host header"))
+            return ("other", .now(Self.error(400, "an HTTP/1.1 request needs a Host header")))
         }
         if request.headers["content-length"] != nil, request.headers["transfer-encoding"] != nil {
             var response = Self.error(400, "a request with both Content-Length and Transfer-Encoding")
             response.headers.append(("Connection", "close"))
-            return ("other", response)
+            return ("other", .now(response))
         }
         guard request.method == "GET" || request.method == "HEAD" else {
             var response = Self.error(405, "method \(request.method) is not allowed: iconr serves GET and HEAD")
             response.headers.append(("Allow", "GET, HEAD"))
-            return ("other", response)
+            return ("other", .now(response))
         }
         guard
             request.path.utf8.count + request.query.reduce(0, { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
                 <= 8192
         else {
-            return ("other", Self.error(414, "the URL is longer than 8192 bytes"))
+            return ("other", .now(Self.error(414, "the URL is longer than 8192 bytes")))
         }
         guard request.headerBytes <= 16384 else {
-            return ("other", Self.error(431, "the request headers are larger than 16384 bytes"))
+            return ("other", .now(Self.error(431, "the request headers are larger than 16384 bytes")))
         }
         guard let bytes = request.decodedPath, !bytes.contains(0), let path = String(validating: bytes, as: UTF8.self)
         else {
-            return ("other", Self.error(400, "the path is not valid percent-encoded UTF-8"))
+            return ("other", .now(Self.error(400, "the path is not valid percent-encoded UTF-8")))
         }
         let levels = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         switch levels.first {
         case "icons" where levels.count >= 2:
             return ("icons", icon(levels.dropFirst().joined(separator: "/"), request: request))
         case "sprites" where levels.count == 3:
-            return ("sprites", sprite(set: levels[1], file: levels[2], request: request))
+            return ("sprites", .later { self.sprite(set: levels[1], file: levels[2], request: request) })
         case "styles" where levels.count == 2:
-            return ("styles", style(file: levels[1], request: request))
+            return ("styles", .later { self.style(file: levels[1], request: request) })
         case "styles" where levels.count == 3:
-            return ("sprites", styleSprite(name: levels[1], file: levels[2], request: request))
+            return ("sprites", .later { self.styleSprite(name: levels[1], file: levels[2], request: request) })
         case "iconr.js" where levels.count == 1:
             return (
                 "iconr.js",
-                Self.cached(
-                    script.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge, tag: script.tag,
-                    request: request)
+                .now(
+                    Self.cached(
+                        script.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge, tag: script.tag,
+                        request: request))
             )
         case "health" where levels.count == 1:
-            return ("health", Self.json(200, #"{"status":"ok"}"#))
+            return ("health", .now(Self.json(200, #"{"status":"ok"}"#)))
         case "metrics" where levels.count == 1:
             let text = metrics.text(
-                cache: renderer.cache.statistics, pendingRenders: pendingRenders.load(ordering: .relaxed))
+                cache: renderer.cache.statistics, pendingRenders: renders.count)
             return (
                 "metrics",
-                HTTPResponse(
-                    status: 200,
-                    headers: [
-                        ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                        ("Cache-Control", "no-store"),
-                    ], body: Array(text.utf8))
+                .now(
+                    HTTPResponse(
+                        status: 200,
+                        headers: [
+                            ("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                            ("Cache-Control", "no-store"),
+                        ], body: Array(text.utf8)))
             )
         case "" where levels.count == 1:
-            return ("index", Self.json(200, index()))
+            return ("index", .now(Self.json(200, index())))
         default:
-            return ("other", Self.error(404, "no such route: \(path) (see /)"))
+            return ("other", .now(Self.error(404, "no such route: \(path) (see /)")))
         }
     }
 
     // MARK: Icons
 
     /// `/icons/{name}[@{S}x].png?{param}={color}&...`; `name` may carry a set prefix (`maki:bar`).
-    private func icon(_ file: String, request: HTTPRequest) -> HTTPResponse {
-        guard file.hasSuffix(".png") else { return Self.error(404, "icon URLs end in .png: /icons/{name}[@{S}x].png") }
+    private func icon(_ file: String, request: HTTPRequest) -> Reply {
+        guard file.hasSuffix(".png") else {
+            return .now(Self.error(404, "icon URLs end in .png: /icons/{name}[@{S}x].png"))
+        }
         var name = String(file.dropLast(4))
         var scale = 1.0
         if let at = name.lastIndex(of: "@"), name.hasSuffix("x") {
             let text = name[name.index(after: at)..<name.index(before: name.endIndex)]
             guard let parsed = Self.decimal(text), parsed >= 0.01, parsed <= options.maxScale else {
-                return Self.error(
-                    400, "invalid scale '\(text)': expected a number from 0.01 to \(options.maxScale.shortText)")
+                return .now(
+                    Self.error(
+                        400, "invalid scale '\(text)': expected a number from 0.01 to \(options.maxScale.shortText)"))
             }
             scale = parsed
             name = String(name[..<at])
@@ -196,7 +259,7 @@ public final class IconServer: Sendable {
                 let valueBytes = HTTPRequest.percentDecoded(rawValue, plusIsSpace: true),
                 !nameBytes.contains(0), !valueBytes.contains(0)
             else {
-                return Self.error(400, "the query is not valid percent-encoded text")
+                return .now(Self.error(400, "the query is not valid percent-encoded text"))
             }
             text[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
         }
@@ -205,69 +268,97 @@ public final class IconServer: Sendable {
         do {
             params = try IconParameters(parsing: text)
         } catch {
-            return Self.error(400, error.description)
+            return .now(Self.error(400, error.description))
         }
         let prepared: (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
         switch lookUp(name, params: params, scale: scale) {
         case .success(let found): prepared = found
-        case .failure(let error): return Self.error(error.status, error.message)
+        case .failure(let error): return .now(Self.error(error.status, error.message))
         }
         let (source, resolved, key) = prepared
         if !resolved.unknownNames.isEmpty {
             let declared = source.parameters.map(\.name)
-            return Self.error(
-                400,
-                "unknown parameter '\(resolved.unknownNames.sorted()[0])': icon \"\(name)\" declares "
-                    + (declared.isEmpty ? "none" : declared.joined(separator: ", ")))
+            return .now(
+                Self.error(
+                    400,
+                    "unknown parameter '\(resolved.unknownNames.sorted()[0])': icon \"\(name)\" declares "
+                        + (declared.isEmpty ? "none" : declared.joined(separator: ", "))))
         }
-        let variant: IconVariant
-        if let hit = renderer.cache.memoryHit(for: key) {
-            variant = hit
-        } else {
-            // A remembered failure stands unless it expired or the variant has since reached
-            // the disk cache (another process rendered it).
-            if let failure = failures.withLock({ $0[key] }), ContinuousClock.now < failure.until,
-                renderer.cache.disk?.read(key, maxSize: options.limits.maxSize) == nil
-            {
-                return Self.error(500, failure.message)
+        if let stored = renderer.cachedVariant(of: source, scale: scale, key: key) {
+            return .now(iconResponse(stored, key: key, request: request))
+        }
+        if let failure = failures.withLock({ $0[key] }), ContinuousClock.now < failure.until {
+            return .now(Self.error(500, failure.message))
+        }
+        let job = RenderJob(source: source, resolved: resolved, scale: scale, key: key)
+        return .render(job) { result in
+            switch result {
+            case .success(let variant): self.iconResponse(variant, key: key, request: request)
+            case .failure(let error):
+                error.status == 503 ? Self.busy("the render queue") : Self.error(error.status, error.message)
             }
-            guard pendingRenders.add(1, ordering: .relaxed).newValue <= options.renderQueueLimit else {
-                pendingRenders.subtract(1, ordering: .relaxed)
-                var response = Self.error(503, "the render queue is full; try again")
-                response.headers.append(("Retry-After", "1"))
-                return response
+        }
+    }
+
+    /// Renders `job` once for every request waiting for its variant, in the render queue;
+    /// a full queue is a 503 for all of them. A failure that is the document's own is
+    /// remembered.
+    private func render(_ job: RenderJob, then respond: @escaping @Sendable (Result<IconVariant, RouteError>) -> Void) {
+        let isFirst = waiters.withLock { waiting -> Bool in
+            if waiting[job.key] != nil {
+                waiting[job.key]?.append(respond)
+                return false
             }
-            defer { pendingRenders.subtract(1, ordering: .relaxed) }
+            waiting[job.key] = [respond]
+            return true
+        }
+        guard isFirst else { return }
+        @Sendable func finish(_ result: Result<IconVariant, RouteError>) {
+            for waiter in waiters.withLock({ $0.removeValue(forKey: job.key) ?? [] }) { waiter(result) }
+        }
+        let queued = renders.submit {
             let started = ContinuousClock.now
-            do {
-                variant = try renderer.variant(of: source, resolved, scale: scale, key: key)
-                metrics.rendered(seconds: Self.seconds(ContinuousClock.now - started))
+            do throws(IconrError) {
+                let variant = try self.renderer.variant(of: job.source, job.resolved, scale: job.scale, key: job.key)
+                self.metrics.rendered(seconds: Self.seconds(ContinuousClock.now - started))
+                finish(.success(variant))
             } catch {
-                let message = Self.withoutFile(error)
-                var documentsOwn = true
-                if case .render(let renderError, _) = error {
-                    if case .tooLarge = renderError { return Self.error(400, message) }
-                    switch renderError {
-                    case .crashed(let signal):
-                        metrics.workerCrashed()
-                        documentsOwn = signal != SIGKILL
-                    case .crashedInIconr: metrics.workerCrashed()
-                    case .timedOut:
-                        metrics.workerCrashed()
-                        documentsOwn = false
-                    case .workerFailed: documentsOwn = false
-                    default: break
-                    }
-                }
-                if documentsOwn {
-                    failures.withLock { known in
-                        if known.count >= 10_000 { known.removeAll() }
-                        known[key] = (message, ContinuousClock.now + Self.failureMemory)
-                    }
-                }
-                return Self.error(500, message)
+                finish(.failure(self.failed(job.key, error)))
             }
         }
+        if !queued { finish(.failure(RouteError(status: 503, message: "the render queue is full"))) }
+    }
+
+    /// A render's failure as a status: 400 for a raster past the limits, else 500,
+    /// remembered when it is the document's own (not a timeout or a worker killed from outside).
+    private func failed(_ key: VariantKey, _ error: IconrError) -> RouteError {
+        let message = Self.withoutFile(error)
+        var documentsOwn = true
+        if case .render(let renderError, _) = error {
+            if case .tooLarge = renderError { return RouteError(status: 400, message: message) }
+            switch renderError {
+            case .crashed(let signal):
+                metrics.workerCrashed()
+                documentsOwn = signal != SIGKILL
+            case .crashedInIconr: metrics.workerCrashed()
+            case .timedOut:
+                metrics.workerCrashed()
+                documentsOwn = false
+            case .workerFailed: documentsOwn = false
+            default: break
+            }
+        }
+        if documentsOwn {
+            failures.withLock { known in
+                if known.count >= 10_000 { known.removeAll() }
+                known[key] = (message, ContinuousClock.now + Self.failureMemory)
+            }
+        }
+        return RouteError(status: 500, message: message)
+    }
+
+    /// The PNG of `variant`, with its tag and `Iconr-Image` metadata.
+    private func iconResponse(_ variant: IconVariant, key: VariantKey, request: HTTPRequest) -> HTTPResponse {
         let png: [UInt8]
         do {
             png = try variant.png
@@ -412,6 +503,16 @@ public final class IconServer: Sendable {
     /// A strong entity tag: the first 128 bits of the body's SHA-256, quoted.
     static func entityTag(_ body: [UInt8]) -> String {
         "\"" + String(SHA256.hex(body).prefix(32)) + "\""
+    }
+
+    /// The answer to a request still waiting when the server stops.
+    public static let stopping = busy("the server is stopping; the render queue")
+
+    /// 503 with `Retry-After`: `queue` is full.
+    static func busy(_ queue: String) -> HTTPResponse {
+        var response = error(503, "\(queue) is full; try again")
+        response.headers.append(("Retry-After", "1"))
+        return response
     }
 
     static func json(_ status: Int, _ text: String) -> HTTPResponse {

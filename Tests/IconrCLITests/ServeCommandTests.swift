@@ -246,6 +246,24 @@ struct ServeCommandTests {
         #expect(answered == 200, "a connection after one of the four closed")
     }
 
+    /// A request head sent a line at a time (slowloris) is cut off at `--header-timeout`,
+    /// however often a line comes; a client that sends its head in time is served.
+    @Test func aSlowRequestHeadIsCutOffAtTheHeaderTimeout() throws {
+        let server = try serve(["--header-timeout", "1"])
+        let slow = try HTTPConnection(port: server.port, timeout: 10)
+        let started = ContinuousClock.now
+        try slow.send(Array("GET /health HTTP/1.1\r\n".utf8))
+        var closed = false
+        for line in 0..<40 where !closed {
+            usleep(200_000)
+            closed = (try? slow.send(Array("X-Line-\(line): x\r\n".utf8))) == nil
+        }
+        if !closed { closed = slow.isClosedByServer() }
+        #expect(closed, "the slow head's connection")
+        #expect(ContinuousClock.now - started < .seconds(8))
+        #expect(try HTTPConnection(port: server.port).request("/health").status == 200)
+    }
+
     /// The processes whose parent is `parent` (from /proc).
     static func children(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
@@ -298,6 +316,69 @@ struct ServeCommandTests {
         #expect(refused.allSatisfy { $0.headers["retry-after"] == "1" && $0.text.contains("queue") })
         // A memory hit needs no queue.
         #expect(try server.get("/icons/flag.png").status == 200)
+    }
+
+    /// Renders run off the HTTP threads: with both of them busy before, `/health` and a
+    /// cache hit waited behind slow renders; now they answer while the renders still run.
+    @Test func slowRendersHoldNoHTTPThread() throws {
+        let server = try serve(["--threads", "2"])
+        #expect(try server.get("/icons/flag.png").status == 200)
+        let pending = Atomic<Int>(4)
+        let port = server.port
+        for index in 0..<4 {
+            Thread.detachNewThread {
+                _ = try? HTTPConnection(port: port, timeout: 120).request(
+                    "/icons/slow@12x.png?fill_color=%23\(index)\(index)0000")
+                pending.subtract(1, ordering: .relaxed)
+            }
+        }
+        // Until the renders are under way (metrics answer at once too).
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline,
+            !((try? HTTPConnection(port: port, timeout: 5).request("/metrics").text.contains(
+                "iconr_renders_in_flight 4")) ?? false)
+        {
+            usleep(20_000)
+        }
+        #expect(try HTTPConnection(port: port, timeout: 60).request("/health").status == 200)
+        #expect(try HTTPConnection(port: port, timeout: 60).request("/icons/flag.png").status == 200)
+        #expect(pending.load(ordering: .relaxed) >= 2, "health and the cache hit answered after the renders")
+    }
+
+    /// SIGTERM with more renders queued than finish in time: every client gets an answer
+    /// (200, or 503 from a server stopping), and the server exits within its 10 s.
+    @Test func sigtermAnswersEveryClientWithinTenSeconds() throws {
+        let server = try serve(["--threads", "2"])
+        let statuses = Locked<[Int]>([])
+        let port = server.port
+        let group = DispatchGroup()
+        // A thread each: Dispatch would start threads for blocked work one by one.
+        for index in 0..<12 {
+            group.enter()
+            Thread.detachNewThread {
+                let status =
+                    (try? HTTPConnection(port: port, timeout: 60).request(
+                        "/icons/slow@12x.png?fill_color=%23\(index % 10)\(index / 10)0000"
+                    ).status) ?? -1
+                statuses.withLock { $0.append(status) }
+                group.leave()
+            }
+        }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline,
+            !((try? server.get("/metrics").text.contains("iconr_renders_in_flight 12")) ?? false)
+        {
+            usleep(20_000)
+        }
+        let signalled = ContinuousClock.now
+        server.process.signal(SIGTERM)
+        #expect(server.process.wait(timeout: 30) == 0)
+        // 10 s and a margin for a loaded machine.
+        #expect(ContinuousClock.now - signalled < .seconds(12))
+        #expect(group.wait(timeout: .now() + 10) == .success)
+        let all = statuses.withLock { $0 }
+        #expect(all.count == 12 && all.allSatisfy { $0 == 200 || $0 == 503 }, "\(all)")
+        #expect(all.contains(503), "twelve 2 s renders on two threads do not finish in 9 s: \(all)")
     }
 
     @Test func sigtermFinishesTheRequestInFlightThenExitsZero() throws {
