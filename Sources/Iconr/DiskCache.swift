@@ -1,3 +1,4 @@
+import Dispatch
 import Glibc
 import IconrCore
 import IconrRender
@@ -38,6 +39,8 @@ public final class DiskCache: Sendable {
     /// Whether an eviction is running: writes past the limit then leave it to that one
     /// (each used to scan the whole cache again).
     private let evicting = Atomic<Bool>(false)
+    /// Where evictions run, one at a time, off the writing thread.
+    private let evictions = DispatchQueue(label: "iconr.disk-cache.eviction", qos: .utility)
     private let batch: Batch?
     /// The cache's own key (the file `key` beside `entries-v1`, mode 0600, made with the cache): entries carry an
     /// HMAC under it, so that a planted entry with a digest anyone can compute is not served.
@@ -191,7 +194,8 @@ public final class DiskCache: Sendable {
     }
 
     /// Adds a file of `bytes` to the known total (in whole 4 KiB blocks, as the disk holds
-    /// it), and evicts past the limit unless an eviction is already running.
+    /// it), and past the limit starts an eviction in the background unless one is running:
+    /// the write that crossed the limit does not wait for it.
     private func counted(adding bytes: Int) {
         let blocks = (bytes + 4095) / 4096 * 4096
         let total = knownBytes.withLock { known -> Int in
@@ -202,8 +206,16 @@ public final class DiskCache: Sendable {
         guard total > byteLimit,
             evicting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else { return }
-        evict()
-        evicting.store(false, ordering: .releasing)
+        evictions.async {
+            // Writes while it ran may have crossed the limit again: they left it to this one.
+            while self.evict(), (self.knownBytes.withLock { $0 } ?? 0) > self.byteLimit {}
+            self.evicting.store(false, ordering: .releasing)
+        }
+    }
+
+    /// Returns when no eviction is running (tests read the cache's size after it).
+    package func finishEvicting() {
+        evictions.sync {}
     }
 
     /// How many entries the directory holds now, and the disk space they take.
@@ -226,16 +238,20 @@ public final class DiskCache: Sendable {
         entries + "/" + name.prefix(2) + "/" + name + ".png"
     }
 
-    /// Deletes least recently used entries until the total is at most 90% of the limit.
-    private func evict() {
+    /// Deletes least recently used entries until the total is at most 90% of the limit;
+    /// whether it deleted any.
+    private func evict() -> Bool {
         var files = listEntries().sorted { $0.modified < $1.modified }
-        var total = files.reduce(0) { $0 + $1.size }
+        let listed = files.reduce(0) { $0 + $1.size }
+        var total = listed
         while total > byteLimit * 9 / 10, !files.isEmpty {
             let oldest = files.removeFirst()
             oldest.remove()
             total -= oldest.size
         }
-        knownBytes.withLock { $0 = total }
+        // What was written since the listing stays counted.
+        knownBytes.withLock { known in known = total == listed ? listed : max(0, (known ?? listed) - (listed - total)) }
+        return total != listed
     }
 
     private func countBytes() -> Int {

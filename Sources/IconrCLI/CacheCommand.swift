@@ -27,7 +27,7 @@ enum CacheCommand: Command {
                     message: "unknown action '\(arguments.positionals.joined(separator: " "))': expected stats or clear"
                 )
             }
-            cache = CacheSettings(arguments)
+            cache = try CacheSettings(arguments)
         }
     }
 

@@ -35,7 +35,7 @@ enum RenderCommand: Command {
             scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
             params = try parseParams(arguments.all("--param"))
             render = try RenderSettings(arguments)
-            cache = CacheSettings(arguments)
+            cache = try CacheSettings(arguments)
             output = arguments.value("--output") ?? defaultOutputName(IconSource.iconName(path: template), scale: scale)
         }
     }
@@ -162,15 +162,24 @@ struct CacheSettings {
         OptionSpec(
             names: ["--cache-dir"], valueName: "DIR",
             help: "The disk cache (default: $XDG_CACHE_HOME/iconr, else ~/.cache/iconr)."),
+        OptionSpec(
+            names: ["--cache-limit"], valueName: "MIB",
+            help: "Disk space the cache may take, in MiB; past it the least recently used go (default: 256)."),
         OptionSpec(names: ["--no-cache"], help: "Neither read nor write the disk cache."),
     ]
 
     var directory: String?
     var isDisabled: Bool
+    /// The disk cache's limit in bytes.
+    var byteLimit: Int
 
-    init(_ arguments: ScannedArguments) {
+    init(_ arguments: ScannedArguments) throws(UsageError) {
         directory = arguments.value("--cache-dir")
         isDisabled = arguments.has("--no-cache")
+        byteLimit =
+            try arguments.value(
+                "--cache-limit", as: { Int($0).flatMap { (1...(1 << 30)).contains($0) ? $0 << 20 : nil } },
+                expected: "a whole number of MiB from 1") ?? 256 << 20
     }
 
     /// The disk cache, or nil with `--no-cache`; `batch` names a batch job's pack. A cache
@@ -178,7 +187,7 @@ struct CacheSettings {
     func diskCache(batch: String? = nil, console: Console) -> DiskCache? {
         guard !isDisabled else { return nil }
         do {
-            return try DiskCache(directory: directory ?? DiskCache.defaultDirectory, batch: batch)
+            return try DiskCache(directory: directory ?? DiskCache.defaultDirectory, byteLimit: byteLimit, batch: batch)
         } catch {
             console.warning("\(error); working without the disk cache")
             return nil

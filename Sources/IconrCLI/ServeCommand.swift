@@ -94,7 +94,7 @@ enum ServeCommand: Command {
                     "--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
                     expected: "a whole number of seconds >= 0") ?? 300
             server.limits = try RenderSettings(arguments).limits
-            cache = CacheSettings(arguments)
+            cache = try CacheSettings(arguments)
             http.threads =
                 try arguments.value(
                     "--threads", as: { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } },
@@ -115,7 +115,19 @@ enum ServeCommand: Command {
         var options = parsed.server
         // A cache folder that cannot be made costs only speed, as for the other commands.
         options.cacheDirectory = parsed.cache.diskCache(console: console)?.directory
-        let configuration = parsed.http, address = parsed.address
+        options.cacheByteLimit = parsed.cache.byteLimit
+        var configuration = parsed.http
+        let address = parsed.address
+        // Each connection is a descriptor: the soft limit (often 1,024) is raised to the hard
+        // one, and the connection limit kept under it, with room for workers and files.
+        var descriptors = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors) == 0 {
+            descriptors.rlim_cur = descriptors.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+            _ = getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+            configuration.connectionLimit = max(
+                64, min(configuration.connectionLimit, Int(clamping: descriptors.rlim_cur) - 256))
+        }
 
         // librsvg runs in worker processes: an icon that crashes it or hangs fails its own
         // requests, and the server lives on.

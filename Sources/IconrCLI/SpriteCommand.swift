@@ -195,7 +195,7 @@ enum SpriteCommand: Command {
             hashNames = arguments.has("--hash-names")
             check = arguments.has("--check")
             json = arguments.has("--json")
-            cache = CacheSettings(arguments)
+            cache = try CacheSettings(arguments)
         }
     }
 

@@ -119,8 +119,9 @@ public final class HTTPServer: Sendable {
     public struct Configuration: Sendable {
         /// Threads answering requests (each runs `handler` for its connections).
         public var threads = 8
-        /// Open connections at most; more wait in the kernel's accept queue.
-        public var connectionLimit = 1024
+        /// Open connections at most; more wait in the kernel's accept queue. Each takes a
+        /// file descriptor: `iconr serve` raises its descriptor limit to fit.
+        public var connectionLimit = 4096
         /// Open connections from one IP address at most; more are closed as they come, so
         /// that one client (slowloris: many connections, a header line now and then) cannot
         /// take them all. Behind a proxy every client has its address: raise it there.
@@ -135,7 +136,7 @@ public final class HTTPServer: Sendable {
         /// answers 414 or 431 itself.
         public var connectionMemory = 64 << 10
 
-        /// 8 threads, 1,024 connections (256 from one address), 30 s idle timeout, 15 s for a
+        /// 8 threads, 4,096 connections (256 from one address), 30 s idle timeout, 15 s for a
         /// request head, 64 KiB per connection.
         public init() {}
     }

@@ -15,6 +15,8 @@ public struct ServerOptions: Sendable {
     public var styles: [(name: String, path: String)] = []
     /// The disk cache; nil for memory only.
     public var cacheDirectory: String?
+    /// The disk space the disk cache may take, in bytes.
+    public var cacheByteLimit = 256 << 20
     /// The largest scale `/icons/` renders.
     public var maxScale = 4.0
     /// `Access-Control-Allow-Origin`; nil sends none.
@@ -74,7 +76,8 @@ public final class IconServer: Sendable {
         renders = WorkQueue(threads: options.renderThreads, limit: options.renderQueueLimit)
         let source = Array(IconrJS.source(maxScale: options.maxScale).utf8)
         script = (source, Self.entityTag(source))
-        let disk = try options.cacheDirectory.map { directory throws(IconrError) in try DiskCache(directory: directory)
+        let disk = try options.cacheDirectory.map { directory throws(IconrError) in
+            try DiskCache(directory: directory, byteLimit: options.cacheByteLimit)
         }
         let cache = IconCache(memoryLimit: 128 << 20, disk: disk)
         renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)

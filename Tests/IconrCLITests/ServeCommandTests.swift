@@ -264,6 +264,31 @@ struct ServeCommandTests {
         #expect(try HTTPConnection(port: server.port).request("/health").status == 200)
     }
 
+    /// 1,500 connections opened at once from six addresses, each with a request: every one is
+    /// answered (before, past 1,024 the rest waited in the accept queue, and with the pool
+    /// threads sharing a socket some of them took none of a burst).
+    @Test func aBurstOfConnectionsIsServed() throws {
+        var descriptors = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+        descriptors.rlim_cur = max(descriptors.rlim_cur, min(descriptors.rlim_max, 4096))
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &descriptors)
+        let server = try serve()
+        let port = server.port
+        let answered = Locked(0)
+        DispatchQueue.concurrentPerform(iterations: 6) { address in
+            var open: [HTTPConnection] = []
+            for _ in 0..<250 {
+                guard let connection = try? HTTPConnection(port: port, timeout: 30, from: "127.0.0.\(20 + address)")
+                else { continue }
+                try? connection.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                open.append(connection)
+            }
+            let count = open.filter { (try? $0.readReply())?.status == 200 }.count
+            answered.withLock { $0 += count }
+        }
+        #expect(answered.withLock { $0 } == 1500)
+    }
+
     /// The processes whose parent is `parent` (from /proc).
     static func children(of parent: pid_t) -> [pid_t] {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []

@@ -17,10 +17,19 @@ public final class HTTPConnection {
     private let port: Int
     private var buffered: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; every read waits at most `timeout` seconds.
-    public init(port: Int, timeout: Int = 30) throws {
+    /// Connects to 127.0.0.1:`port` from `source` (another loopback address is another
+    /// client to a per-address limit); every read waits at most `timeout` seconds.
+    public init(port: Int, timeout: Int = 30, from source: String = "127.0.0.1") throws {
         self.port = port
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        _ = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian

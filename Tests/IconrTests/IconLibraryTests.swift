@@ -255,6 +255,8 @@ struct IconLibraryTests {
         for color in ["red", "green", "blue", "yellow", "purple", "orange", "teal", "navy"] {
             sizes.append(try library.blockingIcon(named: "flag", params: ["flag_color": color], scale: 2).png.count)
         }
+        // Eviction runs in the background.
+        disk.finishEvicting()
         let statistics = disk.statistics()
         #expect(sizes.allSatisfy { $0 < 4096 }, "\(sizes)")
         #expect(statistics.bytes <= 5 * 4096 && statistics.bytes >= statistics.entries * 4096, "\(statistics)")

@@ -1,0 +1,317 @@
+import Foundation
+import IconrSystem
+import IconrTestSupport
+import Synchronization
+
+/// `iconr serve` against nginx serving the same PNG (wrk at 16 and 64 connections), and under
+/// the attacks of issue 26: for each, whether `/health` and a cache hit, asked from another
+/// client address while the attack runs, still answer within 100 ms.
+enum ServeAttacks {
+    static let clock = ContinuousClock()
+    static let hit = "/icons/flag@2x.png?flag_color=%23800080"
+
+    static func run(repository: URL, scratch: URL) {
+        let icons = scratch.appendingPathComponent("icons")
+        try? FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        for name in ["flag", "marker", "badge"] {
+            try? FileManager.default.copyItem(
+                at: repository.appendingPathComponent("icons/\(name).svg"),
+                to: icons.appendingPathComponent("\(name).svg"))
+        }
+        // A blur and a dilation: about 2 s at scale 12 (the resvg corpus's feTurbulence is alike).
+        try? Data(slowSVG.utf8).write(to: icons.appendingPathComponent("slow.svg"))
+        let cache = scratch.appendingPathComponent("cache").path
+        func start(_ extra: [String] = []) -> ServerProcess? {
+            try? ServerProcess(
+                ["--icons", icons.path, "--cache-dir", cache, "--max-scale", "16"] + extra, directory: scratch)
+        }
+        guard let server = start() else {
+            print("error: iconr serve did not start")
+            return
+        }
+        compareWithNginx(server, scratch: scratch)
+        let port = server.port
+
+        print("\nattacks (probes from 127.0.0.2 while each runs; ok = every probe within 100 ms):")
+        attack("slowloris: 1,000 connections from one address, a header line each second", server) {
+            slowloris(port: port, connections: 1000, seconds: 4)
+        }
+        attack("2,000 connections at once from 8 addresses, each one request", server) {
+            let (answered, refused) = burst(port: port, connections: 2000, seconds: 4)
+            return "\(answered) answered in 4 s, \(refused) closed unanswered (at most 4,096 open)"
+        }
+        attack("slow-render flood: 64 renders of 2 s at unique scales", server) {
+            let statuses = concurrently(64) { index in
+                (try? HTTPConnection(port: port, timeout: 60).request(
+                    "/icons/slow@\(8 + Double(index) / 16)x.png"))?.status ?? -1
+            }
+            return "statuses " + histogram(statuses)
+        }
+        attack("worker kills: kill -9 every render worker each 50 ms while 300 misses are asked", server) {
+            let killer = Atomic<Bool>(true)
+            let serverPID = server.process.pid
+            Thread.detachNewThread {
+                while killer.load(ordering: .relaxed) {
+                    for child in children(of: serverPID) { kill(child, SIGKILL) }
+                    usleep(50_000)
+                }
+            }
+            let statuses = concurrently(4) { client in
+                (0..<75).map { index in
+                    (try? HTTPConnection(port: port).request(
+                        "/icons/marker.png?fill_color=%23\(String(format: "%06x", client * 75 + index + 0x10000))"))?
+                        .status ?? -1
+                }
+            }.flatMap { $0 }
+            killer.store(false, ordering: .relaxed)
+            return "statuses " + histogram(statuses)
+        }
+        server.process.signal(SIGTERM)
+        server.process.wait(timeout: 20)
+
+        if let limited = start(["--cache-limit", "1"]) {
+            let port = limited.port
+            attack("eviction at the limit: 4 clients writing new variants past a 1 MiB disk cache", limited) {
+                let started = clock.now
+                let times = concurrently(4) { client in
+                    (0..<400).map { index -> Double in
+                        let asked = clock.now
+                        _ = try? HTTPConnection(port: port).request(
+                            "/icons/badge@3x.png?badge_color=%23\(String(format: "%06x", client * 400 + index + 0x20000))"
+                        )
+                        return milliseconds(clock.now - asked)
+                    }
+                }.flatMap { $0 }
+                let seconds = milliseconds(clock.now - started) / 1000
+                return
+                    "\(Int(Double(times.count) / seconds)) misses/s, mean \(fixed(times.reduce(0, +) / Double(times.count))) ms, "
+                    + "p99 \(fixed(percentile(times, 0.99))) ms"
+            }
+            limited.process.signal(SIGTERM)
+            limited.process.wait(timeout: 20)
+        }
+
+        if let stopping = start() {
+            let port = stopping.port
+            let statuses = Locked<[Int]>([])
+            let group = DispatchGroup()
+            for index in 0..<24 {
+                group.enter()
+                Thread.detachNewThread {
+                    let target = index % 2 == 0 ? hit : "/icons/slow@\(12 + Double(index) / 32)x.png"
+                    let status = (try? HTTPConnection(port: port, timeout: 60).request(target))?.status ?? -1
+                    statuses.withLock { $0.append(status) }
+                    group.leave()
+                }
+            }
+            usleep(1_000_000)
+            let signalled = clock.now
+            stopping.process.signal(SIGTERM)
+            let code = stopping.process.wait(timeout: 30)
+            let exit = milliseconds(clock.now - signalled) / 1000
+            _ = group.wait(timeout: .now() + 10)
+            let all = statuses.withLock { $0 }
+            print("  SIGTERM under load (12 hits, 12 renders of 2 s in flight)")
+            print(
+                "    exited \(code.map(String.init) ?? "?") after \(fixed(exit)) s; answers " + histogram(all)
+                    + " (-1: none)")
+        }
+    }
+
+    /// Requests/s and p50/p99 of wrk against iconr and against nginx serving the same PNG.
+    static func compareWithNginx(_ server: ServerProcess, scratch: URL) {
+        guard let wrk = which("wrk") else {
+            print("(wrk is not installed: apt-get install wrk nginx for the nginx comparison)")
+            return
+        }
+        let png = (try? server.get(hit).body) ?? []
+        let root = scratch.appendingPathComponent("www")
+        try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try? Data(png).write(to: root.appendingPathComponent("flag.png"))
+        let nginxPort = 20000 + Int(getpid()) % 20000
+        let config = """
+            worker_processes auto; daemon off; pid \(scratch.path)/nginx.pid; error_log \(scratch.path)/nginx.err;
+            events { worker_connections 4096; }
+            http { access_log off; server { listen 127.0.0.1:\(nginxPort); root \(root.path); etag on; } }
+            """
+        try? Data(config.utf8).write(to: scratch.appendingPathComponent("nginx.conf"))
+        let nginx = which("nginx").flatMap {
+            try? RunningProgram(
+                $0, ["-c", scratch.appendingPathComponent("nginx.conf").path, "-p", scratch.path], directory: scratch,
+                stdout: "/dev/null", stderr: scratch.appendingPathComponent("nginx.stderr").path)
+        }
+        usleep(500_000)
+        defer {
+            nginx?.signal(SIGQUIT)
+            nginx?.wait(timeout: 10)
+        }
+        print("cache hits, wrk -t2 -d3s (sharing the 2 cores), iconr serve --threads 8 against nginx (workers: auto):")
+        for connections in [16, 64] {
+            func measure(_ url: String) -> (rate: Double, p50: String, p99: String) {
+                let result = try? TestSupport.run(
+                    wrk, ["-t2", "-c\(connections)", "-d3s", "--latency", url], directory: scratch, timeout: 30)
+                let lines = String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
+                func field(_ prefix: String) -> String {
+                    lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix(prefix) }?
+                        .split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) ?? "?"
+                }
+                return (Double(field("Requests/sec:")) ?? 0, field("50%"), field("99%"))
+            }
+            let ours = measure(server.url + hit)
+            let theirs =
+                nginx == nil ? (rate: 0.0, p50: "?", p99: "?") : measure("http://127.0.0.1:\(nginxPort)/flag.png")
+            print(
+                "  \(connections) connections: iconr \(Int(ours.rate))/s (p50 \(ours.p50), p99 \(ours.p99)); "
+                    + "nginx \(Int(theirs.rate))/s (p50 \(theirs.p50), p99 \(theirs.p99)); "
+                    + "iconr/nginx \(theirs.rate > 0 ? percent(ours.rate / theirs.rate) : "?")")
+        }
+    }
+
+    /// Runs `work` while probing `/health` and a cache hit every 100 ms from another address,
+    /// and prints what it says and the probes' worst latencies.
+    static func attack(_ name: String, _ server: ServerProcess, _ work: () -> String) {
+        _ = try? server.get(hit)
+        let port = server.port
+        let probing = Atomic<Bool>(true)
+        let probes = Locked<(health: [Double], hit: [Double], failed: Int)>(([], [], 0))
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            while probing.load(ordering: .relaxed) {
+                for target in ["/health", hit] {
+                    let started = clock.now
+                    let status = (try? HTTPConnection(port: port, timeout: 5, from: "127.0.0.2").request(target))?
+                        .status
+                    let time = milliseconds(clock.now - started)
+                    probes.withLock { probes in
+                        if status != 200 { probes.failed += 1 }
+                        if target == "/health" { probes.health.append(time) } else { probes.hit.append(time) }
+                    }
+                }
+                usleep(100_000)
+            }
+            done.signal()
+        }
+        let summary = work()
+        probing.store(false, ordering: .relaxed)
+        done.wait()
+        let seen = probes.withLock { $0 }
+        let worstHealth = seen.health.max() ?? .nan, worstHit = seen.hit.max() ?? .nan
+        let ok = seen.failed == 0 && worstHealth < 100 && worstHit < 100
+        print("  \(name)")
+        print("    \(summary)")
+        print(
+            "    /health worst \(fixed(worstHealth)) ms, cache hit worst \(fixed(worstHit)) ms over \(seen.health.count) probes"
+                + (seen.failed > 0 ? ", \(seen.failed) failed" : "") + ": \(ok ? "ok" : "NOT within 100 ms")")
+    }
+
+    /// `connections` sockets from 127.0.0.3, each sending a request line and then a header
+    /// line a second, for `seconds`; how many the server closed.
+    static func slowloris(port: Int, connections: Int, seconds: Int) -> String {
+        var sockets: [Int32] = []
+        for _ in 0..<connections {
+            let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            var local = sockaddr_in(), remote = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr("127.0.0.3")
+            remote.sin_family = sa_family_t(AF_INET)
+            remote.sin_port = UInt16(port).bigEndian
+            remote.sin_addr.s_addr = inet_addr("127.0.0.1")
+            withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    _ = bind(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            withUnsafePointer(to: &remote) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    _ = connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            sockets.append(socket)
+        }
+        usleep(200_000)
+        var closed = Set<Int32>()
+        for second in 0..<seconds {
+            for socket in sockets where !closed.contains(socket) {
+                let line = second == 0 ? "GET /health HTTP/1.1\r\n" : "X-Slow-\(second): x\r\n"
+                if send(socket, line, line.utf8.count, Int32(MSG_NOSIGNAL)) < 0, errno != EAGAIN {
+                    closed.insert(socket)
+                }
+            }
+            usleep(1_000_000)
+        }
+        for socket in sockets { close(socket) }
+        return "\(closed.count) of \(connections) closed by the server within \(seconds) s"
+    }
+
+    /// `connections` connections at once, from 127.0.0.10-17, each asking `/health` and
+    /// holding the connection; how many were answered and how many closed unanswered.
+    static func burst(port: Int, connections: Int, seconds: Int) -> (answered: Int, refused: Int) {
+        let results = concurrently(8) { address -> (Int, Int) in
+            var open: [HTTPConnection] = []
+            for _ in 0..<(connections / 8) {
+                if let connection = try? HTTPConnection(port: port, timeout: seconds, from: "127.0.0.\(10 + address)") {
+                    try? connection.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                    open.append(connection)
+                }
+            }
+            var answered = 0, refused = 0
+            for connection in open {
+                switch (try? connection.readReply())?.status {
+                case 200: answered += 1
+                case nil: refused += 1
+                default: break
+                }
+            }
+            return (answered, refused)
+        }
+        return (results.reduce(0) { $0 + $1.0 }, results.reduce(0) { $0 + $1.1 })
+    }
+
+    /// `body(i)` for i in 0..<count, each on its own thread (Dispatch would start threads for
+    /// blocked work one by one), in order.
+    static func concurrently<T: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> T) -> [T] {
+        let results = Locked<[Int: T]>([:])
+        let group = DispatchGroup()
+        for index in 0..<count {
+            group.enter()
+            Thread.detachNewThread {
+                let result = body(index)
+                results.withLock { $0[index] = result }
+                group.leave()
+            }
+        }
+        group.wait()
+        return results.withLock { all in (0..<count).compactMap { all[$0] } }
+    }
+
+    /// The processes whose parent is `parent`.
+    static func children(of parent: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }.filter {
+            guard let stat = try? String(contentsOfFile: "/proc/\($0)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && Int32(fields[1]) == parent
+        }
+    }
+
+    static func histogram(_ statuses: [Int]) -> String {
+        Dictionary(grouping: statuses, by: { $0 }).sorted { $0.key < $1.key }.map { "\($0.key) x\($0.value.count)" }
+            .joined(separator: ", ")
+    }
+
+    static let slowSVG = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="64" height="64" viewBox="0 0 64 64">
+          <filter id="b" x="-50%" y="-50%" width="200%" height="200%"><feGaussianBlur stdDeviation="9"/><feMorphology radius="6"/></filter>
+          <g filter="url(#b)"><circle cx="32" cy="32" r="20" fill="#000"/></g>
+        </svg>
+        """
+
+    static func which(_ program: String) -> String? { ServeBenchmark.which(program) }
+    static func milliseconds(_ duration: Duration) -> Double { ServeBenchmark.milliseconds(duration) }
+    static func percentile(_ values: [Double], _ fraction: Double) -> Double {
+        ServeBenchmark.percentile(values, fraction)
+    }
+    static func fixed(_ value: Double) -> String { ServeBenchmark.fixed(value) }
+    static func percent(_ fraction: Double) -> String { ServeBenchmark.percent(fraction) }
+}
