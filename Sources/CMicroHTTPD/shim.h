@@ -34,7 +34,6 @@ enum {
     ICONR_MHD_OPTION_CONNECTION_LIMIT = 2,
     ICONR_MHD_OPTION_CONNECTION_TIMEOUT = 3,
     ICONR_MHD_OPTION_NOTIFY_COMPLETED = 4,
-    ICONR_MHD_OPTION_PER_IP_CONNECTION_LIMIT = 5,
     ICONR_MHD_OPTION_LISTEN_SOCKET = 12,
     ICONR_MHD_OPTION_THREAD_POOL_SIZE = 14,
     ICONR_MHD_OPTION_ARRAY = 15,
@@ -95,6 +94,22 @@ static inline struct MHD_Daemon *IconrMHD_start(const IconrMicroHTTPD *api, unsi
         (struct MHD_Daemon *(*)(unsigned int, uint16_t, void *, void *, MHD_AccessHandlerCallback, void *, ...))
             api->MHD_start_daemon;
     return start(flags, 0, NULL, NULL, handler, handler_cls, ICONR_MHD_OPTION_ARRAY, options, ICONR_MHD_OPTION_END);
+}
+
+/* The connection's client address bytes (4 for IPv4, 16 for IPv6) copied to `address`, and
+   their count; 0 when unknown. MHD_CONNECTION_INFO_CLIENT_ADDRESS's union member is a
+   `struct sockaddr *`. */
+static inline int IconrMHD_client_address(const IconrMicroHTTPD *api, struct MHD_Connection *connection,
+                                          unsigned char address[16]) {
+    struct sockaddr_shape { unsigned short family; unsigned short port; unsigned char rest[24]; };
+    const unsigned char *const *(*info)(struct MHD_Connection *, int, ...) =
+        (const unsigned char *const *(*)(struct MHD_Connection *, int, ...))api->MHD_get_connection_info;
+    const unsigned char *const *found = info(connection, 2);
+    if (!found || !*found) return 0;
+    const struct sockaddr_shape *socket_address = (const struct sockaddr_shape *)*found;
+    if (socket_address->family == 2) { memcpy(address, socket_address->rest, 4); return 4; }     /* AF_INET: sin_addr */
+    if (socket_address->family == 10) { memcpy(address, socket_address->rest + 4, 16); return 16; } /* AF_INET6: after flowinfo */
+    return 0;
 }
 
 /* The connection's socket (MHD_CONNECTION_INFO_CONNECTION_FD, whose union member is the

@@ -112,6 +112,14 @@ enum ServeCommand: Command {
     }
 
     static func run(_ parsed: Options, console: Console) throws -> Int32 {
+        // SIGINT and SIGTERM are waited for on this thread: blocked before any thread
+        // starts (the render and build queues' too), so that every thread inherits the mask and none is interrupted.
+        var stopSignals = sigset_t()
+        sigemptyset(&stopSignals)
+        sigaddset(&stopSignals, SIGINT)
+        sigaddset(&stopSignals, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
+        signal(SIGPIPE, SIG_IGN)
         var options = parsed.server
         // A cache folder that cannot be made costs only speed, as for the other commands.
         options.cacheDirectory = parsed.cache.diskCache(console: console)?.directory
@@ -134,14 +142,6 @@ enum ServeCommand: Command {
         let workers = IsolatedRenderer(executable: executablePath(), arguments: [CLI.workerCommand])
         let iconServer = try IconServer(options: options, placement: .isolated(workers))
 
-        // SIGINT and SIGTERM are waited for on this thread: blocked before any server thread
-        // starts, so that every thread inherits the mask and none is interrupted.
-        var stopSignals = sigset_t()
-        sigemptyset(&stopSignals)
-        sigaddset(&stopSignals, SIGINT)
-        sigaddset(&stopSignals, SIGTERM)
-        pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
-        signal(SIGPIPE, SIG_IGN)
         let http = try HTTPServer(listening: address, configuration: configuration) { request in
             iconServer.answer(to: request)
         }

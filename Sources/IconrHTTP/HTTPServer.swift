@@ -164,7 +164,8 @@ public final class HTTPServer: Sendable {
         port = socket.port
         let context = Unmanaged.passRetained(
             HandlerContext(
-                api: table, handler: handler, headDeadline: .seconds(max(1, configuration.headDeadline))))
+                api: table, handler: handler, headDeadline: .seconds(max(1, configuration.headDeadline)),
+                connectionsPerClient: max(1, configuration.connectionsPerClient)))
         var options = [
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_LISTEN_SOCKET), value: Int(socket.descriptor), ptr_value: nil),
@@ -173,9 +174,6 @@ public final class HTTPServer: Sendable {
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_CONNECTION_LIMIT), value: max(1, configuration.connectionLimit),
                 ptr_value: nil),
-            MHD_OptionItem(
-                option: Int32(ICONR_MHD_OPTION_PER_IP_CONNECTION_LIMIT),
-                value: max(1, configuration.connectionsPerClient), ptr_value: nil),
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_CONNECTION_TIMEOUT), value: max(1, configuration.idleTimeout),
                 ptr_value: nil),
@@ -270,16 +268,27 @@ private final class HandlerContext: Sendable {
     /// Requests whose connection is suspended until their `.later` answer is sent.
     let waiting = Locked<[ObjectIdentifier: PendingRequest]>([:])
     let headDeadline: Duration
-    /// Each open connection's socket, and since when its request head has been arriving
-    /// (nil while a request is handled or answered), by connection.
-    let heads = Locked<[Int: (socket: Int32, since: ContinuousClock.Instant?)]>([:])
+    let connectionsPerClient: Int
+    /// Each open connection's socket, client address, and since when its request head has
+    /// been arriving (nil while a request is handled or answered), by connection; and the
+    /// open connections of each client address. (libmicrohttpd's own per-address limit
+    /// counts per pool thread, so one client could hold the limit on every thread.)
+    let heads = Locked(
+        (
+            connections: [Int: (socket: Int32, client: [UInt8], since: ContinuousClock.Instant?)](),
+            clients: [[UInt8]: Int]()
+        ))
     /// Whether the head watcher runs.
     let watching = Atomic<Bool>(true)
 
-    init(api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration) {
+    init(
+        api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration,
+        connectionsPerClient: Int
+    ) {
         self.api = api
         self.handler = handler
         self.headDeadline = headDeadline
+        self.connectionsPerClient = connectionsPerClient
     }
 
     /// A thread that, twice a second, shuts down the sockets whose request head is past its
@@ -297,10 +306,10 @@ private final class HandlerContext: Sendable {
                     usleep(500_000)
                     let late = ContinuousClock.now - server.headDeadline
                     server.heads.withLock { heads in
-                        for (connection, head) in heads {
+                        for (connection, head) in heads.connections {
                             guard let since = head.since, since < late else { continue }
                             shutdown(head.socket, Int32(SHUT_RDWR))
-                            heads[connection]?.since = nil
+                            heads.connections[connection]?.since = nil
                         }
                     }
                 }
@@ -316,21 +325,38 @@ private final class HandlerContext: Sendable {
     /// A request head is in (`arrived`), or the next one may begin.
     func head(of connection: OpaquePointer, arrived: Bool) {
         let key = Int(bitPattern: UnsafeRawPointer(connection))
-        heads.withLock { $0[key]?.since = arrived ? nil : ContinuousClock.now }
+        heads.withLock { $0.connections[key]?.since = arrived ? nil : ContinuousClock.now }
     }
 }
 
-/// A connection opened or closed: its head clock starts, or it is forgotten.
+/// A connection opened (its head clock starts; past its client's limit it is shut down at
+/// once, and libmicrohttpd closes it) or closed (it is forgotten).
 private let connectionChanged: MHD_NotifyConnectionCallback = { context, connection, _, code in
     guard let context, let connection else { return }
     let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
     let key = Int(bitPattern: UnsafeRawPointer(connection))
     if code == Int32(ICONR_MHD_CONNECTION_NOTIFY_STARTED) {
-        let socket = withUnsafePointer(to: server.api.api) { IconrMHD_connection_socket($0, connection) }
+        var address = [UInt8](repeating: 0, count: 16)
+        let (socket, length) = withUnsafePointer(to: server.api.api) { api in
+            (
+                IconrMHD_connection_socket(api, connection),
+                address.withUnsafeMutableBufferPointer { IconrMHD_client_address(api, connection, $0.baseAddress) }
+            )
+        }
         guard socket >= 0 else { return }
-        server.heads.withLock { $0[key] = (socket, ContinuousClock.now) }
+        let client = Array(address.prefix(Int(max(0, length))))
+        server.heads.withLock { heads in
+            let count = heads.clients[client, default: 0] + 1
+            heads.clients[client] = count
+            heads.connections[key] = (socket, client, count > server.connectionsPerClient ? nil : ContinuousClock.now)
+            if count > server.connectionsPerClient { shutdown(socket, Int32(SHUT_RDWR)) }
+        }
     } else {
-        server.heads.withLock { $0[key] = nil }
+        server.heads.withLock { heads in
+            guard let closed = heads.connections.removeValue(forKey: key) else { return }
+            let left = (heads.clients[closed.client] ?? 1) - 1
+            heads.clients[closed.client] = left > 0 ? left : nil
+        }
     }
 }
 
