@@ -29,7 +29,11 @@ enum ServeAttacks {
             print("error: iconr serve did not start")
             return
         }
-        compareWithNginx(server, scratch: scratch)
+        let nginx = compareWithNginx(server, scratch: scratch)
+        defer {
+            nginx?.process.signal(SIGQUIT)
+            nginx?.process.wait(timeout: 10)
+        }
         let port = server.port
 
         print("\nattacks (probes from 127.0.0.2 while each runs; ok = every probe within 100 ms):")
@@ -37,8 +41,15 @@ enum ServeAttacks {
             slowloris(port: port, connections: 1000, seconds: 4)
         }
         attack("2,000 connections at once from 8 addresses, each one request", server) {
-            let (answered, refused) = burst(port: port, connections: 2000, seconds: 4)
+            let (answered, refused) = burst(port: port, target: "/health", connections: 2000, seconds: 4)
             return "\(answered) answered in 4 s, \(refused) closed unanswered (at most 4,096 open)"
+        }
+        if let nginx {
+            // The same burst and probes against nginx: what this machine allows.
+            attack("the same 2,000 against nginx", port: nginx.port, probes: ("/flag.png", "/flag.png")) {
+                let (answered, refused) = burst(port: nginx.port, target: "/flag.png", connections: 2000, seconds: 4)
+                return "\(answered) answered in 4 s, \(refused) closed unanswered"
+            }
         }
         attack("slow-render flood: 64 renders of 2 s at unique scales", server) {
             let statuses = concurrently(64) { index in
@@ -118,11 +129,12 @@ enum ServeAttacks {
         }
     }
 
-    /// Requests/s and p50/p99 of wrk against iconr and against nginx serving the same PNG.
-    static func compareWithNginx(_ server: ServerProcess, scratch: URL) {
+    /// Requests/s and p50/p99 of wrk against iconr and against nginx serving the same PNG;
+    /// nginx, left running (nil without wrk or nginx).
+    static func compareWithNginx(_ server: ServerProcess, scratch: URL) -> (process: RunningProgram, port: Int)? {
         guard let wrk = which("wrk") else {
             print("(wrk is not installed: apt-get install wrk nginx for the nginx comparison)")
-            return
+            return nil
         }
         let png = (try? server.get(hit).body) ?? []
         let root = scratch.appendingPathComponent("www")
@@ -141,10 +153,6 @@ enum ServeAttacks {
                 stdout: "/dev/null", stderr: scratch.appendingPathComponent("nginx.stderr").path)
         }
         usleep(500_000)
-        defer {
-            nginx?.signal(SIGQUIT)
-            nginx?.wait(timeout: 10)
-        }
         print("cache hits, wrk -t2 -d3s (sharing the 2 cores), iconr serve --threads 8 against nginx (workers: auto):")
         for connections in [16, 64] {
             func measure(_ url: String) -> (rate: Double, p50: String, p99: String) {
@@ -165,26 +173,33 @@ enum ServeAttacks {
                     + "nginx \(Int(theirs.rate))/s (p50 \(theirs.p50), p99 \(theirs.p99)); "
                     + "iconr/nginx \(theirs.rate > 0 ? percent(ours.rate / theirs.rate) : "?")")
         }
+        return nginx.map { ($0, nginxPort) }
     }
 
-    /// Runs `work` while probing `/health` and a cache hit every 100 ms from another address,
-    /// and prints what it says and the probes' worst latencies.
+    /// `attack(_:port:probes:_:)` on iconr: `/health` and a cache hit.
     static func attack(_ name: String, _ server: ServerProcess, _ work: () -> String) {
         _ = try? server.get(hit)
-        let port = server.port
+        attack(name, port: server.port, probes: ("/health", hit), work)
+    }
+
+    /// Runs `work` while probing the two targets every 100 ms from another address, and
+    /// prints what it says and the probes' worst latencies.
+    static func attack(
+        _ name: String, port: Int, probes targets: (health: String, hit: String), _ work: () -> String
+    ) {
         let probing = Atomic<Bool>(true)
         let probes = Locked<(health: [Double], hit: [Double], failed: Int)>(([], [], 0))
         let done = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             while probing.load(ordering: .relaxed) {
-                for target in ["/health", hit] {
+                for (index, target) in [targets.health, targets.hit].enumerated() {
                     let started = clock.now
                     let status = (try? HTTPConnection(port: port, timeout: 5, from: "127.0.0.2").request(target))?
                         .status
                     let time = milliseconds(clock.now - started)
                     probes.withLock { probes in
                         if status != 200 { probes.failed += 1 }
-                        if target == "/health" { probes.health.append(time) } else { probes.hit.append(time) }
+                        if index == 0 { probes.health.append(time) } else { probes.hit.append(time) }
                     }
                 }
                 usleep(100_000)
@@ -200,7 +215,8 @@ enum ServeAttacks {
         print("  \(name)")
         print("    \(summary)")
         print(
-            "    /health worst \(fixed(worstHealth)) ms, cache hit worst \(fixed(worstHit)) ms over \(seen.health.count) probes"
+            "    \(targets.health == "/health" ? "/health" : "probe") worst \(fixed(worstHealth)) ms, "
+                + "\(targets.health == "/health" ? "cache hit" : "second probe") worst \(fixed(worstHit)) ms over \(seen.health.count) probes"
                 + (seen.failed > 0 ? ", \(seen.failed) failed" : "") + ": \(ok ? "ok" : "NOT within 100 ms")")
     }
 
@@ -243,14 +259,14 @@ enum ServeAttacks {
         return "\(closed.count) of \(connections) closed by the server within \(seconds) s"
     }
 
-    /// `connections` connections at once, from 127.0.0.10-17, each asking `/health` and
+    /// `connections` connections at once, from 127.0.0.10-17, each asking `target` and
     /// holding the connection; how many were answered and how many closed unanswered.
-    static func burst(port: Int, connections: Int, seconds: Int) -> (answered: Int, refused: Int) {
+    static func burst(port: Int, target: String, connections: Int, seconds: Int) -> (answered: Int, refused: Int) {
         let results = concurrently(8) { address -> (Int, Int) in
             var open: [HTTPConnection] = []
             for _ in 0..<(connections / 8) {
                 if let connection = try? HTTPConnection(port: port, timeout: seconds, from: "127.0.0.\(10 + address)") {
-                    try? connection.send(Array("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+                    try? connection.send(Array("GET \(target) HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
                     open.append(connection)
                 }
             }
