@@ -26,7 +26,6 @@ enum {
     ICONR_MHD_ALLOW_SUSPEND_RESUME = 8192 | 1024,
 };
 
-
 /* Daemon options (each with one value in `struct MHD_OptionItem`). */
 enum {
     ICONR_MHD_OPTION_END = 0,
@@ -39,7 +38,6 @@ enum {
     ICONR_MHD_OPTION_ARRAY = 15,
     ICONR_MHD_OPTION_UNESCAPE_CALLBACK = 16,
     ICONR_MHD_OPTION_NOTIFY_CONNECTION = 27,
-    ICONR_MHD_OPTION_LISTEN_BACKLOG_SIZE = 28,
 };
 
 /* Value kinds and response memory modes. */

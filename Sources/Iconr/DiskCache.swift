@@ -39,8 +39,9 @@ public final class DiskCache: Sendable {
     /// Whether an eviction is running: writes past the limit then leave it to that one
     /// (each used to scan the whole cache again).
     private let evicting = Atomic<Bool>(false)
-    /// Where evictions run, one at a time, off the writing thread.
+    /// Where evictions run, one at a time: off the writing thread when `evictsInBackground`.
     private let evictions = DispatchQueue(label: "iconr.disk-cache.eviction", qos: .utility)
+    private let evictsInBackground: Bool
     private let batch: Batch?
     /// The cache's own key (the file `key` beside `entries-v1`, mode 0600, made with the cache): entries carry an
     /// HMAC under it, so that a planted entry with a digest anyone can compute is not served.
@@ -48,10 +49,15 @@ public final class DiskCache: Sendable {
 
     /// Uses (and creates) `directory`. With a `batch` name, entries come from and go to that
     /// batch's pack: `store` keeps them in memory, and `flush()` writes the pack with every
-    /// entry this run read or stored.
-    public init(directory: String, byteLimit: Int = 256 << 20, batch: String? = nil) throws(IconrError) {
+    /// entry this run read or stored. `evictsInBackground` (a long-lived process, a server):
+    /// the write that crosses the limit does not wait for the eviction; else it runs it, so
+    /// that a short process does not exit with the eviction undone.
+    public init(
+        directory: String, byteLimit: Int = 256 << 20, batch: String? = nil, evictsInBackground: Bool = false
+    ) throws(IconrError) {
         self.directory = directory
         self.byteLimit = byteLimit
+        self.evictsInBackground = evictsInBackground
         let entries = directory + "/entries-v1"
         self.entries = entries
         // A pack may take a quarter of the cache (64 MiB by default).
@@ -194,8 +200,8 @@ public final class DiskCache: Sendable {
     }
 
     /// Adds a file of `bytes` to the known total (in whole 4 KiB blocks, as the disk holds
-    /// it), and past the limit starts an eviction in the background unless one is running:
-    /// the write that crossed the limit does not wait for it.
+    /// it), and past the limit starts an eviction unless one is running (in the background
+    /// with `evictsInBackground`).
     private func counted(adding bytes: Int) {
         let blocks = (bytes + 4095) / 4096 * 4096
         let total = knownBytes.withLock { known -> Int in
@@ -206,14 +212,15 @@ public final class DiskCache: Sendable {
         guard total > byteLimit,
             evicting.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged
         else { return }
-        evictions.async {
+        let eviction: @Sendable () -> Void = {
             // Writes while it ran may have crossed the limit again: they left it to this one.
             while self.evict(), (self.knownBytes.withLock { $0 } ?? 0) > self.byteLimit {}
             self.evicting.store(false, ordering: .releasing)
         }
+        if evictsInBackground { evictions.async(execute: eviction) } else { evictions.sync(execute: eviction) }
     }
 
-    /// Returns when no eviction is running (tests read the cache's size after it).
+    /// Returns when no background eviction is running (tests read the cache's size after it).
     package func finishEvicting() {
         evictions.sync {}
     }
@@ -249,9 +256,11 @@ public final class DiskCache: Sendable {
             oldest.remove()
             total -= oldest.size
         }
-        // What was written since the listing stays counted.
-        knownBytes.withLock { known in known = total == listed ? listed : max(0, (known ?? listed) - (listed - total)) }
-        return total != listed
+        let removed = listed - total
+        // Nothing removed: the listing is the count. Else what was written since the listing
+        // stays counted.
+        knownBytes.withLock { known in known = removed == 0 ? listed : max(0, (known ?? listed) - removed) }
+        return removed > 0
     }
 
     private func countBytes() -> Int {

@@ -181,8 +181,6 @@ public final class HTTPServer: Sendable {
                 option: Int32(ICONR_MHD_OPTION_CONNECTION_MEMORY_LIMIT), value: configuration.connectionMemory,
                 ptr_value: nil),
             MHD_OptionItem(
-                option: Int32(ICONR_MHD_OPTION_LISTEN_BACKLOG_SIZE), value: ListenSocket.backlog, ptr_value: nil),
-            MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_UNESCAPE_CALLBACK), value: unsafeBitCast(keepEscaped, to: Int.self),
                 ptr_value: nil),
             MHD_OptionItem(
@@ -465,7 +463,6 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     let pending = Unmanaged<PendingRequest>.fromOpaque(opaque).takeUnretainedValue()
     // Resumed: the answer came.
     if let response = pending.takeAnswer() {
-        server.waiting.withLock { $0[ObjectIdentifier(pending)] = nil }
         return queue(response, on: connection, api: server.api.api)
     }
     let isNew = pending.state.withLock { state -> Bool in

@@ -77,7 +77,7 @@ public final class IconServer: Sendable {
         let source = Array(IconrJS.source(maxScale: options.maxScale).utf8)
         script = (source, Self.entityTag(source))
         let disk = try options.cacheDirectory.map { directory throws(IconrError) in
-            try DiskCache(directory: directory, byteLimit: options.cacheByteLimit)
+            try DiskCache(directory: directory, byteLimit: options.cacheByteLimit, evictsInBackground: true)
         }
         let cache = IconCache(memoryLimit: 128 << 20, disk: disk)
         renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
@@ -116,7 +116,7 @@ public final class IconServer: Sendable {
         case .later(let work):
             return .later { send in
                 let queued = self.builds.submit { send(self.finished(work(), route: route)) }
-                if !queued { send(self.finished(Self.busy("the build queue"), route: route)) }
+                if !queued { send(self.finished(Self.error(Self.full("the build queue")), route: route)) }
             }
         case .render(let job, let respond):
             return .later { send in
@@ -276,7 +276,7 @@ public final class IconServer: Sendable {
         let prepared: (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
         switch lookUp(name, params: params, scale: scale) {
         case .success(let found): prepared = found
-        case .failure(let error): return .now(Self.error(error.status, error.message))
+        case .failure(let error): return .now(Self.error(error))
         }
         let (source, resolved, key) = prepared
         if !resolved.unknownNames.isEmpty {
@@ -297,8 +297,7 @@ public final class IconServer: Sendable {
         return .render(job) { result in
             switch result {
             case .success(let variant): self.iconResponse(variant, key: key, request: request)
-            case .failure(let error):
-                error.status == 503 ? Self.busy("the render queue") : Self.error(error.status, error.message)
+            case .failure(let error): Self.error(error)
             }
         }
     }
@@ -329,7 +328,7 @@ public final class IconServer: Sendable {
                 finish(.failure(self.failed(job.key, error)))
             }
         }
-        if !queued { finish(.failure(RouteError(status: 503, message: "the render queue is full"))) }
+        if !queued { finish(.failure(Self.full("the render queue"))) }
     }
 
     /// A render's failure as a status: 400 for a raster past the limits, else 500,
@@ -509,12 +508,17 @@ public final class IconServer: Sendable {
     }
 
     /// The answer to a request still waiting when the server stops.
-    public static let stopping = busy("the server is stopping; the render queue")
+    public static let stopping = error(RouteError(status: 503, message: "the server is stopping; try again"))
 
-    /// 503 with `Retry-After`: `queue` is full.
-    static func busy(_ queue: String) -> HTTPResponse {
-        var response = error(503, "\(queue) is full; try again")
-        response.headers.append(("Retry-After", "1"))
+    /// The 503 of a full `queue`.
+    static func full(_ queue: String) -> RouteError {
+        RouteError(status: 503, message: "\(queue) is full; try again")
+    }
+
+    /// A route's failure as a response; a 503 says when to try again (`Retry-After: 1`).
+    static func error(_ failure: RouteError) -> HTTPResponse {
+        var response = error(failure.status, failure.message)
+        if failure.status == 503 { response.headers.append(("Retry-After", "1")) }
         return response
     }
 

@@ -131,7 +131,7 @@ final class ServedSprite: Sendable {
         let current: Current
         switch build() {
         case .success(let built): current = built
-        case .failure(let error): return IconServer.error(error.status, error.message)
+        case .failure(let error): return IconServer.error(error)
         }
         var name = file
         var immutable = false
@@ -186,7 +186,7 @@ final class ServedStyle: Sendable {
         let current: ServedSprite.Current
         switch sprite.build() {
         case .success(let built): current = built
-        case .failure(let error): return IconServer.error(error.status, error.message)
+        case .failure(let error): return IconServer.error(error)
         }
         guard let style = current.style else { return IconServer.error(500, "the style was not read") }
         let memo = base + "\0" + current.hash

@@ -39,12 +39,12 @@ package enum AtomicFile {
     /// Temporary files being written now, for `removeTemporaryFiles()`.
     private static let pending = Locked<Set<String>>([])
 
-    /// Removes the temporary files of writes under way; for an interrupt handler that is
-    /// about to end the process.
     /// Set (under `pending`'s lock) once `removeTemporaryFiles()` ran: the process is
     /// exiting, and no temporary file may be made, nor renamed, after that.
     private static let stopping = Atomic<Bool>(false)
 
+    /// Removes the temporary files of writes under way; for an interrupt handler that is
+    /// about to end the process.
     package static func removeTemporaryFiles() {
         pending.withLock { paths in
             stopping.store(true, ordering: .relaxed)
