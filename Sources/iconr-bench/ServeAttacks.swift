@@ -136,23 +136,8 @@ enum ServeAttacks {
             print("(wrk is not installed: apt-get install wrk nginx for the nginx comparison)")
             return nil
         }
-        let png = (try? server.get(hit).body) ?? []
-        let root = scratch.appendingPathComponent("www")
-        try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-        try? Data(png).write(to: root.appendingPathComponent("flag.png"))
-        let nginxPort = 20000 + Int(getpid()) % 20000
-        let config = """
-            worker_processes auto; daemon off; pid \(scratch.path)/nginx.pid; error_log \(scratch.path)/nginx.err;
-            events { worker_connections 4096; }
-            http { access_log off; server { listen 127.0.0.1:\(nginxPort); root \(root.path); etag on; } }
-            """
-        try? Data(config.utf8).write(to: scratch.appendingPathComponent("nginx.conf"))
-        let nginx = which("nginx").flatMap {
-            try? RunningProgram(
-                $0, ["-c", scratch.appendingPathComponent("nginx.conf").path, "-p", scratch.path], directory: scratch,
-                stdout: "/dev/null", stderr: scratch.appendingPathComponent("nginx.stderr").path)
-        }
-        usleep(500_000)
+        let nginx = startNginx(serving: (try? server.get(hit).body) ?? [], scratch: scratch)
+        let nginxPort = nginx?.port ?? 0
         print("cache hits, wrk -t2 -d3s (sharing the 2 cores), iconr serve --threads 8 against nginx (workers: auto):")
         for connections in [16, 64] {
             func measure(_ url: String) -> (rate: Double, p50: String, p99: String) {
@@ -173,7 +158,59 @@ enum ServeAttacks {
                     + "nginx \(Int(theirs.rate))/s (p50 \(theirs.p50), p99 \(theirs.p99)); "
                     + "iconr/nginx \(theirs.rate > 0 ? percent(ours.rate / theirs.rate) : "?")")
         }
+        return nginx
+    }
+
+    /// nginx (`worker_processes auto`) serving `png` as `/flag.png` on loopback; nil when
+    /// nginx is not installed.
+    static func startNginx(serving png: [UInt8], scratch: URL) -> (process: RunningProgram, port: Int)? {
+        let root = scratch.appendingPathComponent("www")
+        try? FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try? Data(png).write(to: root.appendingPathComponent("flag.png"))
+        let nginxPort = 20000 + Int(getpid()) % 20000
+        let config = """
+            worker_processes auto; daemon off; pid \(scratch.path)/nginx.pid; error_log \(scratch.path)/nginx.err;
+            events { worker_connections 4096; }
+            http { access_log off; server { listen 127.0.0.1:\(nginxPort); root \(root.path); etag on; } }
+            """
+        try? Data(config.utf8).write(to: scratch.appendingPathComponent("nginx.conf"))
+        let nginx = which("nginx").flatMap {
+            try? RunningProgram(
+                $0, ["-c", scratch.appendingPathComponent("nginx.conf").path, "-p", scratch.path], directory: scratch,
+                stdout: "/dev/null", stderr: scratch.appendingPathComponent("nginx.stderr").path)
+        }
+        usleep(500_000)
         return nginx.map { ($0, nginxPort) }
+    }
+
+    /// Only the 2,000-connection burst, `rounds` times against iconr and against nginx.
+    static func runBurst(repository: URL, scratch: URL, rounds: Int) {
+        let icons = scratch.appendingPathComponent("icons")
+        try? FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try? FileManager.default.copyItem(
+            at: repository.appendingPathComponent("icons/flag.svg"), to: icons.appendingPathComponent("flag.svg"))
+        guard let server = try? ServerProcess(["--icons", icons.path, "--no-cache"], directory: scratch) else {
+            print("error: iconr serve did not start")
+            return
+        }
+        let nginx = startNginx(serving: (try? server.get(hit).body) ?? [], scratch: scratch)
+        defer {
+            nginx?.process.signal(SIGQUIT)
+            nginx?.process.wait(timeout: 10)
+        }
+        for round in 1...rounds {
+            attack("round \(round): 2,000 connections at once from 8 addresses, each one request", server) {
+                let (answered, refused) = burst(port: server.port, target: "/health", connections: 2000, seconds: 4)
+                return "\(answered) answered in 4 s, \(refused) closed unanswered"
+            }
+            if let nginx {
+                attack("round \(round): the same against nginx", port: nginx.port, probes: ("/flag.png", "/flag.png")) {
+                    let (answered, refused) = burst(
+                        port: nginx.port, target: "/flag.png", connections: 2000, seconds: 4)
+                    return "\(answered) answered in 4 s, \(refused) closed unanswered"
+                }
+            }
+        }
     }
 
     /// `attack(_:port:probes:_:)` on iconr: `/health` and a cache hit.

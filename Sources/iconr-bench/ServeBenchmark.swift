@@ -12,12 +12,17 @@ import IconrTestSupport
 enum ServeBenchmark {
     static let clock = ContinuousClock()
 
-    static func run() {
+    /// Everything, or (`burstOnly`) three rounds of the 2,000-connection burst.
+    static func run(burstOnly: Bool) {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-bench-\(getpid())")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
+        if burstOnly {
+            ServeAttacks.runBurst(repository: repository, scratch: scratch, rounds: 3)
+            return
+        }
         let server: ServerProcess
         do {
             server = try ServerProcess(

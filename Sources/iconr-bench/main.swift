@@ -12,6 +12,7 @@ import IconrRender
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
 //   .build/release/iconr-bench pack [seeds]  (sheet fill on seeded sets: PackBenchmark.swift)
 //   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
+//   .build/release/iconr-bench serve burst  (only the 2,000-connection burst, three rounds)
 //
 // 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
 //    against librsvg + cairo + cairo's libpng writer on the same bytes (ReferencePipeline).
@@ -41,7 +42,7 @@ if arguments.first == "pack" {
     exit(0)
 }
 if arguments.first == "serve" {
-    ServeBenchmark.run()
+    ServeBenchmark.run(burstOnly: arguments.dropFirst().first == "burst")
     exit(0)
 }
 if arguments.first == "sprite" {
