@@ -42,6 +42,7 @@ public final class DiskCache: Sendable {
     /// Where evictions run, one at a time: off the writing thread when `evictsInBackground`.
     private let evictions = DispatchQueue(label: "iconr.disk-cache.eviction", qos: .utility)
     private let evictsInBackground: Bool
+    private let scans = Atomic<Int>(0)
     private let batch: Batch?
     /// The cache's own key (the file `key` beside `entries-v1`, mode 0600, made with the cache): entries carry an
     /// HMAC under it, so that a planted entry with a digest anyone can compute is not served.
@@ -220,6 +221,9 @@ public final class DiskCache: Sendable {
         if evictsInBackground { evictions.async(execute: eviction) } else { evictions.sync(execute: eviction) }
     }
 
+    /// How many times evictions listed the whole cache (once per eviction pass).
+    package var evictionScans: Int { scans.load(ordering: .relaxed) }
+
     /// Returns when no background eviction is running (tests read the cache's size after it).
     package func finishEvicting() {
         evictions.sync {}
@@ -248,6 +252,7 @@ public final class DiskCache: Sendable {
     /// Deletes least recently used entries until the total is at most 90% of the limit;
     /// whether it deleted any.
     private func evict() -> Bool {
+        scans.add(1, ordering: .relaxed)
         var files = listEntries().sorted { $0.modified < $1.modified }
         let listed = files.reduce(0) { $0 + $1.size }
         var total = listed
