@@ -102,8 +102,13 @@ package enum ScenePreview {
         for oy in rows {
             for ox in columns {
                 let x = left + ox, y = top + oy
-                let x0 = Int(Double(ox) / scale), x1 = max(x0 + 1, Int(Double(ox + 1) / scale))
-                let y0 = Int(Double(oy) / scale), y1 = max(y0 + 1, Int(Double(oy + 1) / scale))
+                // Clamped to the rect before the conversion: a tiny scale (an icon-size of 1e-300)
+                // puts the source pixels past any Int.
+                let sourceWidth = Double(rect.width), sourceHeight = Double(rect.height)
+                let x0 = Int(min(sourceWidth, Double(ox) / scale))
+                let x1 = max(x0 + 1, Int(min(sourceWidth, Double(ox + 1) / scale)))
+                let y0 = Int(min(sourceHeight, Double(oy) / scale))
+                let y1 = max(y0 + 1, Int(min(sourceHeight, Double(oy + 1) / scale)))
                 var red = 0.0, green = 0.0, blue = 0.0, alpha = 0.0, count = 0.0
                 for sy in y0..<max(y0, min(y1, rect.height)) {
                     for sx in x0..<max(x0, min(x1, rect.width)) {

@@ -4,20 +4,30 @@ import Iconr
 import IconrCore
 import IconrSystem
 
-/// `iconr-bench fuzz [N] [seed]`: runs `iconr render` and `iconr inspect` on N mutated
-/// inputs (from the bundled icons, the corpora in ../shared/corpora when present, and
-/// hostile shapes: entity bombs, deep nesting, absurd sizes, external references) with
-/// hostile parameters, two at a time, and counts what must never happen: deaths by a
-/// signal, crashes in iconr's own code (which the crash guard names as such), hangs (a
-/// run still going 20 s after a 2 s time limit), messages that are not
-/// one escaped `error:`/`warning:` line each, and files left behind (temporaries, or an
-/// output after a failure). Deterministic for a seed.
+/// `iconr-bench fuzz [N] [seed]`: runs `iconr render`, `iconr inspect`, `iconr sprite` (with
+/// a hostile style, `--preview`, `--emit-style` and a random few of its other flags) and
+/// `iconr style check` on N mutated inputs (from the bundled icons, the corpora in
+/// ../shared/corpora when present, and hostile shapes: entity bombs, deep nesting, absurd
+/// sizes, external references) with hostile parameters, scales and sizes, two at a time,
+/// from the package's folder, and counts what must never happen: deaths by a
+/// signal, crashes in iconr's own code (exit 70, or a worker's that the crash guard names),
+/// hangs (a run still going 20 s after a 2 s time limit), messages that are not one escaped
+/// `error:`/`warning:` line each, and files left behind (temporaries, anything after a
+/// failure, anything but the command's outputs). Deterministic for a seed.
 enum FuzzBenchmark {
     struct Counts {
         var runs = 0, succeeded = 0, failed = 0, usage = 0, signals = 0, hangs = 0, badMessages = 0, leftovers = 0
         /// Runs that crashed in iconr's own code (the crash guard says so): defects, like signals.
         var ownCrashes = 0
+        /// Runs per command (render, inspect, sprite, style), and how many of them exited 0.
+        var runsByCommand: [String: Int] = [:], succeededByCommand: [String: Int] = [:]
         var examples: [String] = []
+    }
+
+    /// One command line and the paths (relative to its folder) a success may write.
+    struct FuzzRun {
+        var arguments: [String]
+        var outputs: [String]
     }
 
     static func run(count: Int, seed: UInt64, iconr: String) {
@@ -27,7 +37,7 @@ enum FuzzBenchmark {
         let seeds = seedDocuments()
         print(
             "iconr-bench fuzz: \(count) mutated inputs from \(seeds.count) seed documents (seed \(seed)), "
-                + "each through render and inspect, 2 at a time")
+                + "each through render, inspect, sprite and style check, 2 at a time")
         let tally = Locked(Counts())
         let ownCrash = RenderError.crashedInIconr.description
         let started = ContinuousClock.now
@@ -39,34 +49,49 @@ enum FuzzBenchmark {
                 let input = mutate(seeds[random.next(seeds.count)], &random)
                 let name = random.next(8) == 0 ? "odd\u{1B}[1m\nname.svg" : "icon.svg"
                 try? Data(input).write(to: folder.appendingPathComponent(name))
-                let param = hostileParameter(&random)
-                for arguments in [
-                    ["render", name, "--timeout", "2", "--no-cache", "-p", param, "-o", "out.png"],
-                    ["inspect", name, "--timeout", "2"] + (random.next(2) == 0 ? ["--json"] : []),
-                ] {
-                    let outcome = spawn(iconr, arguments, in: folder.path)
-                    let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter {
-                        $0 != name
+                try? FileManager.default.createDirectory(
+                    at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
+                try? Data(input).write(to: folder.appendingPathComponent("icons/" + name))
+                try? FileManager.default.copyItem(atPath: "icons/flag.svg", toPath: folder.path + "/icons/flag.svg")
+                let style = hostileStyle(index, &random)
+                try? Data(style.utf8).write(to: folder.appendingPathComponent("style.json"))
+                let inputs = Set(files(in: folder.path))
+                for run in runs(name: name, &random) {
+                    let outcome = spawn(iconr, run.arguments, in: folder.path)
+                    let made = Set(files(in: folder.path)).subtracting(inputs)
+                    // A success writes only its outputs; a failure writes nothing, not even a folder.
+                    let leftover = made.filter { path in
+                        outcome.status != 0 || path.hasSuffix(".tmp") || !run.outputs.contains { path.hasPrefix($0) }
                     }
                     tally.withLock { counts in
                         counts.runs += 1
+                        counts.runsByCommand[run.arguments[0], default: 0] += 1
                         func note(_ what: String) {
                             if counts.examples.count < 12 {
-                                counts.examples.append("\(what): input \(index), \(arguments[0])")
+                                counts.examples.append(
+                                    "\(what): input \(index), \(run.arguments.joined(separator: " "))")
                             }
                         }
                         switch outcome.status {
-                        case 0: counts.succeeded += 1
+                        case 0:
+                            counts.succeeded += 1
+                            counts.succeededByCommand[run.arguments[0], default: 0] += 1
                         case 1: counts.failed += 1
                         case 64: counts.usage += 1
+                        case CrashSignals.ownFaultStatus: break
                         case nil:
                             counts.hangs += 1
                             note("hang")
                         default:
                             counts.signals += 1
-                            note("signal \(-(outcome.status ?? 0))")
+                            note(
+                                (outcome.status ?? 0) < 0
+                                    ? "signal \(-(outcome.status ?? 0))" : "exit \(outcome.status ?? 0)")
                         }
-                        if String(decoding: outcome.stderr, as: UTF8.self).contains(ownCrash) {
+                        // A worker's crash in iconr's code is named in the message; the process's own exits 70.
+                        if outcome.status == CrashSignals.ownFaultStatus
+                            || String(decoding: outcome.stderr, as: UTF8.self).contains(ownCrash)
+                        {
                             counts.ownCrashes += 1
                             note("crash in iconr's own code")
                         }
@@ -76,13 +101,14 @@ enum FuzzBenchmark {
                                 "message \(String(decoding: outcome.stderr.prefix(120), as: UTF8.self).debugDescription)"
                             )
                         }
-                        let expected = arguments[0] == "render" && outcome.status == 0 ? ["out.png"] : []
-                        if files.sorted() != expected {
+                        if !leftover.isEmpty {
                             counts.leftovers += 1
-                            note("left \(files)")
+                            note("left \(leftover.sorted())")
                         }
                     }
-                    try? FileManager.default.removeItem(at: folder.appendingPathComponent("out.png"))
+                    for path in made.sorted(by: >) {
+                        try? FileManager.default.removeItem(atPath: folder.path + "/" + path)
+                    }
                 }
                 try? FileManager.default.removeItem(at: folder)
             }
@@ -91,7 +117,11 @@ enum FuzzBenchmark {
         let elapsed = ContinuousClock.now - started
         print(
             "runs: \(counts.runs) in \(elapsed.components.seconds) s (exit 0: \(counts.succeeded), exit 1: \(counts.failed), "
-                + "exit 64: \(counts.usage))")
+                + "exit 64: \(counts.usage); "
+                + counts.runsByCommand.sorted { $0.key < $1.key }.map {
+                    "\($0.key) \($0.value) (\(counts.succeededByCommand[$0.key, default: 0]) exit 0)"
+                }.joined(separator: ", ")
+                + ")")
         print(
             "signals: \(counts.signals), crashes in iconr's own code: \(counts.ownCrashes), hangs: \(counts.hangs), "
                 + "multi-line or raw messages: \(counts.badMessages), leftovers: \(counts.leftovers)")
@@ -100,11 +130,13 @@ enum FuzzBenchmark {
 
     /// A stderr of whole `error:`/`warning:` lines with no control character (after a usage
     /// mistake, the usage, wrapped on indented lines, and the pointer to help follow, as in
-    /// well-made Swift tools).
+    /// well-made Swift tools; after a build, sprite's and style's one summary line).
     static func isOneLineMessages(_ stderr: [UInt8]) -> Bool {
         guard !stderr.isEmpty else { return true }
         guard stderr.last == 0x0A else { return false }
-        let prefixes = ["error: ", "warning: ", "Usage: iconr ", "  See 'iconr "].map { Array($0.utf8) }
+        let prefixes = ["error: ", "warning: ", "Usage: iconr ", "  See 'iconr ", "sprite: ", "style: "].map {
+            Array($0.utf8)
+        }
         let usage = Array("Usage: iconr ".utf8), wrapped = Array("      ".utf8)
         var inUsage = false
         for line in stderr.dropLast().split(separator: 0x0A, omittingEmptySubsequences: false) {
@@ -174,6 +206,73 @@ enum FuzzBenchmark {
         // Flipped bits can make any byte; a NUL is common in real damage.
         if random.next(16) == 0 { bytes.append(0) }
         return bytes
+    }
+
+    /// The runs for one input: render and inspect of the icon, a sprite of its folder with
+    /// the style, a preview and some of sprite's other flags, and a style check.
+    private static func runs(name: String, _ random: inout Generator) -> [FuzzRun] {
+        func pick(_ values: [String]) -> String { values[random.next(values.count)] }
+        let numbers = ["0", "-1", "1e-19", "1e308", "nan", "inf", "2x", "99999999999999999999", "1.5", "3"]
+        var render = ["render", name, "--timeout", "2", "--no-cache", "-p", hostileParameter(&random), "-o", "out.png"]
+        if random.next(3) == 0 { render += ["--scale", pick(numbers)] }
+        if random.next(4) == 0 { render += ["--max-size", pick(numbers + ["24x24", "0x5", "x"])] }
+        let inspect = ["inspect", name, "--timeout", "2"] + (random.next(2) == 0 ? ["--json"] : [])
+        var sprite = [
+            "sprite", "icons", "-o", "out/sprite", "--style", "style.json", "--preview", "out/p.png", "--no-cache",
+            "--timeout", "2",
+        ]
+        let flags: [[String]] = [
+            ["--ratio", pick(numbers + ["1,2", "1,,2"])], ["--max-size", pick(numbers)],
+            [pick(["--padding", "--spacing"]), pick(numbers)],
+            ["--preview-size", pick(["0x0", "-5x5", "99999x1", "abc", "64x64", "1x99999"])],
+            ["--sdf", pick(["flag", "*", "--minify"])], ["--sdf-all"], ["--unique"], ["--retina"], ["--minify"],
+            ["--hash-names"], ["--sanitize-ids"], ["--skip-invalid"], ["--emit-style", "out/style.json"],
+            ["--json"], ["--lenient"], ["--sprite-url", pick(["", "\u{1B}[2J", "https://x/sprite"])],
+            ["--config", pick(["lightPreset=night", "=", "x", "a=\n"])], ["--light", pick(["night", "2", "nan", ""])],
+            ["--worldview", pick(["CN", "", "\u{7F}"])], ["--check"],
+        ]
+        // Most sprites skip the broken icon, so that the preview and the emitted style are reached.
+        if random.next(4) != 0 { sprite.append("--skip-invalid") }
+        for _ in 0..<random.next(4) { sprite += flags[random.next(flags.count)] }
+        let check = ["style", "check", "style.json"] + (random.next(2) == 0 ? ["--json"] : [])
+        return [
+            FuzzRun(arguments: render, outputs: ["out.png"]), FuzzRun(arguments: inspect, outputs: []),
+            FuzzRun(arguments: sprite, outputs: ["out"]), FuzzRun(arguments: check, outputs: []),
+        ]
+    }
+
+    /// A style for `sprite --style` and `style check`, hostile in its camera and icon sizes:
+    /// these cycle with the input's index (coprime counts, so each pair comes up), while the
+    /// features, their values and the icon image are random.
+    private static func hostileStyle(_ index: Int, _ random: inout Generator) -> String {
+        func pick(_ values: [String]) -> String { values[random.next(values.count)] }
+        let centres = ["[0,0]", "[0,100]", "[0,-1e300]", "[1e308,0]", "\"x\"", "[]", "[0,89.99999]"]
+        let zooms = ["2", "1e300", "-3", "24", "\"z\"", "null"]
+        let sizes = [
+            "0", "-1", "1e300", "1e-300", #"["get","size"]"#, "\"big\"",
+            #"["interpolate",["linear"],["zoom"],0,1,24,1e308]"#, "1", "1e-7", "0.5", "nan", "40",
+            #"["/",1,0]"#,
+        ]
+        let images = [
+            "\"flag\"", #"["image","flag",{"params":{"flag_color":["get","c"]}}]"#, "\"missing\"",
+            #"["concat","fl","ag"]"#, "\"icon\"",
+        ]
+        let coordinates = ["[0,0]", "[1e308,1e308]", "[0,89.99999]", "[-180,-90]", "[\"a\",1]", "[0]"]
+        let values = ["0", "-1e308", "1e308", "\"red\"", "\"#zzz\"", "null", "[]", "\"hsl(1,2,3\"", "2"]
+        let features = (0..<(1 + random.next(4))).map { _ in
+            #"{"type":"Feature","geometry":{"type":"Point","coordinates":"# + pick(coordinates)
+                + #"},"properties":{"size":"# + pick(values) + #","c":"# + pick(values) + "}}"
+        }.joined(separator: ",")
+        return #"{"version":8,"center":"# + centres[index % centres.count] + #","zoom":"#
+            + zooms[index % zooms.count]
+            + #","sources":{"points":{"type":"geojson","data":{"type":"FeatureCollection","features":["# + features
+            + #"]}}},"layers":[{"id":"icons","type":"symbol","source":"points","layout":{"icon-image":"#
+            + pick(images) + #","icon-size":"# + sizes[index % sizes.count] + "}}]}"
+    }
+
+    /// Every file and folder under `folder`, relative to it.
+    private static func files(in folder: String) -> [String] {
+        (try? FileManager.default.subpathsOfDirectory(atPath: folder)) ?? []
     }
 
     private static func hostileParameter(_ random: inout Generator) -> String {

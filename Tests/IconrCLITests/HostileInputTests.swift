@@ -96,6 +96,26 @@ struct HostileInputTests {
         }
     }
 
+    /// `iconr-bench fuzz` on a few inputs through every command it drives (sprite with a
+    /// hostile style's preview among them): nothing it must never see. With ScenePreview's
+    /// guard on sizes and centres removed, 3 of these 60 sprites crash in iconr's own code.
+    @Test func theFuzzerFindsNothingInEveryCommand() throws {
+        let bench = TestSupport.builtExecutable("iconr-bench")
+        let result = try TestSupport.run(bench, ["fuzz", "60", "1"], directory: TestSupport.repository, timeout: 300)
+        let report = String(decoding: result.stdout, as: UTF8.self)
+        #expect(result.status == 0, "\(report)")
+        #expect(
+            report.contains(
+                "signals: 0, crashes in iconr's own code: 0, hangs: 0, multi-line or raw messages: 0, leftovers: 0\n"),
+            "\(report)")
+        for command in ["render 60", "inspect 60", "sprite 60", "style 60"] {
+            #expect(report.contains(command), "\(command): \(report)")
+        }
+        // Enough sprites succeed for the preview and the emitted style to be reached.
+        let sprites = report.firstMatch(of: #/sprite 60 \((\d+) exit 0\)/#).flatMap { Int($0.1) } ?? 0
+        #expect(sprites >= 10, "\(report)")
+    }
+
     /// Only regular files are read: a FIFO is an error at once, never a wait for a writer.
     @Test func aFIFOIsRefusedNotWaitedFor() throws {
         #expect(mkfifo(path("pipe.svg"), 0o644) == 0)

@@ -388,10 +388,11 @@ struct SpriteCommandTests {
     }
 
     /// Legal style values the preview cannot place (icon-size 0, a center past the pole, a
-    /// huge zoom) draw nothing there: they trapped converting NaN to Int (exit 70).
+    /// huge zoom) draw nothing there: they trapped converting NaN to Int (exit 70). A tiny
+    /// size (1e-300, found by `iconr-bench fuzz 2000 3`) draws one pixel: it trapped too.
     @Test(arguments: [
         #""center": [0, 0], "zoom": 2, "size": 0"#, #""center": [0, 100], "zoom": 2, "size": 1"#,
-        #""center": [0, 0], "zoom": 1e300, "size": 1"#,
+        #""center": [0, 0], "zoom": 1e300, "size": 1"#, #""center": [0, 0], "zoom": 2, "size": 1e-300"#,
     ])
     func thePreviewNeverTrapsOnLegalValues(_ camera: String) throws {
         let parts = camera.components(separatedBy: #", "size": "#)
