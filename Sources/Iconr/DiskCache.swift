@@ -188,7 +188,7 @@ public final class DiskCache: Sendable {
     }
 
     /// Stores `png` for `key` in a file of its own; a failure to write only costs a later render.
-    public func write(_ png: [UInt8], for key: VariantKey) {
+    package func write(_ png: [UInt8], for key: VariantKey) {
         let name = entryName(key)
         let entry = CacheEntry.make(png: png, key: key, secret: secret)
         let path = entryPath(name)

@@ -42,7 +42,6 @@ import IconrSystem
 @_exported import struct IconrCore.TemplateWarning
 @_exported import struct IconrCore.VariantKey
 @_exported import class IconrRender.IsolatedRenderer
-@_exported import enum IconrRender.LibrsvgCounters
 @_exported import enum IconrRender.RenderError
 @_exported import struct IconrRender.RenderLimits
 @_exported import struct IconrSystem.FileReadError

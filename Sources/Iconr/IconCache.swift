@@ -10,11 +10,25 @@ public final class IconCache: Sendable {
     /// Counters since the cache was made.
     public struct Statistics: Hashable, Sendable {
         /// Hits, misses and evictions of the memory LRU.
-        public var memory: LRUCache<VariantKey, IconVariant>.Statistics
+        public var memory: MemoryStatistics
         /// Variants answered by the disk cache.
         public var diskHits: Int
         /// Renders performed: misses in memory and on disk.
         public var renders: Int
+    }
+
+    /// Counters of the memory cache.
+    public struct MemoryStatistics: Hashable, Sendable {
+        /// Lookups that found their variant.
+        public var hits: Int
+        /// Lookups that did not.
+        public var misses: Int
+        /// Variants removed to stay within the memory limit.
+        public var evictions: Int
+        /// Variants held now.
+        public var entries: Int
+        /// Their pixels and PNG bytes now.
+        public var bytes: Int
     }
 
     /// The disk cache behind the memory one, if any.
@@ -57,13 +71,17 @@ public final class IconCache: Sendable {
     /// Counters since the cache was made.
     public var statistics: Statistics {
         let counts = counters.withLock { $0 }
-        return Statistics(memory: memory.statistics, diskHits: counts.diskHits, renders: counts.renders)
+        let lru = memory.statistics
+        return Statistics(
+            memory: MemoryStatistics(
+                hits: lru.hits, misses: lru.misses, evictions: lru.evictions, entries: lru.entries, bytes: lru.cost),
+            diskHits: counts.diskHits, renders: counts.renders)
     }
 
     /// The variant for `key`: from memory, else from disk (`decode` turns the stored pixels
     /// into an icon; an entry larger than `maxSize` is not read), else from `render`, whose
     /// result is stored in both.
-    public func variant(
+    package func variant(
         for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize, decode: (RasterImage) -> RenderedIcon,
         render: () throws(IconrError) -> RenderedIcon
     ) throws(IconrError) -> IconVariant {

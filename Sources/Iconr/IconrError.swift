@@ -82,7 +82,7 @@ public enum VariantsProblem: Hashable, Sendable {
 extension IconrError {
     /// The SVG bytes of the template file at `path`, decompressed when it is an `.svgz`; an
     /// `.read` error names the file when it cannot be read, and a PNG is `.notATemplate`.
-    public static func readingTemplate(_ path: String) throws(IconrError) -> [UInt8] {
+    package static func readingTemplate(_ path: String) throws(IconrError) -> [UInt8] {
         let bytes = try reading(path)
         if PNGDecoder.isPNG(bytes) {
             throw IconrError.notATemplate(path: path)
@@ -96,7 +96,7 @@ extension IconrError {
     }
 
     /// The bytes of the file at `path`, or a `.read` error naming it (`no such file`, ...).
-    public static func reading(_ path: String) throws(IconrError) -> [UInt8] {
+    package static func reading(_ path: String) throws(IconrError) -> [UInt8] {
         do {
             return try FileReader.read(path)
         } catch {

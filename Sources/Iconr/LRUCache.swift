@@ -3,19 +3,19 @@ import IconrSystem
 
 /// A thread-safe least-recently-used cache bounded by the total cost (bytes) of its values.
 /// Lookups and inserts are O(1): a dictionary of slots in an array-backed doubly linked list.
-public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+package final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     /// Counters since the cache was made.
-    public struct Statistics: Hashable, Sendable {
+    package struct Statistics: Hashable, Sendable {
         /// Lookups that found their value.
-        public var hits = 0
+        package var hits = 0
         /// Lookups that did not.
-        public var misses = 0
+        package var misses = 0
         /// Values removed to stay within the cost limit.
-        public var evictions = 0
+        package var evictions = 0
         /// Values held now.
-        public var entries = 0
+        package var entries = 0
         /// Their total cost now.
-        public var cost = 0
+        package var cost = 0
     }
 
     private struct Slot {
@@ -60,16 +60,16 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     /// The most the values may cost together; a value costing more is not kept.
-    public let costLimit: Int
+    package let costLimit: Int
     private let state = Locked(State())
 
     /// An empty cache that holds values of at most `costLimit` total cost.
-    public init(costLimit: Int) {
+    package init(costLimit: Int) {
         self.costLimit = costLimit
     }
 
     /// The value for `key`, which becomes the most recently used; counts a hit or a miss.
-    public func value(for key: Key) -> Value? {
+    package func value(for key: Key) -> Value? {
         state.withLock { state in
             guard let slot = state.index[key] else {
                 state.statistics.misses += 1
@@ -86,7 +86,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
 
     /// Stores `value` as the most recently used, evicting the least recently used values
     /// until the total cost fits.
-    public func insert(_ value: Value, for key: Key, cost: Int) {
+    package func insert(_ value: Value, for key: Key, cost: Int) {
         state.withLock { state in
             if let existing = state.index[key] { state.remove(existing) }
             guard cost <= costLimit else { return }
@@ -109,7 +109,7 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     /// Keys from most to least recently used.
-    public var keysByRecency: [Key] {
+    package var keysByRecency: [Key] {
         state.withLock { state in
             var keys: [Key] = []
             var cursor = state.newest
@@ -122,5 +122,5 @@ public final class LRUCache<Key: Hashable & Sendable, Value: Sendable>: Sendable
     }
 
     /// Counters since the cache was made, and what it holds now.
-    public var statistics: Statistics { state.withLock { $0.statistics } }
+    package var statistics: Statistics { state.withLock { $0.statistics } }
 }

@@ -232,20 +232,20 @@ public struct SpriteBuild: Sendable {
 
 /// What a supervisor that runs an in-process build in a child process, and starts it again
 /// after a crash or a timeout, tells the next attempt and hears from it.
-public struct SpriteBuildRecovery: Sendable {
+package struct SpriteBuildRecovery: Sendable {
     /// Icons (by path) that crashed librsvg or rendered too long in an earlier attempt, with
     /// the reason: they are not rendered again, and fail (or are skipped) with that reason.
-    public var failed: [String: String] = [:]
+    package var failed: [String: String] = [:]
     /// Icons that were rendering when an attempt crashed: each renders alone, before the
     /// others, so that a crash among them names one.
-    public var suspects: Set<String> = []
+    package var suspects: Set<String> = []
     /// Hear an icon's path right before librsvg works on it, and right after.
-    public var willRender: (@Sendable (String) -> Void)?
+    package var willRender: (@Sendable (String) -> Void)?
     /// Called after librsvg work on a file ended (see `willRender`).
-    public var didRender: (@Sendable (String) -> Void)?
+    package var didRender: (@Sendable (String) -> Void)?
 
     /// No failures known, no suspects, no listeners.
-    public init() {}
+    package init() {}
 }
 
 /// Builds MapLibre/Mapbox sprite sheets from folders of icon templates: every icon under
@@ -285,8 +285,15 @@ public final class SpriteBuilder: Sendable {
 
     /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
     public func build(
-        directories: [String], recovery: SpriteBuildRecovery = SpriteBuildRecovery(),
-        progress: (@Sendable (Int, Int) -> Void)? = nil
+        directories: [String], progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) throws(SpriteBuildError) -> SpriteBuild {
+        try build(directories: directories, recovery: SpriteBuildRecovery(), progress: progress)
+    }
+
+    /// `build(directories:progress:)` as an attempt of a supervised build, which `recovery`
+    /// tells what earlier attempts found and which hears each file's renders.
+    package func build(
+        directories: [String], recovery: SpriteBuildRecovery, progress: (@Sendable (Int, Int) -> Void)? = nil
     ) throws(SpriteBuildError) -> SpriteBuild {
         let (sources, sourceWarnings, stamps) = try SpriteSources.find(
             in: directories, recursive: options.recursive,

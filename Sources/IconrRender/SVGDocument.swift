@@ -5,7 +5,7 @@ import Synchronization
 
 /// How many documents the calling thread loaded into librsvg, and how many handles are alive
 /// in the process: what proves that a cache hit never loads librsvg and that no handle leaks.
-public enum LibrsvgCounters {
+package enum LibrsvgCounters {
     static let live = Atomic<Int>(0)
     private static let threadLoads: pthread_key_t = {
         var key = pthread_key_t()
@@ -14,9 +14,9 @@ public enum LibrsvgCounters {
     }()
 
     /// librsvg handles alive in this process now.
-    public static var documentsAlive: Int { live.load(ordering: .relaxed) }
+    package static var documentsAlive: Int { live.load(ordering: .relaxed) }
     /// Loads made by the calling thread: unaffected by work on other threads.
-    public static var documentsLoadedOnThisThread: Int { Int(bitPattern: pthread_getspecific(threadLoads)) }
+    package static var documentsLoadedOnThisThread: Int { Int(bitPattern: pthread_getspecific(threadLoads)) }
 
     static func countLoad() {
         live.add(1, ordering: .relaxed)
