@@ -7,22 +7,19 @@ import Testing
 /// `iconr render` with its disk cache, and `iconr cache`.
 struct CacheCommandTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
     let cache: String
     let flag = TestSupport.icons.appendingPathComponent("flag.svg").path
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "iconr-cache-cli-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-cache-cli")
+        directory = scratch.url
         cache = directory.appendingPathComponent("cache").path
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
 
-    private func iconr(_ arguments: [String]) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (
-            result.status, String(decoding: result.stdout, as: UTF8.self),
-            String(decoding: result.stderr, as: UTF8.self)
-        )
+    private func iconr(_ arguments: [String]) throws -> IconrRun {
+        try TestSupport.iconr(arguments, in: directory)
     }
 
     /// Every file in the cache's entry folders (`entries-v1/ab/ab....png`), as paths below `entries-v1`.

@@ -5,12 +5,8 @@ import Testing
 
 /// Help, version, `inspect`, and the conventions every command shares.
 struct CommandLineTests {
-    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments)
-        return (
-            result.status, String(decoding: result.stdout, as: UTF8.self),
-            String(decoding: result.stderr, as: UTF8.self)
-        )
+    private func iconr(_ arguments: String...) throws -> IconrRun {
+        try TestSupport.iconr(arguments)
     }
 
     /// Parsing, help and usage mistakes: in process.
@@ -21,7 +17,8 @@ struct CommandLineTests {
     @Test func versionAndHelp() throws {
         #expect(inProcess("--version") == (0, "\(IconrVersion.string)\n", ""))
         // One end to end: the binary prints the same.
-        #expect(try iconr("--version") == (0, "\(IconrVersion.string)\n", ""))
+        let version = try iconr("--version")
+        #expect(version.status == 0 && version.stdout == "\(IconrVersion.string)\n" && version.stderr.isEmpty)
         let help = inProcess("--help")
         #expect(help.status == 0 && help.stdout.hasPrefix("OVERVIEW: ") && help.stdout.contains("COMMANDS:"))
         for command in ["render", "inspect"] {

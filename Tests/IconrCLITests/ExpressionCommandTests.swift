@@ -64,9 +64,9 @@ struct ExpressionCommandTests {
     /// `iconr style check`: each change for MapLibre a line on stdout, each part MapLibre would
     /// reject an `error:` line and exit 1; `--json` lists both.
     @Test func styleCheckReportsWithoutBuilding() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-style-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let temporary = try TemporaryFolder("iconr-style")
+        defer { withExtendedLifetime(temporary) {} }
+        let folder = temporary.url
         let file = folder.appendingPathComponent("style.json")
         try Data(
             #"""

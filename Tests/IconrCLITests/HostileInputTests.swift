@@ -9,18 +9,17 @@ import Testing
 /// with its inputs generated from a seed where they vary.
 struct HostileInputTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
     let flag = TestSupport.icons.appendingPathComponent("flag.svg").path
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-hostile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try TemporaryFolder("iconr-hostile")
+        directory = scratch.url
     }
 
-    private func iconr(
-        _ arguments: [String], timeout: Double = 60
-    ) throws -> (status: Int32, stdout: Data, stderr: String) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory, timeout: timeout)
-        return (result.status, result.stdout, String(decoding: result.stderr, as: UTF8.self))
+    private func iconr(_ arguments: [String], timeout: Double = 60) throws -> IconrRun {
+        try TestSupport.iconr(arguments, in: directory, timeout: timeout)
     }
 
     private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
@@ -303,13 +302,11 @@ struct HostileInputTests {
         let clear = try iconr(["cache", "clear", "--cache-dir", cache])
         #expect(clear.status == 0)
         #expect(
-            String(decoding: clear.stdout, as: UTF8.self).hasPrefix("removed 1 entries ("),
-            "\(String(decoding: clear.stdout, as: UTF8.self))")
+            clear.stdout.hasPrefix("removed 1 entries ("), "\(clear.stdout)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: victim).sorted() == precious.sorted())
         #expect(FileManager.default.fileExists(atPath: cache + "/entries-v1/packs/notes.txt"))
         #expect(
-            try iconr(["cache", "stats", "--cache-dir", cache]).stdout.starts(
-                with: Data("directory: \(cache)\nentries: 0\n".utf8)))
+            try iconr(["cache", "stats", "--cache-dir", cache]).stdout.hasPrefix("directory: \(cache)\nentries: 0\n"))
     }
 
     /// `--recursive` reads a folder once, even through a link back to itself.
@@ -434,7 +431,7 @@ struct HostileInputTests {
         usleep(6_000_000)
         #expect(!FileManager.default.fileExists(atPath: path("out")), "the orphaned child wrote outputs")
         let survivors = try TestSupport.run("/usr/bin/pgrep", ["-f", path("out/sprite")])
-        #expect(survivors.status == 1, "still running: \(String(decoding: survivors.stdout, as: UTF8.self))")
+        #expect(survivors.status == 1, "still running: \(survivors.stdout)")
     }
 
     private func hugeHeaderPNG() -> Data {

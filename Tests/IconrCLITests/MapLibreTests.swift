@@ -11,16 +11,19 @@ import Testing
 /// when the mean difference of its channels (over white, both blurred 3x3) is under 16 of 255.
 struct MapLibreTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-maplibre-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-maplibre")
+        directory = scratch.url
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
     }
 
     private func iconr(_ arguments: [String]) throws {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        #expect(result.status == 0, "\(String(decoding: result.stderr, as: UTF8.self))")
+        let result = try TestSupport.iconr(arguments, in: directory)
+        #expect(result.status == 0, "\(result.stderr)")
     }
 
     /// Renders `points` (logical pixels) with MapLibre and returns the map's RGBA pixels.

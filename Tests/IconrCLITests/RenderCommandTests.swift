@@ -7,19 +7,17 @@ import Testing
 /// `iconr render` end to end, through the built binary.
 struct RenderCommandTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
     let flag = TestSupport.icons.appendingPathComponent("flag.svg").path
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-cli-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        scratch = try TemporaryFolder("iconr-cli")
+        directory = scratch.url
     }
 
-    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String, raw: Data) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (
-            result.status, String(decoding: result.stdout, as: UTF8.self),
-            String(decoding: result.stderr, as: UTF8.self), result.stdout
-        )
+    private func iconr(_ arguments: String...) throws -> IconrRun {
+        try TestSupport.iconr(arguments, in: directory)
     }
 
     private func files() throws -> [String] {
@@ -56,7 +54,7 @@ struct RenderCommandTests {
         #expect(named.status == 0 && named.stdout == "purple.png\n")
         let piped = try iconr("render", flag, "-o", "-", "-p", "flag_color=purple")
         #expect(piped.status == 0)
-        #expect(try PNGDecoder.decode([UInt8](piped.raw)) == image("purple.png"))
+        #expect(try PNGDecoder.decode([UInt8](piped.output)) == image("purple.png"))
         #expect(try files() == ["purple.png"])
     }
 

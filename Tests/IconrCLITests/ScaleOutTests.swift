@@ -14,9 +14,12 @@ import Testing
 /// cache; every PNG served must be pixel-equal to a render of its variant.
 struct ScaleOutTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-scale-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-scale")
+        directory = scratch.url
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))

@@ -14,6 +14,8 @@ import Testing
 /// MapLibre Native (pymgl).
 struct ServeCommandTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
     let icons: URL
 
     /// A 16 x 16 square of one parameter, `fill_color`: a map shows it as a patch of its color.
@@ -33,7 +35,8 @@ struct ServeCommandTests {
         """#
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-serve")
+        directory = scratch.url
         icons = directory.appendingPathComponent("icons")
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: icons)

@@ -8,9 +8,12 @@ import Testing
 @Suite(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
 struct SpriteCommandTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-sprite-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-sprite")
+        directory = scratch.url
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("icons/more"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
@@ -20,12 +23,8 @@ struct SpriteCommandTests {
     }
 
     @discardableResult
-    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (
-            result.status, String(decoding: result.stdout, as: UTF8.self),
-            String(decoding: result.stderr, as: UTF8.self)
-        )
+    private func iconr(_ arguments: String...) throws -> IconrRun {
+        try TestSupport.iconr(arguments, in: directory)
     }
 
     private func data(_ path: String) throws -> Data {

@@ -9,21 +9,19 @@ import Testing
 /// summary. Only the bundled icons: these run on a fresh clone too.
 struct SpriteConventionsTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "iconr-conventions-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-conventions")
+        directory = scratch.url
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
-    private func iconr(_ arguments: String...) throws -> (status: Int32, stdout: String, stderr: String) {
-        let result = try TestSupport.run(TestSupport.iconrExecutable, arguments, directory: directory)
-        return (
-            result.status, String(decoding: result.stdout, as: UTF8.self),
-            String(decoding: result.stderr, as: UTF8.self)
-        )
+    private func iconr(_ arguments: String...) throws -> IconrRun {
+        try TestSupport.iconr(arguments, in: directory)
     }
 
     private func files(_ folder: String) -> [String] {

@@ -143,10 +143,12 @@ struct StyleScenarioTests {
     ]
 
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "iconr-scenarios-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-scenarios")
+        directory = scratch.url
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
         let header =

@@ -15,11 +15,14 @@ import Testing
 /// binary with isolated workers.
 struct IconServerTests {
     let directory: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
     let icons: URL
     let server: IconServer
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-server-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-server")
+        directory = scratch.url
         icons = directory.appendingPathComponent("icons")
         try FileManager.default.createDirectory(
             at: icons.appendingPathComponent("roads"), withIntermediateDirectories: true)

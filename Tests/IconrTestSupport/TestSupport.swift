@@ -4,6 +4,35 @@ import IconrCore
 import IconrRender
 import IconrSystem
 
+/// What a run of the built `iconr` ended with and printed.
+public struct IconrRun: Sendable {
+    /// The exit status, or minus the signal that ended it.
+    public let status: Int32
+    /// Its stdout's bytes.
+    public let output: Data
+    /// Its stderr, decoded as UTF-8.
+    public let stderr: String
+    /// Its stdout, decoded as UTF-8.
+    public var stdout: String { String(decoding: output, as: UTF8.self) }
+}
+
+/// A new folder under the temporary directory, removed with everything in it when the last
+/// reference goes (a Swift Testing suite holds one per test: the folder lives as long as the test).
+public final class TemporaryFolder: Sendable {
+    /// The folder.
+    public let url: URL
+    /// The folder's path.
+    public var path: String { url.path }
+
+    /// Makes `/tmp/<prefix>-<UUID>`.
+    public init(_ prefix: String) throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
 /// Paths and helpers shared by the test targets.
 public enum TestSupport {
     /// The repository root (this file is Tests/IconrTestSupport/TestSupport.swift).
@@ -87,6 +116,15 @@ public enum TestSupport {
             stderr: errURL.path)
         let status = child.wait(timeout: timeout) ?? -SIGKILL
         return (status, try Data(contentsOf: outURL), try Data(contentsOf: errURL))
+    }
+
+    /// Runs the built `iconr` with `arguments` in `directory` (see `run`).
+    public static func iconr(
+        _ arguments: [String], in directory: URL? = nil, stdin: Data? = nil, timeout: Double = 120
+    ) throws -> IconrRun {
+        let result = try run(iconrExecutable, arguments, stdin: stdin, directory: directory, timeout: timeout)
+        return IconrRun(
+            status: result.status, output: result.stdout, stderr: String(decoding: result.stderr, as: UTF8.self))
     }
 
     /// The full path of a program on PATH, or nil.

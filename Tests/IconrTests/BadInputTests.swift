@@ -41,9 +41,9 @@ struct BadInputTests {
     /// Errors are cases with data, and one line each: a caller can tell a missing file from
     /// a FIFO from a PNG, and a person reads the same words as before.
     @Test func fileErrorsAreCasesWithTheirData() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-errors-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let temporary = try TemporaryFolder("iconr-errors")
+        defer { withExtendedLifetime(temporary) {} }
+        let folder = temporary.url
         let missing = folder.appendingPathComponent("missing.svg").path
         #expect(throws: IconrError.self) { try IconSource(path: missing) }
         do {
@@ -106,9 +106,9 @@ struct BadInputTests {
     }
 
     @Test func emptyAndMissingFiles() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bad-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryFolder("iconr-bad")
+        defer { withExtendedLifetime(temporary) {} }
+        let directory = temporary.url
         let empty = directory.appendingPathComponent("empty.svg")
         try Data().write(to: empty)
         #expect(
@@ -124,9 +124,9 @@ struct BadInputTests {
 
     @Test func externalFilesAreReadOnlyBesideATemplateFile() throws {
         // A sibling file that would paint the icon red if it were included.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-ext-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let temporary = try TemporaryFolder("iconr-ext")
+        defer { withExtendedLifetime(temporary) {} }
+        let directory = temporary.url
         let red =
             "<svg xmlns='http://www.w3.org/2000/svg' width='10' height='10'><rect width='10' height='10' fill='red'/></svg>"
         try Data(red.utf8).write(to: directory.appendingPathComponent("red.svg"))

@@ -10,9 +10,12 @@ import Testing
 /// The renderer-facing library and its memory and disk caches.
 struct IconLibraryTests {
     let folder: URL
+    /// Removed with the test.
+    private let scratch: TemporaryFolder
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-library-\(UUID().uuidString)")
+        scratch = try TemporaryFolder("iconr-library")
+        folder = scratch.url
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("icons"), withIntermediateDirectories: true)
         try TestSupport.copyBundledIcons(to: folder.appendingPathComponent("icons"))
@@ -406,10 +409,11 @@ struct OnePathTests {
     /// A new folder holding `icons/`, a copy of the bundled icons; `body` gets both, and the
     /// folder goes when it returns.
     private func withBundledIcons(_ body: (_ folder: URL, _ icons: URL) throws -> Void) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-onepath-\(UUID().uuidString)")
+        let temporary = try TemporaryFolder("iconr-onepath")
+        defer { withExtendedLifetime(temporary) {} }
+        let folder = temporary.url
         let icons = folder.appendingPathComponent("icons")
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
         try TestSupport.copyBundledIcons(to: icons)
         try body(folder, icons)
     }

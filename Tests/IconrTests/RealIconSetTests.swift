@@ -15,8 +15,9 @@ struct RealIconSetTests {
     @Test(arguments: ["maki", "temaki", "osm-carto-symbols"])
     func buildsEveryIconAtRatios1To3PixelEqualToItsRender(_ set: String) throws {
         let folder = TestSupport.corpora.appendingPathComponent(set).path
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-real-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: out) }
+        let temporary = try TemporaryFolder("iconr-real")
+        defer { withExtendedLifetime(temporary) {} }
+        let out = temporary.url
         let result = try TestSupport.run(
             TestSupport.iconrExecutable,
             [
@@ -71,8 +72,9 @@ struct RealIconSetTests {
     /// openstreetmap-carto at ratio 1 under a 1000 px sheet limit: its 1024 px
     /// `wetland_bog@2x.png` is 512 px at 1x, so the build passes (it was refused at 1024).
     @Test func cartoBuildsAtRatio1UnderA1000PixelLimit() throws {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-real-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: out) }
+        let temporary = try TemporaryFolder("iconr-real")
+        defer { withExtendedLifetime(temporary) {} }
+        let out = temporary.url
         let result = try TestSupport.run(
             TestSupport.iconrExecutable,
             [

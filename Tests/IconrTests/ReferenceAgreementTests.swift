@@ -29,9 +29,9 @@ struct ReferenceAgreementTests {
         let rsvgConvert = try #require(
             TestSupport.which("rsvg-convert"),
             "rsvg-convert is not installed (apt-get install librsvg2-bin)")
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-ref-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
+        let temporary = try TemporaryFolder("iconr-ref")
+        defer { withExtendedLifetime(temporary) {} }
+        let scratch = temporary.url
         let results = Locked<[(String, Comparison)]>([])
         DispatchQueue.concurrentPerform(iterations: files.count) { index in
             let file = files[index]
