@@ -12,6 +12,9 @@ struct ColorTests {
         ("hsl(0, 100%, 50%)", "#ff0000"), ("hsla(240, 100%, 50%, 0.25)", "#0000ff40"),
         ("hsl(300deg, 100%, 50%)", "#ff00ff"), ("hsl(210, 50%, 40%)", "#336699"),
         ("  black  ", "#000000"), ("yellow", "#ffff00"), ("hsl(-120, 100%, 50%)", "#0000ff"),
+        // As the style specification's parser (and Mapbox's): unitless hsl percentages,
+        // halves rounded up.
+        ("hsl(120, 100, 50)", "#00ff00"), ("hsla(0,0,0,0)", "#00000000"), ("hsl(210, 100%, 50%)", "#0080ff"),
     ])
     func parsesValidColors(_ text: String, _ expected: String) {
         #expect(Color(css: text)?.hexString == expected)
@@ -19,7 +22,7 @@ struct ColorTests {
 
     @Test(arguments: [
         "", "#12", "#12345", "#1234567", "#ggg", "redd", "rgb(1,2)", "rgb(1,2,3,4,5)", "rgb(10%, 0, 0)",
-        "rgb(a,b,c)", "hsl(120, 100, 50)", "cmyk(0,0,0,0)", "url(#a)", "currentColor", "none", "rgb(1,2,3",
+        "rgb(a,b,c)", "rgb (255,0,0)", "cmyk(0,0,0,0)", "url(#a)", "currentColor", "none", "rgb(1,2,3",
         "#", "rgb(nan, 0, 0)", "rgb(inf, 0, 0)",
     ])
     func rejectsInvalidColors(_ text: String) {
