@@ -24,22 +24,27 @@ let package = Package(
         // The platform layer: file descriptors, system errors, child processes, signals, locks,
         // whole-file reads and atomic writes (Glibc only), the CPU's SHA-256 instructions.
         .target(name: "IconrSystem", dependencies: ["CSystem"]),
-        // Pure Swift: colors, templates, parameter substitution, packing, the style engine.
+        // Pure Swift: colors, templates, parameter substitution, packing.
         // No unsafe flags in any target: SwiftPM refuses them in a dependency given by version.
         .target(name: "IconrCore", dependencies: ["IconrSystem"]),
+        // Pure Swift: the style specification's expression language and style documents
+        // (checking them, and rewriting them for MapLibre).
+        .target(name: "IconrStyle", dependencies: ["IconrCore"]),
         // The one door to C: librsvg + cairo rasterization, libpng encoding, process isolation.
         .target(name: "IconrRender", dependencies: ["IconrCore", "IconrSystem", "CRsvg", "CPNG"]),
         // The one door to libmicrohttpd: an HTTP server that calls a Swift handler.
         .target(name: "IconrHTTP", dependencies: ["IconrSystem", "CMicroHTTPD"]),
         // The public library renderers link.
-        .target(name: "Iconr", dependencies: ["IconrCore", "IconrSystem", "IconrRender"]),
+        .target(name: "Iconr", dependencies: ["IconrCore", "IconrStyle", "IconrSystem", "IconrRender"]),
         // `iconr serve`'s routes: icons, sprites, styles, iconr.js, metrics, over IconrHTTP.
-        .target(name: "IconrServer", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrHTTP"]),
+        .target(
+            name: "IconrServer", dependencies: ["Iconr", "IconrCore", "IconrStyle", "IconrSystem", "IconrHTTP"]),
         // Commands, argument scanning and help text.
         .target(
             name: "IconrCLI",
             dependencies: [
-                "Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrServer", "IconrHTTP", "CSystem",
+                "Iconr", "IconrCore", "IconrStyle", "IconrSystem", "IconrRender", "IconrServer", "IconrHTTP",
+                "CSystem",
             ]),
         .executableTarget(name: "iconr", dependencies: ["IconrCLI"]),
         .executableTarget(
@@ -53,10 +58,12 @@ let package = Package(
             name: "IconrTestSupport", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender"],
             path: "Tests/IconrTestSupport"),
         .testTarget(name: "IconrCoreTests", dependencies: ["IconrCore", "IconrSystem"]),
+        .testTarget(name: "IconrStyleTests", dependencies: ["IconrStyle", "IconrCore"]),
         .testTarget(name: "IconrSystemTests", dependencies: ["IconrSystem"]),
         .testTarget(name: "IconrRenderTests", dependencies: ["IconrRender", "IconrCore", "IconrSystem"]),
         .testTarget(
-            name: "IconrTests", dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
+            name: "IconrTests",
+            dependencies: ["Iconr", "IconrCore", "IconrStyle", "IconrSystem", "IconrRender", "IconrTestSupport"]),
         .testTarget(
             name: "IconrServerTests",
             dependencies: [
@@ -65,6 +72,8 @@ let package = Package(
             ]),
         .testTarget(
             name: "IconrCLITests",
-            dependencies: ["IconrCLI", "Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
+            dependencies: [
+                "IconrCLI", "Iconr", "IconrCore", "IconrStyle", "IconrSystem", "IconrRender", "IconrTestSupport",
+            ]),
     ]
 )

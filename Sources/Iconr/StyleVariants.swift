@@ -1,4 +1,5 @@
 import IconrCore
+import IconrStyle
 
 /// What a style adds to a sprite (`iconr sprite --style`, `iconr serve --style`): the
 /// variants (and scales) its symbol layers show for their features, and its copy for MapLibre.

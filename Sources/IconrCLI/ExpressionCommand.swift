@@ -1,5 +1,6 @@
 import Iconr
 import IconrCore
+import IconrStyle
 
 /// `iconr expression '<json>' [--type T] [--spec JSON] [--input JSON]... [--global-state JSON]`:
 /// compiles a style expression and evaluates it, printing the record the style

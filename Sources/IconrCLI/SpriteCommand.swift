@@ -1,6 +1,7 @@
 import Glibc
 import Iconr
 import IconrCore
+import IconrStyle
 import IconrSystem
 
 /// `iconr sprite <icons-dir>... -o <out/prefix> [options]`

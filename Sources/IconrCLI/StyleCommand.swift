@@ -1,5 +1,6 @@
 import Iconr
 import IconrCore
+import IconrStyle
 
 /// `iconr style check <style.json>`: what `sprite --emit-style` would resolve, remove or
 /// refuse in a style, without building anything.

@@ -56,8 +56,7 @@ extension Color {
     /// percentages, `hsl()`/`hsla()`, CSS named colors (case-insensitive) and `transparent`;
     /// channels rounded to 8 bits. Returns nil for anything else.
     public init?(css text: String) {
-        guard let color = StyleColor(css: text) else { return nil }
-        func byte(_ channel: Double) -> UInt8 { channel.isNaN ? 0 : UInt8((min(max(channel, 0), 1) * 255).rounded()) }
-        self.init(red: byte(color.red), green: byte(color.green), blue: byte(color.blue), alpha: color.alpha)
+        guard let color = StyleColor(css: text)?.color else { return nil }
+        self = color
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IconrCore
+import IconrStyle
 import IconrTestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 """Prints the layout and paint properties of the style specification that MapLibre GL JS (the
 PyPI package `maplibre`'s maplibre-gl.js) carries, one line per property, in the form of
-IconrCore's MapLibreProperties table:
+IconrStyle's MapLibreProperties table:
 
     <layer type> <layout|paint> <name> <type>[/<item type>[/<length>]] <property-type> <parameters|-> [interpolated] [tokens] [values=a|b]
 

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// A runtime failure of an expression for one feature, with where in the expression it
 /// happened (`[2]`: the third element of the outer array).
 public struct ExpressionEvaluationError: Error, Sendable, Equatable {

@@ -1,3 +1,34 @@
+/// An sRGB color with channels and alpha in 0...1, not premultiplied (the specification's
+/// `Color` keeps them premultiplied; `premultiplied` gives that form).
+public struct StyleColor: Sendable, Hashable {
+    /// Red in 0...1.
+    public var red: Double
+    /// Green in 0...1.
+    public var green: Double
+    /// Blue in 0...1.
+    public var blue: Double
+    /// Opacity in 0...1.
+    public var alpha: Double
+
+    /// A color from its channels in 0...1, not premultiplied.
+    public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    /// `[r, g, b, a]` premultiplied by alpha, as renderers and the test suite use colors.
+    public var premultiplied: [Double] { [red * alpha, green * alpha, blue * alpha, alpha] }
+
+    /// The nearest 8-bit color, for paints.
+    public var color: Color {
+        func unit(_ value: Double) -> Double { value.isNaN ? 0 : min(max(value, 0), 1) }
+        func byte(_ value: Double) -> UInt8 { UInt8((unit(value) * 255).rounded()) }
+        return Color(red: byte(red), green: byte(green), blue: byte(blue), alpha: unit(alpha))
+    }
+}
+
 extension StyleColor {
     /// Parses a color as the style specification does (CSS Color 4): names, `transparent`,
     /// `#rgb[a]`, `#rrggbb[aa]`, `rgb[a]()` with numbers or percentages, comma or space

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// An icon and the parameter colors a style asks for: one variant of a sprite.
 public struct ImageReference: Hashable, Sendable {
     /// The icon's name (its id in the folders).

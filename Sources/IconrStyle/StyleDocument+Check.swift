@@ -1,3 +1,5 @@
+import IconrCore
+
 /// A part of a style that MapLibre would reject, or drop its layer for.
 public struct MapLibreProblem: Sendable, Equatable, CustomStringConvertible {
     /// The layer's index in `layers`.

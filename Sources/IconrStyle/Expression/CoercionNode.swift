@@ -1,3 +1,5 @@
+import IconrCore
+
 /// `to-boolean`, `to-color`, `to-number`, `to-string`, and the conversions the parser adds
 /// where a property expects a color, formatted text, an image, a padding, ...
 final class CoercionNode: ExpressionNode {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import IconrCore
+@testable import IconrStyle
 
 struct StyleDocumentTests {
     static let helsinki = """

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// A value a style expression produces or reads: JSON's kinds plus the specification's own
 /// (colors, collators, formatted text, images, paddings, ...).
 public enum StyleValue: Sendable, Equatable {
@@ -149,29 +151,7 @@ public enum StyleValue: Sendable, Equatable {
     }
 }
 
-/// An sRGB color with channels and alpha in 0...1, not premultiplied (the specification's
-/// `Color` keeps them premultiplied; `premultiplied` gives that form).
-public struct StyleColor: Sendable, Hashable {
-    /// Red in 0...1.
-    public var red: Double
-    /// Green in 0...1.
-    public var green: Double
-    /// Blue in 0...1.
-    public var blue: Double
-    /// Opacity in 0...1.
-    public var alpha: Double
-
-    /// A color from its channels in 0...1, not premultiplied.
-    public init(red: Double, green: Double, blue: Double, alpha: Double = 1) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.alpha = alpha
-    }
-
-    /// `[r, g, b, a]` premultiplied by alpha, as renderers and the test suite use colors.
-    public var premultiplied: [Double] { [red * alpha, green * alpha, blue * alpha, alpha] }
-
+extension StyleColor {
     /// `rgba(r,g,b,a)` with channels rounded to 0...255, as `to-string` writes colors.
     public var text: String {
         let channels = [red, green, blue].map { ($0 * 255).javaScriptRounded.javaScriptText }
@@ -183,13 +163,6 @@ public struct StyleColor: Sendable, Hashable {
         return .object([
             "r": .number(values[0]), "g": .number(values[1]), "b": .number(values[2]), "a": .number(values[3]),
         ])
-    }
-
-    /// The nearest 8-bit color, for paints.
-    public var color: Color {
-        func unit(_ value: Double) -> Double { value.isNaN ? 0 : min(max(value, 0), 1) }
-        func byte(_ value: Double) -> UInt8 { UInt8((unit(value) * 255).rounded()) }
-        return Color(red: byte(red), green: byte(green), blue: byte(blue), alpha: unit(alpha))
     }
 }
 

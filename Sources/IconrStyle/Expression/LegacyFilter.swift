@@ -1,3 +1,5 @@
+import IconrCore
+
 /// Filters in the legacy form (`["==", "class", "park"]`, `["in", "$type", "Point"]`,
 /// `["!has", "name"]`), rewritten as expressions; expression filters are kept as they are.
 enum LegacyFilter {

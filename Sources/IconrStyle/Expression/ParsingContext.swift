@@ -1,3 +1,5 @@
+import IconrCore
+
 /// A parse or type error, with where in the expression it is (`[1][2]`).
 public struct ExpressionParsingError: Error, Sendable, Equatable {
     /// Where in the expression (`[1][2]`; empty: the whole).

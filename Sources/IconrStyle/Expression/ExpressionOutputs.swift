@@ -1,3 +1,5 @@
+import IconrCore
+
 /// The values an expression can produce when the feature is not known: the literal
 /// outputs of its branches (`match`, `case`, `step`, `coalesce`, ...), each `image` with every
 /// combination of its parameters' literal colors. Where a value comes from data, it is

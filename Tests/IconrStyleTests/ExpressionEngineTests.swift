@@ -1,6 +1,7 @@
 import Testing
 
 @testable import IconrCore
+@testable import IconrStyle
 
 /// What the MapLibre suite does not cover: Mapbox's additions, the engine's limits, and the
 /// helpers the style path builds on.

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// A style rewritten for MapLibre, and what the rewrite changed or dropped.
 public struct EmittedStyle: Sendable {
     /// The style MapLibre loads: images as sprite ids, Mapbox-only parts resolved or removed.

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// The layout and paint properties of the MapLibre style specification (version 8, as MapLibre
 /// GL JS 5.3 carries it; MapLibre Native reads the same): for each layer type, the properties
 /// it has and what each takes. GL JS rejects a style with a property its layer type lacks or a

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// Legacy property functions (`{"property": ..., "type": ..., "stops": [...]}`) and `{token}`
 /// strings, rewritten as the expressions they mean (the specification's own conversion).
 enum LegacyFunction {

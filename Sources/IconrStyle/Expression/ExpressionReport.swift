@@ -1,3 +1,5 @@
+import IconrCore
+
 /// The style specification's test-suite record of an expression: how it compiled and what
 /// it gave for each input. `iconr expression` prints it; the conformance tests compare it.
 package enum ExpressionReport {

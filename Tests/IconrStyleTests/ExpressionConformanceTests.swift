@@ -1,5 +1,6 @@
 import Foundation
 import IconrCore
+import IconrStyle
 import Testing
 
 /// The MapLibre style specification's expression suite (`../shared/corpora/maplibre-expression-tests`,

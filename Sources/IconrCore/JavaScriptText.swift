@@ -49,12 +49,12 @@ extension Double {
     }
 
     /// `Math.round`: halves go up (towards +infinity).
-    var javaScriptRounded: Double { (self + 0.5).rounded(.down) }
+    package var javaScriptRounded: Double { (self + 0.5).rounded(.down) }
 }
 
 extension JSONValue {
     /// JavaScript's `typeof` for a JSON value: `number`, `string`, `boolean`, `object`.
-    var javaScriptTypeName: String {
+    package var javaScriptTypeName: String {
         switch self {
         case .number: return "number"
         case .string: return "string"
@@ -66,7 +66,7 @@ extension JSONValue {
 
 extension String {
     /// JavaScript's `trim()`: Unicode white space and the byte-order mark off both ends.
-    var trimmingJavaScriptWhitespace: String {
+    package var trimmingJavaScriptWhitespace: String {
         let isSpace: (Character) -> Bool = { $0.isWhitespace || $0 == "\u{FEFF}" }
         guard let first = firstIndex(where: { !isSpace($0) }), let last = lastIndex(where: { !isSpace($0) }) else {
             return ""

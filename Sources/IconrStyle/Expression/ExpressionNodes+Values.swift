@@ -1,4 +1,5 @@
 import Glibc
+import IconrCore
 
 /// How `interpolate` weighs two stops.
 enum Interpolation: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// The operators whose parsing is their own (types inferred from arguments, literal labels,
 /// bindings): everything but the fixed-signature `CompoundExpressions`.
 enum SpecialForms {

@@ -1,4 +1,5 @@
 import Glibc
+import IconrCore
 
 /// A GeoJSON geometry, longitude first.
 public enum GeoJSONGeometry: Sendable, Equatable {

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// The type of a style expression, as the style specification's type checker knows it.
 public indirect enum StyleType: Hashable, Sendable, CustomStringConvertible {
     case null

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// What a style property accepts, as the specification's `v8.json` describes it: the part
 /// the expression compiler needs.
 public struct PropertySpecification: Sendable {

@@ -1,4 +1,5 @@
 import Glibc
+import IconrCore
 
 typealias CompoundEvaluator =
     @Sendable ([any ExpressionNode], EvaluationContext, String) throws(ExpressionEvaluationError) -> StyleValue
