@@ -33,13 +33,15 @@ struct SpriteInputs: Sendable {
         let read = Locked<[String: Read]>([:])
         DispatchQueue.concurrentPerform(iterations: paths.count) { index in
             let path = paths[index]
-            recovery.willRender?(path)
-            defer { recovery.didRender?(path) }
-            let file = Result { () throws(FileReadError) in try FileReader.read(path) }
-            let sidecarPath = SpriteBuilder.sidecarPath(of: path)
-            let sidecar =
-                stamps[sidecarPath] != nil
-                ? Result { () throws(FileReadError) -> [UInt8]? in try FileReader.read(sidecarPath) } : .success(nil)
+            let sidecarPath = SpriteImageRenderer.sidecarPath(of: path)
+            let (file, sidecar) = recovery.watching(path) {
+                (
+                    Result { () throws(FileReadError) in try FileReader.read(path) },
+                    stamps[sidecarPath] != nil
+                        ? Result { () throws(FileReadError) -> [UInt8]? in try FileReader.read(sidecarPath) }
+                        : .success(nil)
+                )
+            }
             // Hashed here, on every core, as each file is read.
             var digests: String?
             if case .success(let bytes) = file, case .success(let sidecar) = sidecar {
@@ -97,7 +99,7 @@ struct SpriteInputs: Sendable {
                 bytes += path.utf8
                 bytes.append(0)
                 stamp.append(to: &bytes)
-                if let sidecar = stamps[SpriteBuilder.sidecarPath(of: path)] {
+                if let sidecar = stamps[SpriteImageRenderer.sidecarPath(of: path)] {
                     guard sidecar.isSettled(at: now) else { return nil }
                     bytes.append(1)
                     sidecar.append(to: &bytes)

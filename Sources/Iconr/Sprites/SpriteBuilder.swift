@@ -1,0 +1,182 @@
+import Dispatch
+import IconrCore
+import IconrRender
+import IconrSystem
+import Synchronization
+
+/// Builds MapLibre/Mapbox sprite sheets from folders of icon templates: every icon under
+/// its file name, the variants asked for, at every ratio. Icons render in parallel on all
+/// cores through an `IconCache`.
+///
+/// `placement: .isolated(...)` renders in worker processes (a crash or timeout fails that
+/// icon alone); `.inProcess` renders here with no time limit, faster, and is how `iconr
+/// sprite` builds in the child process it supervises (`SpriteBuildRecovery`).
+public final class SpriteBuilder: Sendable {
+    /// What goes into the sprite and how it is laid out.
+    public let options: SpriteOptions
+    /// Where rendered images are kept and looked up (memory and disk).
+    public let cache: IconCache
+    /// Where librsvg runs: in process, or in worker processes.
+    public let placement: RenderPlacement
+    /// The one path to a variant: its key, the caches, a render.
+    private let renderer: IconRenderer
+
+    /// A builder of sprites with `options`, its renders cached in `cache` and run where `placement` says.
+    public init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement) {
+        self.options = options
+        self.cache = cache
+        self.placement = placement
+        renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
+    }
+
+    /// The icon files of `directories` (and subfolders when `recursive`) with their sprite ids.
+    /// With `firstFolderWins`, an id in several folders is the first folder's.
+    public static func iconFiles(
+        in directories: [String], recursive: Bool, firstFolderWins: Bool = false
+    ) throws(SpriteBuildError) -> [(id: String, path: String)] {
+        try SpriteSources.find(
+            in: directories, recursive: recursive, sanitizeIDs: true, firstFolderWins: firstFolderWins
+        ).sources.map { ($0.id, $0.path) }
+    }
+
+    /// Renders and packs the icons of `directories`; `progress` hears (done, total) icons.
+    public func build(
+        directories: [String], progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) throws(SpriteBuildError) -> SpriteBuild {
+        try build(directories: directories, recovery: SpriteBuildRecovery(), progress: progress)
+    }
+
+    /// `build(directories:progress:)` as an attempt of a supervised build, which `recovery`
+    /// tells what earlier attempts found and which hears each file's renders.
+    package func build(
+        directories: [String], recovery: SpriteBuildRecovery, progress: (@Sendable (Int, Int) -> Void)? = nil
+    ) throws(SpriteBuildError) -> SpriteBuild {
+        let (sources, sourceWarnings, stamps) = try SpriteSources.find(
+            in: directories, recursive: options.recursive,
+            sanitizeIDs: options.sanitizeIDs, firstFolderWins: options.firstFolderWins)
+        let known = Set(sources.map(\.id))
+        if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
+            throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")
+        }
+        let statsBefore = cache.statistics
+        let started = ContinuousClock.now
+        let buildCache = SpriteBuildCache(disk: cache.disk)
+        func recorded(_ key: String, filesRead: Int) -> SpriteBuild? {
+            guard let (record, sheets) = buildCache.recordedBuild(key) else { return nil }
+            return SpriteBuild(
+                sheets: sheets.files, sheetCount: sheets.count, icons: record.icons, variants: record.variants,
+                skipped: [], warnings: sourceWarnings + record.warnings, renders: 0, cacheHits: record.images,
+                renderSeconds: seconds(ContinuousClock.now - started), composeSeconds: 0, sheetsFromCache: true,
+                inputsUnchanged: true, filesRead: filesRead)
+        }
+        // Files whose stamps are those of a recorded build hold its bytes: it is served
+        // without reading them (a warm rebuild of osm-carto's 8.5 MB).
+        let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery)
+        let stampedKey = stampKey.flatMap { buildCache.inputsKey(stampKey: $0) }
+        if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
+        let inputs = SpriteInputs(sources, stamps: stamps, options: options, recovery: recovery)
+        func keepStamps() {
+            guard let stampKey, let key = inputs.key else { return }
+            buildCache.keep(inputsKey: key, stampKey: stampKey)
+        }
+        // A key the stamps led to was looked up already.
+        if let key = inputs.key, key != stampedKey, let build = recorded(key, filesRead: inputs.filesRead) {
+            keepStamps()
+            return build
+        }
+        let (images, failures, warnings, references) = try renderImages(
+            of: sources, inputs: inputs, recovery: recovery, progress: progress)
+        let statsAfter = cache.statistics
+        let rendered = ContinuousClock.now
+        // Sheets composed from exactly these images and options before are read back instead
+        // of packed and encoded again (most of a warm rebuild).
+        let composer = SheetComposer(options: options)
+        let compositionKey = composer.compositionKey(images)
+        let sheets: ComposedSheets
+        var sheetsFromCache = false
+        if let cached = buildCache.sheets(compositionKey) {
+            sheets = cached
+            sheetsFromCache = true
+        } else {
+            sheets = try composer.compose(images)
+            buildCache.keep(sheets, compositionKey: compositionKey)
+        }
+        let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
+        // A whole build is recorded under its inputs' key, for a rebuild to serve as it is.
+        if let key = inputs.key, failures.isEmpty {
+            let record = SpriteRecord(
+                sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
+                warnings: warnings, references: references, referenced: IconReferences.fingerprint(of: references))
+            buildCache.keep(record, inputsKey: key)
+            keepStamps()
+        }
+        buildCache.flush()
+        return SpriteBuild(
+            sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
+            variants: variantCount, skipped: failures, warnings: sourceWarnings + warnings,
+            renders: statsAfter.renders - statsBefore.renders,
+            cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits)
+                + (statsAfter.diskHits - statsBefore.diskHits),
+            renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
+            sheetsFromCache: sheetsFromCache, inputsUnchanged: false, filesRead: inputs.filesRead)
+    }
+
+    /// Every image of every icon, on all cores (suspects of an earlier crash first, one at a
+    /// time), checked as a whole: no id from two files, failures only with `skipInvalid`,
+    /// every `sdf` pattern matched.
+    private func renderImages(
+        of sources: [SpriteSource], inputs: SpriteInputs, recovery: SpriteBuildRecovery,
+        progress: (@Sendable (Int, Int) -> Void)?
+    ) throws(SpriteBuildError) -> (
+        images: [SpriteImage], failures: [SpriteFailure], warnings: [String], references: [String: [String]]
+    ) {
+        // Only a build that renders loads librsvg and cairo (some 50 libraries).
+        do {
+            try Rasterizer.loadLibraries()
+        } catch {
+            throw SpriteBuildError.renderer(error)
+        }
+        let stage = SpriteImageRenderer(
+            options: options, renderer: renderer, placement: placement, inputs: inputs, recovery: recovery)
+        let results = Locked<[Int: Result<SourceImages, SpriteFailure>]>([:])
+        let done = Atomic<Int>(0)
+        @Sendable func renderIcon(_ index: Int) {
+            let result = stage.images(of: sources[index])
+            results.withLock { $0[index] = result }
+            progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
+        }
+        let alone = sources.indices.filter { !recovery.suspects.isDisjoint(with: sources[$0].paths) }
+        let together = sources.indices.filter { recovery.suspects.isDisjoint(with: sources[$0].paths) }
+        alone.forEach(renderIcon)
+        DispatchQueue.concurrentPerform(iterations: together.count) { renderIcon(together[$0]) }
+        var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings: [String] = []
+        var references: [String: [String]] = [:]
+        for index in sources.indices {
+            switch results.withLock({ $0[index] }) {
+            case .success(let rendered)?:
+                images += rendered.images
+                warnings += rendered.warnings
+                references.merge(rendered.references) { first, _ in first }
+            case .failure(let failure)?: failures.append(failure)
+            case nil:
+                failures.append(
+                    SpriteFailure(id: sources[index].id, path: sources[index].path, message: "was not rendered"))
+            }
+        }
+        let ids = Dictionary(grouping: images, by: \.id)
+        if let duplicate = ids.first(where: { Set($0.value.map(\.source)).count > 1 }) {
+            throw SpriteBuildError.duplicateID(duplicate.key, Array(Set(duplicate.value.map(\.source))).sorted())
+        }
+        guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
+        if let unmatched = options.sdf.sorted().first(where: { pattern in
+            !ids.keys.contains { SpriteID.matches($0, pattern: pattern) }
+        }) {
+            throw SpriteBuildError.unmatchedSDF(unmatched)
+        }
+        return (images, failures, warnings, references)
+    }
+}
+
+private func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}

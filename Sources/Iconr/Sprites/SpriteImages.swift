@@ -1,0 +1,313 @@
+import IconrCore
+import IconrRender
+import IconrSystem
+
+/// The images stage of a sprite build: every image of one icon (plain and variants, at every
+/// ratio) with its index entry, from the files `SpriteInputs` read. SVG files go through the
+/// one way to a variant (`IconRenderer`, as for `iconr render` and `IconLibrary`); PNG files
+/// are scaled. Every step librsvg or a file read takes part in is announced to `recovery`.
+struct SpriteImageRenderer: Sendable {
+    let options: SpriteOptions
+    let renderer: IconRenderer
+    let placement: RenderPlacement
+    let inputs: SpriteInputs
+    let recovery: SpriteBuildRecovery
+
+    /// Every image of one icon, each ratio from the icon's file for that ratio
+    /// (`name@2x.svg`) or else from its base file.
+    func images(of source: SpriteSource) -> Result<SourceImages, SpriteFailure> {
+        var all = SourceImages()
+        for (file, ratios) in source.files(for: options.ratios) {
+            switch images(of: source, file: file, ratios: ratios) {
+            case .success(let rendered):
+                all.images += rendered.images
+                all.warnings += rendered.warnings
+                all.references.merge(rendered.references) { first, _ in first }
+            case .failure(let failure): return .failure(failure)
+            }
+        }
+        return .success(all)
+    }
+
+    /// The images of one file of an icon, at the sheet `ratios` it serves.
+    private func images(
+        of source: SpriteSource, file: SpriteSource.File, ratios: [Double]
+    ) -> Result<SourceImages, SpriteFailure> {
+        func failure<T>(_ message: String) -> Result<T, SpriteFailure> {
+            .failure(SpriteFailure(id: source.id, path: file.path, message: message))
+        }
+        if let reason = recovery.failed[file.path] { return failure(reason) }
+        // Scanning is watched like renders (as reading was): a supervisor's time limit covers it.
+        let read: Result<[UInt8], SpriteFailure> = recovery.watching(file.path) {
+            do {
+                var bytes = try inputs.bytes(of: file.path).get()
+                guard !bytes.isEmpty else { return failure("the file is empty") }
+                if Gzip.isCompressed(bytes) { bytes = try Gzip.decompress(bytes) }
+                return .success(bytes)
+            } catch let error as FileReadError {
+                return failure(error.reason)
+            } catch {
+                return failure("\(error)")
+            }
+        }
+        let bytes: [UInt8]
+        switch read {
+        case .success(let value): bytes = value
+        case .failure(let error): return .failure(error)
+        }
+        if PNGDecoder.isPNG(bytes) {
+            return bitmapImages(of: source, file: file, png: bytes, ratios: ratios).map {
+                SourceImages(images: $0.images, warnings: $0.warnings)
+            }.mapError {
+                SpriteFailure(id: source.id, path: file.path, message: $0.description)
+            }
+        }
+        let icon: IconSource
+        do {
+            icon = try recovery.watching(file.path) { () throws(IconrError) in
+                try IconSource(name: source.id, bytes: bytes, path: file.path)
+            }
+        } catch {
+            // The failure names the file already.
+            return failure(error.reason)
+        }
+        let template = icon.template
+        var warnings = icon.warnings
+        var areas = IconAreas(
+            stretchX: template.stretchX, stretchY: template.stretchY, content: template.content, placeholder: nil)
+        if areas.stretchX.isEmpty, areas.stretchY.isEmpty, areas.content == nil, !template.legacyAreaIDs.isEmpty {
+            let measurement: SVGMeasurement
+            do {
+                measurement = try recovery.watching(file.path) { () throws(IconrError) in
+                    try icon.measure(elementIDs: template.legacyAreaIDs, placement: placement, limits: options.limits)
+                }
+            } catch {
+                return failure(error.reason)
+            }
+            let legacy = LegacyAreas.areas(
+                ids: template.legacyAreaIDs,
+                boxes: measurement.elementBoxes.mapValues { ($0.x, $0.y, $0.width, $0.height) })
+            areas = IconAreas(
+                stretchX: legacy.stretchX, stretchY: legacy.stretchY, content: legacy.content,
+                placeholder: legacy.placeholder)
+            warnings += legacy.problems.map { "\(file.path): \($0)" }
+        }
+        // A sidecar `name.json` replaces what it gives.
+        var sidecar: SpriteSidecar?
+        switch Self.sidecar(of: file.path, inputs: inputs) {
+        case .success(let found?):
+            sidecar = found
+            warnings += found.unknownKeys.map {
+                "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\""
+            }
+            areas = IconAreas(
+                stretchX: found.stretchX ?? areas.stretchX, stretchY: found.stretchY ?? areas.stretchY,
+                content: found.content ?? areas.content, placeholder: found.placeholder ?? areas.placeholder)
+        case .success(nil): break
+        case .failure(let error): return failure("\(Self.sidecarPath(of: file.path)): \(error)")
+        }
+        var images: [SpriteImage] = []
+        var reportedProblems = Set<String>()
+        for wanted in wantedImages(of: source, template: template) {
+            let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(wanted.id, pattern: $0) }
+            for sheetRatio in ratios {
+                // The image's own ratio: the sheet's, times the variant's scale.
+                let ratio = sheetRatio * wanted.scale
+                // A file for ratio R is drawn at 1 for R: its units are 1/R of a pixel at 1x.
+                let drawn = ratio / file.unit
+                // A signed distance field is computed from a render at 4 times the ratio.
+                let scale = sdf ? drawn * SignedDistanceField.supersampling : drawn
+                // Announced to the recovery's listeners: a supervisor pins a crash on this file.
+                let variant: IconVariant
+                do {
+                    variant = try recovery.watching(file.path) { () throws(IconrError) in
+                        try renderer.variant(of: icon, wanted.params, scale: scale)
+                    }
+                } catch {
+                    return failure(error.reason)
+                }
+                let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
+                guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
+                    return failure(
+                        "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
+                }
+                let entry = areas.entry(size: image.size, ratio: ratio, sdf: sdf, scale: drawn, sidecar: sidecar)
+                // Metadata that does not fit the image is left out with a warning (once an icon).
+                let (valid, problems) = entry.validated()
+                for problem in problems {
+                    // One warning per id and field (`stretchX`, `content`, ...), not per ratio.
+                    let field = "\(wanted.id) " + (problem.split(separator: " ").first.map(String.init) ?? problem)
+                    guard reportedProblems.insert(field).inserted else { continue }
+                    let prefix = wanted.id == source.id ? "" : "\(wanted.id): "
+                    warnings.append("\(file.path): \(prefix)\(problem) at \(ratio.shortText)x: it is left out")
+                }
+                images.append(
+                    SpriteImage(
+                        id: wanted.id, source: source.path, ratio: sheetRatio, image: image, entry: valid,
+                        isVariant: wanted.isVariant, contentKey: variant.key.identity + (sdf ? " sdf" : "")))
+            }
+        }
+        let references = template.externalReferences.isEmpty ? [:] : [file.path: template.externalReferences]
+        return .success(SourceImages(images: images, warnings: warnings, references: references))
+    }
+
+    /// The plan for one icon: its plain image, then each variant the options ask for, by
+    /// sprite id (two variants with one id are one image, at the larger scale).
+    private func wantedImages(
+        of source: SpriteSource, template: SVGTemplate
+    ) -> [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] {
+        var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
+            [(source.id, template.resolve(colors: [:]), false, 1)]
+        for variant in options.variants[source.id] ?? [] {
+            let resolved = template.resolve(variant.params)
+            let id = variant.id ?? SpriteID.variant(of: source.id, resolved)
+            if let existing = wanted.firstIndex(where: { $0.id == id }) {
+                wanted[existing].scale = max(wanted[existing].scale, variant.scale)
+            } else {
+                wanted.append((id, resolved, true, variant.scale))
+            }
+        }
+        return wanted
+    }
+
+    /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).
+    static func sidecarPath(of iconPath: String) -> String {
+        let slash = iconPath.lastIndex(of: "/").map { iconPath.index(after: $0) } ?? iconPath.startIndex
+        let dot = iconPath[slash...].lastIndex(of: ".") ?? iconPath.endIndex
+        return String(iconPath[..<dot]) + ".json"
+    }
+
+    /// The sidecar of an icon file (as `inputs` read it), nil when there is none.
+    static func sidecar(of iconPath: String, inputs: SpriteInputs) -> Result<SpriteSidecar?, SidecarError> {
+        switch inputs.sidecar(of: iconPath) {
+        case .success(let bytes?): Result { () throws(SidecarError) in try SpriteSidecar(json: bytes) }
+        case .success(nil): .success(nil)
+        case .failure(let error): .failure(SidecarError(message: error.reason))
+        }
+    }
+
+    /// A PNG icon's images: its pixels as they are at the ratio its file is for, scaled
+    /// (cairo's best filter) for the others, with a warning where it is enlarged.
+    private func bitmapImages(
+        of source: SpriteSource, file: SpriteSource.File, png: [UInt8], ratios: [Double]
+    ) -> Result<(images: [SpriteImage], warnings: [String]), RenderError> {
+        if options.variants[source.id]?.isEmpty == false {
+            return .failure(.invalidDocument("a PNG icon has no parameters, so it can have no variants"))
+        }
+        let pixels: RasterImage
+        do {
+            // The file may be larger than a sheet at the ratio it is for (name@2x.png built at
+            // 1x only): what must fit the sheet is each ratio's image, checked below.
+            let smallestScale = (ratios.min() ?? 1) / file.unit
+            let side = min(
+                max(Double(options.maxSize), (Double(options.maxSize) / smallestScale).rounded(.up)),
+                Double(RenderLimits.default.maxSize.width * 4))
+            pixels = try PNGDecoder.decode(png, maxSize: PixelSize(width: Int(side), height: Int(side)))
+        } catch {
+            return .failure(error)
+        }
+        var images: [SpriteImage] = [], warnings: [String] = []
+        let digest = SHA256.hex(png)
+        let sidecar: SpriteSidecar?
+        switch Self.sidecar(of: file.path, inputs: inputs) {
+        case .success(let found): sidecar = found
+        case .failure(let error): return .failure(.invalidDocument("\(Self.sidecarPath(of: file.path)): \(error)"))
+        }
+        warnings += (sidecar?.unknownKeys ?? []).map {
+            "\(Self.sidecarPath(of: file.path)): ignoring the unknown key \"\($0)\""
+        }
+        let areas = IconAreas(
+            stretchX: sidecar?.stretchX ?? [], stretchY: sidecar?.stretchY ?? [], content: sidecar?.content,
+            placeholder: sidecar?.placeholder)
+        for ratio in ratios {
+            let scale = ratio / file.unit
+            let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(source.id, pattern: $0) }
+            let size = PixelSize.raster(
+                width: Double(pixels.size.width), height: Double(pixels.size.height), scale: scale)
+            if size != pixels.size, scale > 1 {
+                warnings.append(
+                    "\(file.path): a PNG icon enlarged \(scale.shortText) times for \(ratio.shortText)x blurs; "
+                        + "give \(source.id)@\(ratio.shortText)x.png or an SVG")
+            }
+            let image: RasterImage
+            do {
+                if sdf {
+                    // A signed distance field is computed from 4 times the pixels, as for SVG icons.
+                    let large = PixelSize.raster(
+                        width: Double(pixels.size.width), height: Double(pixels.size.height),
+                        scale: scale * SignedDistanceField.supersampling)
+                    image = SignedDistanceField.make(from: try Rasterizer.resample(pixels, to: large), ratio: ratio)
+                } else {
+                    image = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
+                }
+            } catch {
+                return .failure(error)
+            }
+            guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
+                return .failure(
+                    .tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
+            }
+            let entry = areas.entry(size: image.size, ratio: ratio, sdf: sdf, scale: scale, sidecar: sidecar)
+            let (valid, problems) = entry.validated()
+            if ratio == ratios.first {
+                warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" }
+            }
+            images.append(
+                SpriteImage(
+                    id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false,
+                    contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
+        }
+        return .success((images, warnings))
+    }
+}
+
+/// An icon's stretch areas, content box and text placeholder in its own units (from its
+/// metadata, spritezero's shapes or a sidecar).
+private struct IconAreas {
+    var stretchX: [StretchArea]
+    var stretchY: [StretchArea]
+    var content: ContentBox?
+    var placeholder: ContentBox?
+
+    /// The index entry of an image of `size` drawn `scale` times; a signed distance field's
+    /// border moves every area by its width. Index keys only a sidecar gives come from `sidecar`.
+    func entry(
+        size: PixelSize, ratio: Double, sdf: Bool, scale: Double, sidecar: SpriteSidecar?
+    ) -> SpriteIndexEntry {
+        let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
+        func placed(_ box: ContentBox) -> ContentBox {
+            let scaled = box.scaled(by: scale)
+            return ContentBox(
+                left: scaled.left + offset, top: scaled.top + offset, right: scaled.right + offset,
+                bottom: scaled.bottom + offset)
+        }
+        func placed(_ area: StretchArea) -> StretchArea {
+            StretchArea(start: area.start * scale + offset, end: area.end * scale + offset)
+        }
+        return SpriteIndexEntry(
+            rect: PixelRect(x: 0, y: 0, width: size.width, height: size.height), pixelRatio: ratio, sdf: sdf,
+            content: content.map(placed), stretchX: stretchX.map(placed), stretchY: stretchY.map(placed),
+            textFitWidth: sidecar?.textFitWidth, textFitHeight: sidecar?.textFitHeight,
+            placeholder: placeholder.map(placed), visible: sidecar?.visible)
+    }
+}
+
+/// What rendering an icon, or one of its files, gave: its images, its warnings, and the
+/// references of its files to other files (by the path of the file that makes them).
+struct SourceImages: Sendable {
+    var images: [SpriteImage] = []
+    var warnings: [String] = []
+    var references: [String: [String]] = [:]
+}
+
+/// One image of one sprite id at one ratio.
+struct SpriteImage: Sendable {
+    let id: String
+    let source: String
+    let ratio: Double
+    let image: RasterImage
+    let entry: SpriteIndexEntry
+    let isVariant: Bool
+    /// What determines the pixels: the variant's cache key (with the SDF flag), or a PNG's digest.
+    let contentKey: String
+}

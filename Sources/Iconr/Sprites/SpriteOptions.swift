@@ -1,0 +1,55 @@
+import IconrCore
+import IconrRender
+
+/// What goes into a sprite and how it is laid out.
+public struct SpriteOptions: Sendable {
+    /// Pixel ratios to build, one sheet set each (`sprite`, `sprite@2x`, ...).
+    public var ratios: [Double] = [1, 2]
+    /// Empty pixels between images at 1x; times the ratio (rounded up) in each sheet.
+    public var padding = 1
+    /// The largest sheet side; icons that do not fit one sheet go to more sheets.
+    public var maxSize = 4096
+    /// Also read subfolders; their icons get ids `folder/name`.
+    public var recursive = false
+    /// Store pixel-identical images once; their ids share one rectangle.
+    public var unique = false
+    /// Leave out icons that fail instead of failing the build.
+    public var skipInvalid = false
+    /// An id found in several of the folders comes from the first of them (with a warning),
+    /// as `iconr serve` looks names up, instead of being an error.
+    public var firstFolderWins = false
+    /// Replace characters that break style expressions or multi-sprite prefixes (`:`, `{`,
+    /// `}`, control characters) in ids with `_`, instead of failing on them.
+    public var sanitizeIDs = false
+    /// Sprite ids drawn as signed distance fields (`sdf: true`), tinted by `icon-color`:
+    /// ids or glob patterns (`*` any run of characters, `?` one), each of which must match.
+    public var sdf: Set<String> = []
+    /// Parameter variants by icon id.
+    public var variants: [String: [SpriteVariant]] = [:]
+    /// Size and time limits of each render.
+    public var limits = RenderLimits.default
+    /// Compress the sheets with Zopfli (much slower, some 5-10% smaller; needs libzopfli1).
+    public var optimize = false
+
+    /// Ratios 1 and 2, padding 1, sheets up to 4096 px, no variants.
+    public init() {}
+}
+
+/// A parameterized variant of an icon to put in a sprite.
+public struct SpriteVariant: Hashable, Sendable {
+    /// The sprite id; nil for the generated one (see `SpriteID`).
+    public var id: String?
+    /// The parameters' colors of this variant.
+    public var params: IconParameters
+    /// Drawn at this many times each ratio, with `pixelRatio` to match, so that a style's
+    /// `icon-size` of up to `scale` stays sharp. With no params and no id, it applies to the
+    /// plain icon.
+    public var scale: Double
+
+    /// A variant of `params`, named `id` (or by `SpriteID`), drawn at `scale` times each ratio.
+    public init(id: String? = nil, params: IconParameters, scale: Double = 1) {
+        self.id = id
+        self.params = params
+        self.scale = scale
+    }
+}
