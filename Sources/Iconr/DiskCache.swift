@@ -155,16 +155,26 @@ public final class DiskCache: Sendable {
     private func refreshTime(of path: String, modified: Int) {
         let now = FileStamp.now
         // A time in the future (a clock set back, `touch -d 2300-01-01`) is refreshed too.
-        if modified < now - 60_000_000_000 || modified > now {
-            utimensat(AT_FDCWD, path, nil, AT_SYMLINK_NOFOLLOW)
-        }
+        if modified < now - 60_000_000_000 || modified > now { markUsed(path) }
+    }
+
+    /// Sets the file's modification time to the clock's, to the nanosecond. The file system
+    /// stamps files from a coarse clock (one 4 ms tick), so entries written within one tick
+    /// tied, and an eviction could take the newest of them.
+    private func markUsed(_ path: String) {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        var times = [time, time]
+        utimensat(AT_FDCWD, path, &times, AT_SYMLINK_NOFOLLOW)
     }
 
     /// Stores `bytes` under `name` (sheets, build records); a failure only costs a later build.
     func storeBlob(_ bytes: [UInt8], as name: String) {
         guard Self.isDigest(name.utf8) else { return }
         mkdir(entries + "/sheets", 0o755)
-        guard (try? AtomicFile.write(bytes, to: entries + "/sheets/" + name + ".sheets")) != nil else { return }
+        let path = entries + "/sheets/" + name + ".sheets"
+        guard (try? AtomicFile.write(bytes, to: path)) != nil else { return }
+        markUsed(path)
         counted(adding: bytes.count)
     }
 
@@ -184,6 +194,7 @@ public final class DiskCache: Sendable {
     public func flush() {
         guard let batch, let pack = batch.pack() else { return }
         guard (try? AtomicFile.write(pack, to: batch.path)) != nil else { return }
+        markUsed(batch.path)
         counted(adding: pack.count)
     }
 
@@ -197,6 +208,7 @@ public final class DiskCache: Sendable {
             mkdir(entries + "/" + name.prefix(2), 0o755)
             guard (try? AtomicFile.write(entry, to: path)) != nil else { return }
         }
+        markUsed(path)
         counted(adding: entry.count)
     }
 

@@ -271,6 +271,27 @@ struct IconLibraryTests {
         #expect(fresh.cache.statistics.diskHits == 1)
     }
 
+    /// The file system stamps files from a coarse clock (one 4 ms tick): entries written in a
+    /// row tied on their times, and an eviction could take the newest of them (the test above
+    /// failed now and then). Each entry now carries the clock's time, to the nanosecond.
+    @Test func entriesWrittenInARowKeepTheirOrder() throws {
+        let disk = try DiskCache(directory: cacheDirectory)
+        let flag = try IconLibrary(directory: icons, cache: IconCache()).blockingIcon(named: "flag", scale: 1)
+        let params = try IconSource(path: icons + "/flag.svg").template.resolve(colors: [:])
+        var times: [Int] = []
+        for step in 1...20 {
+            let key = VariantKey(
+                name: "flag", templateDigest: flag.key.templateDigest, params: params, scale: Double(step))
+            disk.write(try flag.png, for: key)
+            let name = SHA256.hex(
+                Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8))
+            var info = stat()
+            #expect(stat(cacheDirectory + "/entries-v1/" + name.prefix(2) + "/" + name + ".png", &info) == 0)
+            times.append(info.st_mtim.nanoseconds)
+        }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
+    }
+
     /// Every write past the limit used to scan the whole cache (mean latency 16 -> 381 ms at
     /// the limit). An eviction frees a tenth of the limit, and writes while one runs leave
     /// the work to it: 300 writes past a limit of 60 blocks take a few dozen scans.
