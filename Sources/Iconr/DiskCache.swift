@@ -183,7 +183,7 @@ public final class DiskCache: Sendable {
     public func store(_ variant: IconVariant) {
         if let batch {
             batch.keep(
-                PackEntry.make(variant.icon.image, key: variant.key, secret: secret), as: entryName(variant.key))
+                PackEntry.make(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
         } else {
             // A variant that cannot be encoded is not stored: a later run renders it again.
             if let png = try? variant.png { write(png, for: variant.key) }

@@ -58,12 +58,12 @@ public final class IconCache: Sendable {
     /// The variant for `key` from memory, else from disk (then kept in memory): never a
     /// render, never a wait for one.
     package func storedVariant(
-        for key: VariantKey, maxSize: PixelSize, decode: (RasterImage) -> RenderedIcon
+        for key: VariantKey, maxSize: PixelSize, make: (RasterImage, [UInt8]?) -> IconVariant
     ) -> IconVariant? {
         if let hit = memory.value(for: key) { return hit }
         guard let stored = disk?.read(key, maxSize: maxSize) else { return nil }
         counters.withLock { $0.diskHits += 1 }
-        let variant = IconVariant(key: key, icon: decode(stored.image), png: stored.png)
+        let variant = make(stored.image, stored.png)
         memory.insert(variant, for: key, cost: variant.byteCost)
         return variant
     }
@@ -78,12 +78,12 @@ public final class IconCache: Sendable {
             diskHits: counts.diskHits, renders: counts.renders)
     }
 
-    /// The variant for `key`: from memory, else from disk (`decode` turns the stored pixels
-    /// into an icon; an entry larger than `maxSize` is not read), else from `render`, whose
-    /// result is stored in both.
+    /// The variant for `key`: from memory, else from disk (an entry larger than `maxSize` is
+    /// not read), else from `render`, whose result is stored in both; `make` turns pixels
+    /// (and the PNG they were read from) into the variant.
     package func variant(
-        for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize, decode: (RasterImage) -> RenderedIcon,
-        render: () throws(IconrError) -> RenderedIcon
+        for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize,
+        make: (RasterImage, [UInt8]?) -> IconVariant, render: () throws(IconrError) -> RasterImage
     ) throws(IconrError) -> IconVariant {
         if let hit = memory.value(for: key) { return hit }
         let (flight, isLeader) = inFlight.withLock { flights -> (Flight, Bool) in
@@ -94,7 +94,7 @@ public final class IconCache: Sendable {
         }
         guard isLeader else { return try flight.wait().get() }
         let result = Result { () throws(IconrError) -> IconVariant in
-            try produce(key, maxSize: maxSize, decode: decode, render: render)
+            try produce(key, maxSize: maxSize, make: make, render: render)
         }
         if case .success(let variant) = result { memory.insert(variant, for: key, cost: variant.byteCost) }
         inFlight.withLock { $0[key] = nil }
@@ -103,16 +103,15 @@ public final class IconCache: Sendable {
     }
 
     private func produce(
-        _ key: VariantKey, maxSize: PixelSize, decode: (RasterImage) -> RenderedIcon,
-        render: () throws(IconrError) -> RenderedIcon
+        _ key: VariantKey, maxSize: PixelSize, make: (RasterImage, [UInt8]?) -> IconVariant,
+        render: () throws(IconrError) -> RasterImage
     ) throws(IconrError) -> IconVariant {
         if let stored = disk?.read(key, maxSize: maxSize) {
             counters.withLock { $0.diskHits += 1 }
-            return IconVariant(key: key, icon: decode(stored.image), png: stored.png)
+            return make(stored.image, stored.png)
         }
         counters.withLock { $0.renders += 1 }
-        let icon = try render()
-        let variant = IconVariant(key: key, icon: icon)
+        let variant = make(try render(), nil)
         if let disk { writingDisk { disk.store(variant) } }
         return variant
     }

@@ -18,7 +18,7 @@ public enum RenderPlacement: Sendable {
 /// ```swift
 /// let flag = try IconSource(path: "icons/flag.svg")
 /// let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
-/// let png = try icon.pngData()
+/// let png = try icon.png
 /// ```
 public final class IconSource: Sendable {
     /// The file name without `.svg`, e.g. `flag`.
@@ -92,7 +92,7 @@ public final class IconSource: Sendable {
 
     /// Parses color text (the style specification's syntax) for this template's parameters.
     /// - Throws: `IconrError.parameter` naming this file, the parameter and the value.
-    public func parameters(parsing text: [String: String]) throws(IconrError) -> IconParameters {
+    func parameters(parsing text: [String: String]) throws(IconrError) -> IconParameters {
         do {
             return try IconParameters(parsing: text)
         } catch {
@@ -137,7 +137,7 @@ public final class IconSource: Sendable {
     public func render(
         params: [String: String] = [:], scale: Double = 1, placement: RenderPlacement = .inProcess,
         limits: RenderLimits = .default
-    ) throws(IconrError) -> RenderedIcon {
+    ) throws(IconrError) -> IconVariant {
         try render(resolve(parameters(parsing: params)), scale: scale, placement: placement, limits: limits)
     }
 
@@ -149,7 +149,15 @@ public final class IconSource: Sendable {
     public func render(
         _ params: ResolvedParameters, scale: Double, placement: RenderPlacement = .inProcess,
         limits: RenderLimits = .default
-    ) throws(IconrError) -> RenderedIcon {
+    ) throws(IconrError) -> IconVariant {
+        let image = try renderImage(params, scale: scale, placement: placement, limits: limits)
+        return IconVariant(key: key(params, scale: scale), image: image, template: template)
+    }
+
+    /// The pixels of `render(_:scale:placement:limits:)`, for a cache that names them itself.
+    func renderImage(
+        _ params: ResolvedParameters, scale: Double, placement: RenderPlacement, limits: RenderLimits
+    ) throws(IconrError) -> RasterImage {
         do {
             let image: RasterImage
             switch placement {
@@ -160,7 +168,7 @@ public final class IconSource: Sendable {
             case .inProcess:
                 image = try recoloredDocument(params).render(scale: scale, limits: limits)
             }
-            return RenderedIcon(image: image, scale: scale, template: template)
+            return image
         } catch {
             throw IconrError.render(error, file: path)
         }
@@ -236,19 +244,17 @@ public final class IconRenderer: Sendable {
     ) throws(IconrError) -> IconVariant {
         try cache.variant(
             for: key, maxSize: limits.maxSize,
-            decode: { image in
-                RenderedIcon(image: image, scale: scale, template: source.template)
-            },
-            render: { () throws(IconrError) -> RenderedIcon in
-                try source.render(params, scale: scale, placement: placement, limits: limits)
+            make: { image, png in IconVariant(key: key, image: image, template: source.template, png: png) },
+            render: { () throws(IconrError) -> RasterImage in
+                try source.renderImage(params, scale: scale, placement: placement, limits: limits)
             })
     }
 
     /// The variant for `key` if memory or disk holds it, with no render (`iconr serve`
     /// answers those at once and queues the rest).
     package func cachedVariant(of source: IconSource, scale: Double, key: VariantKey) -> IconVariant? {
-        cache.storedVariant(for: key, maxSize: limits.maxSize) { image in
-            RenderedIcon(image: image, scale: scale, template: source.template)
+        cache.storedVariant(for: key, maxSize: limits.maxSize) { image, png in
+            IconVariant(key: key, image: image, template: source.template, png: png)
         }
     }
 
@@ -257,13 +263,6 @@ public final class IconRenderer: Sendable {
         of source: IconSource, params: IconParameters = IconParameters(), scale: Double = 1
     ) throws(IconrError) -> IconVariant {
         try variant(of: source, source.resolve(params), scale: scale)
-    }
-
-    /// Like `variant(of:_:scale:)`, with color text for the parameters (parsed here, once).
-    public func variant(
-        of source: IconSource, params: [String: String], scale: Double = 1
-    ) throws(IconrError) -> IconVariant {
-        try variant(of: source, params: source.parameters(parsing: params), scale: scale)
     }
 
     /// `variant(of:_:scale:key:)` without blocking the caller's thread while it renders: a

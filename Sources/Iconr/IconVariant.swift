@@ -1,4 +1,5 @@
 import IconrCore
+import IconrRender
 import IconrSystem
 
 /// A rendered variant as a renderer uses it: pixels, PNG bytes, and the metadata that
@@ -8,14 +9,16 @@ public struct IconVariant: Hashable, Sendable {
     /// copying one reference is a single retain where the fields took about ten.
     private let storage: Storage
 
-    init(key: VariantKey, icon: RenderedIcon, png: [UInt8]? = nil) {
-        storage = Storage(key: key, icon: icon, png: png)
+    /// The variant `key` names, drawn as `image`; its areas are the template's, times the
+    /// key's scale. `png` is the image's PNG when it was read as one (a disk-cache hit).
+    init(key: VariantKey, image: RasterImage, template: SVGTemplate, png: [UInt8]? = nil) {
+        storage = Storage(key: key, image: image, template: template, png: png)
     }
 
     /// What it is a variant of: icon, template digest, parameters, scale.
     public var key: VariantKey { storage.key }
-    /// The rendered image and its metadata.
-    public var icon: RenderedIcon { storage.icon }
+    /// The pixels (straight RGBA) and their size.
+    public var image: RasterImage { storage.image }
 
     /// The icon as a PNG file's bytes: read from the disk cache, or encoded on first use
     /// (a sprite build, which only needs pixels, never pays for it).
@@ -26,45 +29,56 @@ public struct IconVariant: Hashable, Sendable {
 
     /// Two variants are equal when they are the same variant drawn alike.
     public static func == (lhs: IconVariant, rhs: IconVariant) -> Bool {
-        lhs.storage === rhs.storage || (lhs.key == rhs.key && lhs.icon == rhs.icon)
+        lhs.storage === rhs.storage || (lhs.key == rhs.key && lhs.image == rhs.image)
     }
 
     /// Hashes the key.
     public func hash(into hasher: inout Hasher) { hasher.combine(key) }
 
     /// Width and height in pixels.
-    public var size: PixelSize { icon.size }
+    public var size: PixelSize { image.size }
     /// Raster pixels per logical pixel: the scale it was rendered at.
-    public var pixelRatio: Double { icon.scale }
+    public var pixelRatio: Double { key.scale }
     /// Straight RGBA, `size.width * size.height * 4` bytes.
-    public var pixels: [UInt8] { icon.pixels }
+    public var pixels: [UInt8] { image.pixels }
     /// Horizontal stretch areas in pixels at the variant's ratio.
-    public var stretchX: [StretchArea] { icon.stretchX }
+    public var stretchX: [StretchArea] { storage.stretchX }
     /// Vertical stretch areas in pixels at the variant's ratio.
-    public var stretchY: [StretchArea] { icon.stretchY }
+    public var stretchY: [StretchArea] { storage.stretchY }
     /// The content box (for `icon-text-fit`) in pixels at the variant's ratio.
-    public var content: ContentBox? { icon.content }
+    public var content: ContentBox? { storage.content }
 
     /// What it costs to keep in memory, counting the PNG as at most as large as the pixels.
-    var byteCost: Int { icon.pixels.count * 2 + key.identity.utf8.count + 128 }
+    var byteCost: Int { image.pixels.count * 2 + key.identity.utf8.count + 128 }
 }
 
-/// A variant's key and pixels, and its PNG bytes, encoded once when first asked for.
+/// A variant's key, pixels and areas, and its PNG bytes, encoded once when first asked for.
 private final class Storage: Sendable {
     let key: VariantKey
-    let icon: RenderedIcon
+    let image: RasterImage
+    let stretchX: [StretchArea]
+    let stretchY: [StretchArea]
+    let content: ContentBox?
     private let encoded: Locked<[UInt8]?>
 
-    init(key: VariantKey, icon: RenderedIcon, png: [UInt8]?) {
+    init(key: VariantKey, image: RasterImage, template: SVGTemplate, png: [UInt8]?) {
         self.key = key
-        self.icon = icon
+        self.image = image
+        stretchX = template.stretchX.map { $0.scaled(by: key.scale) }
+        stretchY = template.stretchY.map { $0.scaled(by: key.scale) }
+        content = template.content?.scaled(by: key.scale)
         encoded = Locked(png)
     }
 
     func png() throws(IconrError) -> [UInt8] {
         if let stored = encoded.withLock({ $0 }) { return stored }
         // Encoding straight RGBA into memory cannot fail but for lack of memory.
-        let png = try icon.pngData()
+        let png: [UInt8]
+        do {
+            png = try PNGEncoder.encode(image, compressionLevel: 6)
+        } catch {
+            throw IconrError.render(error, file: nil)
+        }
         encoded.withLock { $0 = png }
         return png
     }

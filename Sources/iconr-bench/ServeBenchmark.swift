@@ -58,7 +58,7 @@ enum ServeBenchmark {
         if let source = try? IconSource(path: repository.appendingPathComponent("icons/flag.svg").path) {
             for color in colors {
                 let started = clock.now
-                _ = try? source.render(params: ["flag_color": "#" + color.dropFirst(3)], scale: 2).pngData()
+                _ = try? source.render(params: ["flag_color": "#" + color.dropFirst(3)], scale: 2).png
                 renderTimes.append(milliseconds(clock.now - started))
             }
         }

@@ -124,7 +124,7 @@ for scale in [1.0, 2.0] {
                 let substituted = clock.now
                 let icon = try template.render(params, scale: scale)
                 let rendered = clock.now
-                _ = try icon.pngData()
+                _ = try icon.png
                 encode += microseconds(clock.now - rendered)
                 parse += microseconds(parsed - start)
                 substitute += microseconds(substituted - parsed)
@@ -155,7 +155,7 @@ for scale in [1.0, 2.0] {
                 _ = try template.intrinsicSize()
                 let loaded = clock.now
                 let params = try template.resolve(IconParameters(parsing: ["color": "#800080"]))
-                _ = try template.render(params, scale: scale).pngData()
+                _ = try template.render(params, scale: scale).png
                 let done = clock.now
                 variant += microseconds(done - loaded)
                 oneShot += microseconds(done - start)

@@ -37,8 +37,8 @@ struct IconLibraryTests {
             label.stretchX == [StretchArea(start: 16, end: 64)] && label.stretchY == [StretchArea(start: 16, end: 32)])
         #expect(label.content == ContentBox(left: 12, top: 10, right: 68, bottom: 38))
         #expect(label.key.description == "label?background_color=#ffffee@2x")
-        #expect(try PNGDecoder.decode(label.png) == label.icon.image)
-        #expect(label.icon.image.hex(x: 40, y: 24) == "#ffffeeff")
+        #expect(try PNGDecoder.decode(label.png) == label.image)
+        #expect(label.image.hex(x: 40, y: 24) == "#ffffeeff")
     }
 
     @Test func aSecondRequestIsAMemoryHit() throws {
@@ -122,7 +122,7 @@ struct IconLibraryTests {
         let library = try library(disk: false)
         let red = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
         let blue = try library.blockingIcon(named: "flag", params: ["flag_color": "blue"], scale: 2)
-        let image = red.icon.image, limit = RenderLimits.default.maxSize
+        let image = red.image, limit = RenderLimits.default.maxSize
         let secret = [UInt8](repeating: 7, count: 32)
         let entry = PackEntry.make(image, key: red.key, secret: secret)
         #expect(PackEntry.image(of: entry, key: red.key, maxSize: limit, secret: secret) == image)
@@ -142,10 +142,10 @@ struct IconLibraryTests {
         }
         // A large image is stored deflated, and read back to the same pixels.
         let large = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 12)
-        #expect(large.icon.image.pixels.count > PackEntry.rawLimit)
-        let deflated = PackEntry.make(large.icon.image, key: large.key, secret: secret)
-        #expect(deflated.count < large.icon.image.pixels.count / 2, "\(deflated.count) bytes")
-        #expect(PackEntry.image(of: deflated, key: large.key, maxSize: limit, secret: secret) == large.icon.image)
+        #expect(large.image.pixels.count > PackEntry.rawLimit)
+        let deflated = PackEntry.make(large.image, key: large.key, secret: secret)
+        #expect(deflated.count < large.image.pixels.count / 2, "\(deflated.count) bytes")
+        #expect(PackEntry.image(of: deflated, key: large.key, maxSize: limit, secret: secret) == large.image)
         var damaged = deflated
         damaged[deflated.count / 2] ^= 0x01
         #expect(PackEntry.image(of: damaged, key: large.key, maxSize: limit, secret: secret) == nil)
@@ -164,7 +164,7 @@ struct IconLibraryTests {
         #expect(stat(keyed + "/key", &info) == 0 && info.st_mode & 0o777 == 0o600)
         let library = IconLibrary(directory: icons, cache: IconCache(disk: first))
         let red = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
-        #expect(second.read(red.key)?.image == red.icon.image, "a second process reads it")
+        #expect(second.read(red.key)?.image == red.image, "a second process reads it")
         let planted = RasterImage(
             size: PixelSize(width: 20, height: 28), pixels: [UInt8](repeating: 9, count: 20 * 28 * 4))
         let png = try PNGEncoder.encode(planted)
@@ -244,9 +244,9 @@ struct IconLibraryTests {
         let second = try library()
         let again = try second.blockingIcon(named: "badge", params: ["badge_color": "orange"], scale: 2)
         #expect(second.cache.statistics.renders == 1 && second.cache.statistics.diskHits == 0)
-        #expect(again.icon == good.icon)
+        #expect(again == good)
         // The damaged entry was replaced by a sound one.
-        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: path))) == good.icon.image)
+        #expect(try PNGDecoder.decode([UInt8](Data(contentsOf: path))) == good.image)
     }
 
     /// The limit counts disk blocks, not file bytes: small entries took 6.8 times the limit
@@ -353,14 +353,14 @@ struct IconLibraryTests {
         for (index, variant) in results.withLock({ $0 }) where index < 30 {
             let (name, color, scale) = requests[index]
             let parameter = ["flag": "flag_color", "marker": "fill_color", "badge": "badge_color"][name]!
-            #expect(try serial.blockingIcon(named: name, params: [parameter: color], scale: scale).icon == variant.icon)
+            #expect(try serial.blockingIcon(named: name, params: [parameter: color], scale: scale) == variant)
         }
     }
 
     @Test func templatesReloadWhenTheirFileChanges() throws {
         let library = try library(disk: false)
         let before = try library.blockingIcon(named: "flag", scale: 1)
-        #expect(before.icon.image.hex(x: 13, y: 8) == "#000000ff")
+        #expect(before.image.hex(x: 13, y: 8) == "#000000ff")
         let path = folder.appendingPathComponent("icons/flag.svg")
         let edited = try String(contentsOf: path, encoding: .utf8)
             .replacingOccurrences(of: "fill=\"#000000\"", with: "fill=\"#00ff00\"")
@@ -368,7 +368,7 @@ struct IconLibraryTests {
         try edited.write(to: path, atomically: true, encoding: .utf8)
         Thread.sleep(forTimeInterval: 1.1)
         let after = try library.blockingIcon(named: "flag", scale: 1)
-        #expect(after.icon.image.hex(x: 13, y: 8) == "#00ff00ff")
+        #expect(after.image.hex(x: 13, y: 8) == "#00ff00ff")
         #expect(after.key.templateDigest != before.key.templateDigest)
         #expect(library.cache.statistics.renders == 2)
     }
@@ -407,7 +407,7 @@ struct IconLibraryTests {
         async let red = library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
         async let blue = library.icon(named: "flag", params: ["flag_color": "blue"], scale: 2)
         let (first, second) = try await (red, blue)
-        #expect(first.icon.image.hex(x: 26, y: 16) == "#ff0000ff" && second.icon.image.hex(x: 26, y: 16) == "#0000ffff")
+        #expect(first.image.hex(x: 26, y: 16) == "#ff0000ff" && second.image.hex(x: 26, y: 16) == "#0000ffff")
         let again = try await library.icon(named: "flag", params: ["flag_color": "red"], scale: 2)
         #expect(again == first && library.cache.statistics.renders == 2)
     }
@@ -447,13 +447,13 @@ struct OnePathTests {
             // Counted on this thread: other tests load documents on theirs meanwhile.
             let before = LibrsvgCounters.documentsLoadedOnThisThread
             let first = try IconRenderer(cache: IconCache(disk: disk)).variant(
-                of: source, params: ["flag_color": "red"], scale: 2)
+                of: source, params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]), scale: 2)
             #expect(LibrsvgCounters.documentsLoadedOnThisThread > before)
             let afterRender = LibrsvgCounters.documentsLoadedOnThisThread
             // A new renderer over the same disk, and a library over the same folder and disk: hits.
             let again = try IconRenderer(cache: IconCache(disk: disk)).variant(
                 of: try IconSource(path: source.path ?? ""),
-                params: ["flag_color": "#f00"], scale: 2)
+                params: IconParameters(["flag_color": Color(red: 255, green: 0, blue: 0)]), scale: 2)
             let library = IconLibrary(
                 directory: folder.appendingPathComponent("icons").path, cache: IconCache(disk: disk))
             let fromLibrary = try library.blockingIcon(

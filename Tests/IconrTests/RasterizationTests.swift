@@ -79,7 +79,7 @@ struct RasterizationTests {
     @Test func pngRoundTripsThroughLibpngAndPngcheck() throws {
         let flag = try IconSource(path: TestSupport.icons.appendingPathComponent("flag.svg").path)
         let icon = try flag.render(params: ["flag_color": "#800080"], scale: 2)
-        let png = try icon.pngData()
+        let png = try icon.png
         #expect(Array(png.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A])
         #expect(try PNGDecoder.decode(png) == icon.image)
         let pngcheck = try #require(

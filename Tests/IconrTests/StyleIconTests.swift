@@ -38,7 +38,7 @@ struct StyleIconTests {
         let invalid = try #require(
             try library.icon(for: feature(["flagColor": .string("nope")]), layer: points, zoom: 14, pixelRatio: 1))
         #expect(invalid.key.description == "flag@1x")
-        #expect(invalid.icon.image.hex(x: 13, y: 8) == "#000000ff")
+        #expect(invalid.image.hex(x: 13, y: 8) == "#000000ff")
     }
 
     @Test func zoomCurvesFiltersAndRangesAsMapbox() throws {

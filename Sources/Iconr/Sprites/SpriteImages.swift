@@ -126,7 +126,7 @@ struct SpriteImageRenderer: Sendable {
                 } catch {
                     return failure(error.reason)
                 }
-                let image = sdf ? SignedDistanceField.make(from: variant.icon.image, ratio: ratio) : variant.icon.image
+                let image = sdf ? SignedDistanceField.make(from: variant.image, ratio: ratio) : variant.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                     return failure(
                         "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
