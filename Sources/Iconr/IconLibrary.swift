@@ -27,6 +27,8 @@ public final class IconLibrary: Sendable {
 
     /// How often a template's file is checked for changes.
     static let recheckInterval = Duration.seconds(1)
+    /// What `recheckInterval` is measured by.
+    private let clock: CacheClock
 
     /// Renders in process by default, the fastest; `placement: .isolated(...)` runs librsvg in
     /// worker processes, for icons from untrusted sources.
@@ -38,9 +40,15 @@ public final class IconLibrary: Sendable {
     }
 
     /// A library whose variants come from `renderer` (several libraries can share one).
-    public init(directory: String, renderer: IconRenderer) {
+    public convenience init(directory: String, renderer: IconRenderer) {
+        self.init(directory: directory, renderer: renderer, clock: .system)
+    }
+
+    /// A library whose files' rechecks go by `clock`.
+    package init(directory: String, renderer: IconRenderer, clock: CacheClock) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.renderer = renderer
+        self.clock = clock
     }
 
     /// The icon names the directory holds (`*.svg` and `*.svgz` without the extension, in
@@ -118,7 +126,7 @@ public final class IconLibrary: Sendable {
 
     /// The current template for `name`, loading or reloading it when its file changed.
     private func template(named name: String) throws(IconrError) -> TemplateFile {
-        let now = ContinuousClock.now
+        let now = clock.now
         if let current = templates.withLock({ $0[name] }), now - current.checked < Self.recheckInterval {
             return current.file
         }

@@ -35,6 +35,8 @@ public struct ServerOptions: Sendable {
     public var maxAge = 300
     /// Per-render limits (raster size, time).
     public var limits = RenderLimits.default
+    /// What the sprites' and icon folders' rechecks go by (a test moves its own ahead).
+    package var clock = CacheClock.system
 
     /// Nothing served yet: add `iconSets` (and `styles`).
     public init() {}
@@ -87,7 +89,8 @@ public final class IconServer: Sendable {
             guard FileReader.isFolder(set.directory) else {
                 throw IconrError.folder(path: set.directory, problem: .notAFolderOfIcons)
             }
-            libraries.append((set.name, IconLibrary(directory: set.directory, renderer: renderer)))
+            libraries.append(
+                (set.name, IconLibrary(directory: set.directory, renderer: renderer, clock: options.clock)))
             sprites[set.name] = ServedSprite(
                 directories: [set.directory], style: nil, options: options, placement: placement,
                 pack: "serve-set-" + set.name)

@@ -27,6 +27,7 @@ final class ServedSprite: Sendable {
     let stylePath: String?
     private let spriteOptions: SpriteOptions
     private let builder: SpriteBuilder
+    private let clock: CacheClock
     private let current = Locked<Current?>(nil)
     /// Held while building: concurrent requests wait for one build.
     private let building = Locked<Void>(())
@@ -45,8 +46,10 @@ final class ServedSprite: Sendable {
         spriteOptions.limits = options.limits
         self.spriteOptions = spriteOptions
         let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
+        clock = options.clock
         builder = SpriteBuilder(
-            options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement)
+            options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement,
+            clock: options.clock)
     }
 
     /// Reads the style once, so that one that does not parse stops the server at start.
@@ -61,7 +64,7 @@ final class ServedSprite: Sendable {
     /// While a rebuild runs, other requests get the last build rather than wait (only the
     /// first build is waited for), so a long rebuild holds one server thread, not all.
     func build() -> Result<Current, RouteError> {
-        let now = ContinuousClock.now
+        let now = clock.now
         if let known = current.withLock({ $0 }) {
             if now - known.checked < Self.recheckInterval { return .success(known) }
             if let result = building.withLockIfAvailable({ _ in rebuildIfChanged() }) { return result }
@@ -72,7 +75,7 @@ final class ServedSprite: Sendable {
 
     /// Under `building`'s lock: the last build if its inputs are unchanged, else a new one.
     private func rebuildIfChanged() -> Result<Current, RouteError> {
-        if let known = current.withLock({ $0 }), ContinuousClock.now - known.checked < Self.recheckInterval {
+        if let known = current.withLock({ $0 }), clock.now - known.checked < Self.recheckInterval {
             return .success(known)
         }
         let fingerprint: [UInt8]
@@ -82,7 +85,7 @@ final class ServedSprite: Sendable {
             return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
         }
         if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
-            known.checked = ContinuousClock.now
+            known.checked = clock.now
             current.withLock { $0 = known }
             return .success(known)
         }
@@ -105,7 +108,7 @@ final class ServedSprite: Sendable {
                 files: Dictionary(
                     files.map { ($0.path, (bytes: $0.bytes, tag: IconServer.entityTag($0.bytes))) },
                     uniquingKeysWith: { first, _ in first }),
-                fingerprint: fingerprint, checked: ContinuousClock.now)
+                fingerprint: fingerprint, checked: clock.now)
             current.withLock { $0 = made }
             return .success(made)
         } catch {
@@ -114,7 +117,7 @@ final class ServedSprite: Sendable {
                 Log.warning(
                     "rebuilding the sprite of \(directories.joined(separator: ", ")) failed, serving the last build: \(error)"
                 )
-                known.checked = ContinuousClock.now
+                known.checked = clock.now
                 current.withLock { $0 = known }
                 return .success(known)
             }

@@ -19,6 +19,8 @@ struct IconServerTests {
     private let scratch: TemporaryFolder
     let icons: URL
     let server: IconServer
+    /// Moved ahead where a test would otherwise wait for a recheck.
+    let clock = CacheClock()
 
     init() throws {
         scratch = try TemporaryFolder("iconr-server")
@@ -42,6 +44,7 @@ struct IconServerTests {
         options.iconSets = [("bundled", icons.path)]
         options.styles = [("flags", directory.appendingPathComponent("flags.json").path)]
         options.corsOrigin = "*"
+        options.clock = clock
         server = try IconServer(options: options, placement: .inProcess)
     }
 
@@ -224,7 +227,7 @@ struct IconServerTests {
         #expect(before["pin"] == nil)
         try FileManager.default.copyItem(
             at: icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("pin.svg"))
-        Thread.sleep(forTimeInterval: 2.2)
+        clock.advance(by: .seconds(2.2))
         let after = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
         #expect(after["pin"] != nil)
     }
@@ -266,7 +269,7 @@ struct IconServerTests {
             </svg>
             """.utf8
         ).write(to: icons.appendingPathComponent("slow.svg"))
-        Thread.sleep(forTimeInterval: 2.2)
+        clock.advance(by: .seconds(2.2))
         let order = Locked<[String]>([])
         let server = server
         let rebuilt = DispatchSemaphore(value: 0)

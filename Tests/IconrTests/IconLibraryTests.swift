@@ -358,7 +358,8 @@ struct IconLibraryTests {
     }
 
     @Test func templatesReloadWhenTheirFileChanges() throws {
-        let library = try library(disk: false)
+        let clock = CacheClock()
+        let library = IconLibrary(directory: icons, renderer: IconRenderer(), clock: clock)
         let before = try library.blockingIcon(named: "flag", scale: 1)
         #expect(before.image.hex(x: 13, y: 8) == "#000000ff")
         let path = folder.appendingPathComponent("icons/flag.svg")
@@ -366,7 +367,7 @@ struct IconLibraryTests {
             .replacingOccurrences(of: "fill=\"#000000\"", with: "fill=\"#00ff00\"")
             .replacingOccurrences(of: "m:value=\"#000000\"", with: "m:value=\"#00ff00\"")
         try edited.write(to: path, atomically: true, encoding: .utf8)
-        Thread.sleep(forTimeInterval: 1.1)
+        clock.advance(by: .seconds(1.1))
         let after = try library.blockingIcon(named: "flag", scale: 1)
         #expect(after.image.hex(x: 13, y: 8) == "#00ff00ff")
         #expect(after.key.templateDigest != before.key.templateDigest)
@@ -485,15 +486,17 @@ struct OnePathTests {
     /// A rebuild whose files all have the stamps (inode, size, times) the listing saw when a
     /// build was recorded reads none of them, and is served that build. Stamps are trusted
     /// once both times are 2 s old (a write within the clock's granularity could keep them):
-    /// a build of files just written keeps no stamps, so the test waits that long once. A
+    /// a build of files just written keeps no stamps, so the test moves its clock ahead. A
     /// file written since, even to the same size and modification time, and a new sidecar
     /// are read and built again.
     @Test func filesStampedAsRecordedAreNotReadAgain() throws {
         try withBundledIcons { folder, icons in
+            let clock = CacheClock()
             func build(cache: Bool = true) throws -> SpriteBuild {
                 let disk = cache ? try DiskCache(directory: folder.appendingPathComponent("cache").path) : nil
-                return try SpriteBuilder(options: SpriteOptions(), cache: IconCache(disk: disk), placement: .inProcess)
-                    .build(directories: [icons.path])
+                return try SpriteBuilder(
+                    options: SpriteOptions(), cache: IconCache(disk: disk), placement: .inProcess, clock: clock
+                ).build(directories: [icons.path])
             }
             var copied = stat()
             #expect(stat(icons.appendingPathComponent("flag.svg").path, &copied) == 0)
@@ -502,7 +505,7 @@ struct OnePathTests {
             // Listed just after the copy: its stamps are not kept.
             let fresh = try build()
             #expect(!fresh.inputsUnchanged && fresh.filesRead == 4)
-            usleep(2_100_000)
+            clock.advance(by: .seconds(2.1))
             // No stamps kept: served the record, after reading the files; it keeps them.
             let settled = try build()
             #expect(settled.inputsUnchanged && settled.filesRead == 4)

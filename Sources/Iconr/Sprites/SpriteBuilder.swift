@@ -20,12 +20,20 @@ public final class SpriteBuilder: Sendable {
     public let placement: RenderPlacement
     /// The one path to a variant: its key, the caches, a render.
     private let renderer: IconRenderer
+    /// What tells a settled file stamp (2 s old) from a fresh one.
+    private let clock: CacheClock
 
     /// A builder of sprites with `options`, its renders cached in `cache` and run where `placement` says.
-    public init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement) {
+    public convenience init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement) {
+        self.init(options: options, cache: cache, placement: placement, clock: .system)
+    }
+
+    /// A builder that tells settled file stamps by `clock`.
+    package init(options: SpriteOptions, cache: IconCache, placement: RenderPlacement, clock: CacheClock) {
         self.options = options
         self.cache = cache
         self.placement = placement
+        self.clock = clock
         renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
     }
 
@@ -71,7 +79,8 @@ public final class SpriteBuilder: Sendable {
         }
         // Files whose stamps are those of a recorded build hold its bytes: it is served
         // without reading them (a warm rebuild of osm-carto's 8.5 MB).
-        let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery)
+        let stampKey = SpriteInputs.stampKey(
+            sources, stamps: stamps, options: options, recovery: recovery, now: clock.wallNanoseconds)
         let stampedKey = stampKey.flatMap { buildCache.inputsKey(stampKey: $0) }
         if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
         let inputs = SpriteInputs(sources, stamps: stamps, options: options, recovery: recovery)

@@ -79,13 +79,13 @@ struct SpriteInputs: Sendable {
     /// `FileStamp` of every icon file and of its sidecar (or that it has none). Nil on a retry
     /// after a crash, or when a stamp is missing or not settled. A build keeps its `key` under
     /// this one (`stampRecord`), so that a rebuild of files with the same stamps, which hold
-    /// the same bytes, finds its `SpriteRecord` without reading them.
+    /// the same bytes, finds its `SpriteRecord` without reading them. `now` is the wall clock
+    /// the stamps are settled by.
     static func stampKey(
         _ sources: [SpriteSource], stamps: [String: FileStamp], options: SpriteOptions,
-        recovery: SpriteBuildRecovery
+        recovery: SpriteBuildRecovery, now: Int
     ) -> String? {
         guard recovery.failed.isEmpty, recovery.suspects.isEmpty else { return nil }
-        let now = FileStamp.now
         var bytes = Array("sprite stamps 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n".utf8)
         bytes += options.recordKeyText.utf8
         for source in sources {
