@@ -257,6 +257,11 @@ public final class DiskCache: Sendable {
         SHA256.hex(Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8))
     }
 
+    /// Where the entry of `key` is (or would be) stored in a file of its own.
+    package func entryPath(for key: VariantKey) -> String {
+        entryPath(entryName(key))
+    }
+
     private func entryPath(_ name: String) -> String {
         entries + "/" + name.prefix(2) + "/" + name + ".png"
     }

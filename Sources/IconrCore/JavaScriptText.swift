@@ -48,20 +48,6 @@ extension Double {
         return negative ? "-" + result : result
     }
 
-    /// `Math.round`: halves go up (towards +infinity).
-    package var javaScriptRounded: Double { (self + 0.5).rounded(.down) }
-}
-
-extension JSONValue {
-    /// JavaScript's `typeof` for a JSON value: `number`, `string`, `boolean`, `object`.
-    package var javaScriptTypeName: String {
-        switch self {
-        case .number: return "number"
-        case .string: return "string"
-        case .bool: return "boolean"
-        case .null, .array, .object: return "object"
-        }
-    }
 }
 
 extension String {

@@ -283,10 +283,8 @@ struct IconLibraryTests {
             let key = VariantKey(
                 name: "flag", templateDigest: flag.key.templateDigest, params: params, scale: Double(step))
             disk.write(try flag.png, for: key)
-            let name = SHA256.hex(
-                Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8))
             var info = stat()
-            #expect(stat(cacheDirectory + "/entries-v1/" + name.prefix(2) + "/" + name + ".png", &info) == 0)
+            #expect(stat(disk.entryPath(for: key), &info) == 0)
             times.append(info.st_mtim.nanoseconds)
         }
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "\(times)")
