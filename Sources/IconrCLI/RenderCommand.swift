@@ -2,47 +2,86 @@ import Iconr
 import IconrCore
 import IconrSystem
 
-/// `iconr render <template.svg> [--param NAME=COLOR]... [--scale S] [-o PATH]`
+/// `iconr render <template.svg>... [--param NAME=COLOR]... [--scale S[,S]...]... [-o PATH | -o DIR] [--list FILE]`
+///
+/// One template at one scale is one job: `-o` names the file (or `-`, stdout). More than one
+/// (several templates or scales, or `--list`) is a batch, rendered in one process.
 enum RenderCommand: Command {
     static let name = "render"
-    static let abstract = "Render a parameterized SVG template to a PNG file."
-    static let positionalUsage = "<template.svg>"
-    static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to render.")]
+    static let abstract = "Render parameterized SVG templates to PNG files."
+    static let discussion = """
+        Several templates, several scales or a --list render in one process, on all cores, into the \
+        folder -o names (default: the current one): a librsvg crash or a timeout fails that icon alone.
+        A --list line is one render, written as this command's own arguments:
+          flag.svg -p flag_color=#800080 -s 2 -o flag-purple@2x.png
+        """
+    static let positionalUsage = "<template.svg>..."
+    static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG templates to render.")]
     static let options: [OptionSpec] =
         [
             OptionSpec(
                 names: ["--param", "-p"], valueName: "NAME=COLOR",
                 help: "Set a parameter, e.g. flag_color=#800080 (repeatable).", isRepeatable: true),
             OptionSpec(
-                names: ["--scale", "-s"], valueName: "S", help: "Pixels per icon unit: 1, 2, 1.5, ... (default: 1)."),
+                names: ["--scale", "-s"], valueName: "S",
+                help: "Pixels per icon unit: 1, 2, 1.5, ... (default: 1); several render each.", isRepeatable: true),
             OptionSpec(
                 names: ["--output", "-o"], valueName: "PATH",
-                help: "Where to write the PNG; '-' for stdout (default: <name>.png, or <name>@<S>x.png)."),
+                help:
+                    "Where to write the PNG, '-' for stdout (default: <name>.png, or <name>@<S>x.png); a folder for several."
+            ),
+            OptionSpec(
+                names: ["--list"], valueName: "FILE",
+                help: "Render each line of FILE ('-' for stdin): <template.svg> [-p NAME=COLOR]... [-s S] [-o PATH]."),
         ] + RenderSettings.options + CacheSettings.options
 
     struct Options: CommandOptions {
-        var template: String
-        /// Colors by parameter name (resolved against what the template declares).
+        /// The templates on the command line.
+        var templates: [String]
+        /// Colors by parameter name (resolved against what each template declares); a
+        /// `--list` line's own `-p` take precedence.
         var params: IconParameters
-        var scale: Double
-        /// A file, or `-` for stdout.
-        var output: String
+        /// Every template renders at each (a `--list` line without `-s` too).
+        var scales: [Double]
+        /// `-o`: the file of a single job (`-` for stdout), the folder of a batch.
+        var output: String?
+        /// `--list`: a file of jobs, `-` for stdin.
+        var list: String?
         var render: RenderSettings
         var cache: CacheSettings
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
-            template = try arguments.onePositional("<template.svg>")
-            scale = try arguments.value("--scale", as: parseScale, expected: "a finite number > 0") ?? 1
+            templates = arguments.positionals
+            list = arguments.value("--list")
+            guard !templates.isEmpty || list != nil else { throw UsageError(message: "missing <template.svg>") }
+            scales = try RenderCommand.parseScales(arguments.all("--scale"))
             params = try parseParams(arguments.all("--param"))
             render = try RenderSettings(arguments)
             cache = try CacheSettings(arguments)
-            output = arguments.value("--output") ?? defaultOutputName(IconSource.iconName(path: template), scale: scale)
+            output = arguments.value("--output")
+            if isBatch {
+                if output == "-" {
+                    throw UsageError(message: "-o - writes one PNG: give one template at one scale, or -o DIR")
+                }
+                _ = try RenderJob.commandLineJobs(self)
+            }
         }
+
+        /// Whether this is more than one job (or a list of them): `-o` is then a folder.
+        var isBatch: Bool { list != nil || templates.count * scales.count > 1 }
     }
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
-        let path = options.template, params = options.params, scale = options.scale
-        let settings = options.render, cacheSettings = options.cache, destination = options.output
+        if options.isBatch {
+            var jobs = try RenderJob.commandLineJobs(options)
+            if let list = options.list { jobs += try RenderJob.listed(in: list, options: options) }
+            try RenderJob.checkDistinctOutputs(jobs)
+            return RenderBatch.run(
+                jobs, folder: options.output, settings: options.render, cache: options.cache, console: console)
+        }
+        let path = options.templates[0], params = options.params, scale = options.scales[0]
+        let settings = options.render, cacheSettings = options.cache
+        let destination = options.output ?? defaultOutputName(IconSource.iconName(path: path), scale: scale)
 
         // The time limit covers the whole job: reading, scanning, parsing, rendering.
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
@@ -101,9 +140,21 @@ enum RenderCommand: Command {
         return scale
     }
 
+    /// `--scale` values, each `S` or `S,S,...` (default: 1), in order, each once.
+    static func parseScales(_ values: [String]) throws(UsageError) -> [Double] {
+        var scales: [Double] = []
+        for text in values.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
+            guard let scale = parseScale(String(text)) else {
+                throw UsageError(message: "invalid value '\(text)' for --scale: expected a finite number > 0")
+            }
+            if !scales.contains(scale) { scales.append(scale) }
+        }
+        return scales.isEmpty ? [1] : scales
+    }
+
     /// `--param NAME=COLOR` options, colors parsed: a bad one is a usage mistake, as a bad
     /// `--scale` is.
-    private static func parseParams(_ values: [String]) throws(UsageError) -> IconParameters {
+    static func parseParams(_ values: [String]) throws(UsageError) -> IconParameters {
         var params: [String: Color] = [:]
         for value in values {
             guard let equals = value.firstIndex(of: "="), equals != value.startIndex else {

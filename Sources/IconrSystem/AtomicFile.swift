@@ -104,7 +104,8 @@ package enum AtomicFile {
             // links): a rollback leaves their new content rather than remove them.
             var unbacked = Set<Int>()
             defer { for backup in backups { if let backup { unlink(backup) } } }
-            for (index, file) in replaced.enumerated() {
+            // One file needs none: its rename replaces the old one or leaves it.
+            for (index, file) in replaced.enumerated() where replaced.count > 1 {
                 let backup = temporaries[index] + ".old"
                 if link(file.target, backup) == 0 {
                     backups.append(backup)

@@ -6,22 +6,6 @@ import IconrSystem
 /// with a shell loop of `rsvg-convert` making the same images, and with the raw librsvg +
 /// cairo + libpng cost of those images divided by the cores.
 enum SpriteBenchmark {
-    /// Builds Benchmarks/sprite-floor.c (a C program that makes the same sheets with raw
-    /// librsvg, cairo and libpng) into `folder`; nil when there is no compiler or librsvg2-dev.
-    static func compileFloor(into folder: String) -> String? {
-        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let source = repository.appendingPathComponent("Benchmarks/sprite-floor.c").path
-        let binary = folder + "/sprite-floor"
-        let command =
-            "cc -O2 -o '\(binary)' '\(source)' $(pkg-config --cflags --libs librsvg-2.0 cairo libpng) -pthread"
-        let status = Result { () throws(SystemError) -> Termination in
-            try ChildProcess.wait(for: ChildProcess.spawn("/bin/sh", ["-c", command + " 2>/dev/null"]))
-        }
-        guard case .success(.exited(0)) = status else { return nil }
-        return binary
-    }
-
     /// Runs `iconr sprite` cold and warm `runs` times each and the rsvg-convert loop
     /// `loopRuns` times (it takes seconds), and reports medians. With `recursive` (a set
     /// in folders, as openstreetmap-carto's) the build takes `--recursive`, and the loop and
@@ -54,7 +38,7 @@ enum SpriteBenchmark {
         // The files a build writes, as it lists them on stdout (every sheet of every ratio).
         var outputs: [String] = []
         var coldOutput = ""
-        let floor = compileFloor(into: scratch)
+        let floor = compileFloorProgram("sprite-floor", into: scratch)
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let loop =
             "for f in \"\(folder)\"/*.svg; do rsvg-convert \"$f\" -o \"\(scratch)/one.png\" && "

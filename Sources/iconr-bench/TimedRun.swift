@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import IconrSystem
 
@@ -24,4 +25,38 @@ func timedRun(_ executable: String, _ arguments: [String], stdout: String = "/de
     }
     let elapsed = ContinuousClock.now - start
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+}
+
+/// `timedRun`, and the CPU seconds (user + system) the run took: its own and those of the
+/// processes it waited for (`iconr render` of many icons renders in a child).
+func timedRunWithCPU(
+    _ executable: String, _ arguments: [String], stdout: String = "/dev/null"
+) -> (
+    wall: Double, cpu: Double
+) {
+    func childrenCPU() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+            + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+    let before = childrenCPU()
+    let wall = timedRun(executable, arguments, stdout: stdout)
+    return (wall, childrenCPU() - before)
+}
+
+/// Builds `Benchmarks/<name>.c` (a C program doing the same work with raw librsvg, cairo
+/// and libpng) into `folder`; nil when there is no compiler or librsvg2-dev.
+func compileFloorProgram(_ name: String, into folder: String) -> String? {
+    let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    let source = repository.appendingPathComponent("Benchmarks/\(name).c").path
+    let binary = folder + "/" + name
+    let command =
+        "cc -O2 -o '\(binary)' '\(source)' $(pkg-config --cflags --libs librsvg-2.0 cairo libpng) -lm -pthread"
+    let status = Result { () throws(SystemError) -> Termination in
+        try ChildProcess.wait(for: ChildProcess.spawn("/bin/sh", ["-c", command + " 2>/dev/null"]))
+    }
+    guard case .success(.exited(0)) = status else { return nil }
+    return binary
 }

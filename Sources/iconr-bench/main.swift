@@ -9,6 +9,7 @@ import IconrRender
 //   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
+//   .build/release/iconr-bench render [folder]  (batch and single renders: RenderBenchmark.swift)
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
 //   .build/release/iconr-bench pack [seeds]  (sheet fill on seeded sets: PackBenchmark.swift)
 //   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
@@ -43,6 +44,13 @@ if arguments.first == "pack" {
 }
 if arguments.first == "serve" {
     ServeBenchmark.run(burstOnly: arguments.dropFirst().first == "burst")
+    exit(0)
+}
+if arguments.first == "render" {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "iconr"
+    ).path
+    RenderBenchmark.run(folder: arguments.dropFirst().first ?? "../shared/corpora/maki", iconr: executable)
     exit(0)
 }
 if arguments.first == "sprite" {

@@ -17,7 +17,7 @@ package struct SpriteBuildRecovery: Sendable {
 
     /// `body`'s result, with `path` announced to the listeners before and after it: every
     /// read, scan, measurement and render of a file goes through here.
-    func watching<Value, Failure: Error>(
+    package func watching<Value, Failure: Error>(
         _ path: String, _ body: () throws(Failure) -> Value
     ) throws(Failure) -> Value {
         willRender?(path)

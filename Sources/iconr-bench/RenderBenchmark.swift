@@ -1,0 +1,126 @@
+import Foundation
+import IconrSystem
+
+/// `iconr render` of a whole folder at 1x in one process, side by side with the C floor
+/// (Benchmarks/render-floor.c: raw librsvg + cairo + libpng on one thread) and with shell
+/// loops of a process per icon (resvg, rsvg-convert, iconr); then one icon per process:
+/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit against `true`'s.
+enum RenderBenchmark {
+    static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 2) {
+        let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
+            $0.hasSuffix(".svg")
+        }.sorted().map { "\(folder)/\($0)" }
+        guard !files.isEmpty else { fail("no SVG files in \(folder)") }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-render-bench-\(getpid())")
+            .path
+        for name in ["batch", "warm", "floor", "loop"] {
+            try? FileManager.default.createDirectory(atPath: scratch + "/" + name, withIntermediateDirectories: true)
+        }
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let floor = compileFloorProgram("render-floor", into: scratch)
+        let rsvgConvert = executable("rsvg-convert")
+        let resvg = executable("resvg")
+
+        // Taken in turns, so that a slow phase of the machine hits every side alike.
+        var batch: [(wall: Double, cpu: Double)] = [], warm: [(wall: Double, cpu: Double)] = []
+        var floors: [(wall: Double, cpu: Double)] = []
+        let cache = scratch + "/cache"
+        _ = timedRun(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache])
+        for _ in 0..<runs {
+            batch.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", scratch + "/batch", "--no-cache"]))
+            warm.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache]))
+            if let floor { floors.append(timedRunWithCPU(floor, [scratch + "/floor"] + files)) }
+        }
+        // A process per icon, as a shell loop runs them.
+        func loop(_ command: String) -> [(wall: Double, cpu: Double)] {
+            let script =
+                "for f in \"$@\"; do n=${f##*/}; \(command) || exit 1; done"
+            return (0..<loopRuns).map { _ in timedRunWithCPU("/bin/sh", ["-c", script, "loop"] + files) }
+        }
+        let out = "\"\(scratch)/loop/${n%.svg}.png\""
+        let iconrLoop = loop("\"\(iconr)\" render \"$f\" --no-cache -o \(out)")
+        let resvgLoop = resvg.map { loop("\"\($0)\" \"$f\" \(out)") }
+        let rsvgLoop = rsvgConvert.map { loop("\"\($0)\" \"$f\" -o \(out)") }
+
+        print("iconr-bench render: \(files.count) icons from \(folder) at 1x, \(cores) cores")
+        print("medians of \(runs) runs (\(loopRuns) of each loop); wall ms and CPU ms (user + system)\n")
+        let floorWall = floors.isEmpty ? nil : median(floors.map(\.wall))
+        func row(_ label: String, _ samples: [(wall: Double, cpu: Double)]) {
+            let wall = median(samples.map(\.wall)), cpu = median(samples.map(\.cpu))
+            let ratio = floorWall.map { ", \(times(wall / $0)) the floor's wall" } ?? ""
+            print(
+                label.padding(toLength: 44, withPad: " ", startingAt: 0)
+                    + "\(ms(wall)) wall, \(ms(cpu)) CPU\(ratio)")
+        }
+        print("A batch of \(files.count) (one process unless it says a loop):")
+        row("  iconr render (--no-cache)", batch)
+        row("  iconr render (warm disk cache)", warm)
+        if floors.isEmpty {
+            print("  C floor: needs cc, pkg-config and librsvg2-dev (Benchmarks/render-floor.c); not measured")
+        } else {
+            row("  C floor (render-floor.c, one thread)", floors)
+        }
+        if let resvgLoop {
+            row("  resvg loop", resvgLoop)
+        } else {
+            print("  resvg: not installed (pip install resvg-cli)")
+        }
+        if let rsvgLoop { row("  rsvg-convert loop", rsvgLoop) } else { print("  rsvg-convert: not installed") }
+        row("  iconr render loop (--no-cache)", iconrLoop)
+
+        // One icon per process: medians of many runs of a mid-sized icon.
+        let icon = files[files.count / 2]
+        let singleOutput = scratch + "/single.png"
+        let count = max(20, runs * 3)
+        var cold: [(wall: Double, cpu: Double)] = [], hit: [(wall: Double, cpu: Double)] = []
+        var rsvgOne: [(wall: Double, cpu: Double)] = [], resvgOne: [(wall: Double, cpu: Double)] = []
+        var trueRuns: [(wall: Double, cpu: Double)] = []
+        _ = timedRun(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
+        for _ in 0..<count {
+            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--no-cache"]))
+            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache]))
+            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", singleOutput])) }
+            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, singleOutput])) }
+            trueRuns.append(timedRunWithCPU("/bin/true", []))
+        }
+        print("\nOne icon per process (\((icon as NSString).lastPathComponent), medians of \(count) runs):")
+        func single(
+            _ label: String, _ samples: [(wall: Double, cpu: Double)], against peer: [(wall: Double, cpu: Double)],
+            _ peerName: String
+        ) {
+            let cpu = median(samples.map(\.cpu)), wall = median(samples.map(\.wall))
+            let versus = peer.isEmpty ? "" : ", \(times(cpu / max(1e-6, median(peer.map(\.cpu))))) \(peerName)'s CPU"
+            print(
+                label.padding(toLength: 44, withPad: " ", startingAt: 0) + "\(ms(wall)) wall, \(ms(cpu)) CPU\(versus)")
+        }
+        single("  iconr render (--no-cache)", cold, against: rsvgOne, "rsvg-convert")
+        if !rsvgOne.isEmpty { single("  rsvg-convert", rsvgOne, against: [], "") }
+        if !resvgOne.isEmpty { single("  resvg", resvgOne, against: [], "") }
+        single("  iconr render (cache hit)", hit, against: trueRuns, "true")
+        single("  true", trueRuns, against: [], "")
+    }
+
+    /// `name` on PATH, skipping pyenv's shims (a shell script that would start a Python
+    /// runtime per call), then in Python's scripts folder (where pip puts resvg-cli's `resvg`).
+    private static func executable(_ name: String) -> String? {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-scripts-\(getpid())")
+            .path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        _ = try? ChildProcess.wait(
+            for: ChildProcess.spawn(
+                "/bin/sh",
+                ["-c", "python3 -c 'import sysconfig; print(sysconfig.get_path(\"scripts\"))' > '\(output)'"]))
+        let scripts = (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(
+            in: .whitespacesAndNewlines)
+        let folders = path.split(separator: ":").map(String.init).filter { !$0.hasSuffix("/shims") } + [scripts ?? ""]
+        return folders.filter { !$0.isEmpty }.map { "\($0)/\(name)" }.first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
+
+    private static func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+    private static func ms(_ seconds: Double) -> String { String((seconds * 10000).rounded() / 10) + " ms" }
+    private static func times(_ ratio: Double) -> String { String((ratio * 100).rounded() / 100) + "x" }
+}
