@@ -10,9 +10,9 @@ enum RenderCommand: Command {
     static let name = "render"
     static let abstract = "Render parameterized SVG templates to PNG files."
     static let discussion = """
-        Several templates, several scales or a --list render in one process, on all cores, into the \
-        folder -o names (default: the current one): a librsvg crash or a timeout fails that icon alone.
-        A --list line is one render, written as this command's own arguments:
+        Several templates, several scales or a --list render in one process, on all cores, into
+        the folder -o names (default: the current one); an icon that fails (a librsvg crash, a
+        timeout) fails alone. A --list line is one render, written as this command's arguments:
           flag.svg -p flag_color=#800080 -s 2 -o flag-purple@2x.png
         """
     static let positionalUsage = "<template.svg>..."
@@ -27,9 +27,7 @@ enum RenderCommand: Command {
                 help: "Pixels per icon unit: 1, 2, 1.5, ... (default: 1); several render each.", isRepeatable: true),
             OptionSpec(
                 names: ["--output", "-o"], valueName: "PATH",
-                help:
-                    "Where to write the PNG, '-' for stdout (default: <name>.png, or <name>@<S>x.png); a folder for several."
-            ),
+                help: "The PNG, '-' for stdout (default: <name>.png, <name>@<S>x.png); for several, their folder."),
             OptionSpec(
                 names: ["--list"], valueName: "FILE",
                 help: "Render each line of FILE ('-' for stdin): <template.svg> [-p NAME=COLOR]... [-s S] [-o PATH]."),
@@ -69,6 +67,11 @@ enum RenderCommand: Command {
 
         /// Whether this is more than one job (or a list of them): `-o` is then a folder.
         var isBatch: Bool { list != nil || templates.count * scales.count > 1 }
+
+        /// Where a single job's PNG goes: `-o`, else `<name>.png` or `<name>@<S>x.png`.
+        var singleOutput: String {
+            output ?? RenderCommand.defaultOutputName(IconSource.iconName(path: templates[0]), scale: scales[0])
+        }
     }
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
@@ -81,7 +84,7 @@ enum RenderCommand: Command {
         }
         let path = options.templates[0], params = options.params, scale = options.scales[0]
         let settings = options.render, cacheSettings = options.cache
-        let destination = options.output ?? defaultOutputName(IconSource.iconName(path: path), scale: scale)
+        let destination = options.singleOutput
 
         // The time limit covers the whole job: reading, scanning, parsing, rendering.
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in

@@ -11,16 +11,29 @@ import Testing
         let options = try RenderCommand.parse([
             "icons/flag.svg", "-p", "flag_color=#800080", "--scale=2x", "--no-cache",
         ])
-        #expect(options.template == "icons/flag.svg")
+        #expect(options.templates == ["icons/flag.svg"] && !options.isBatch)
         #expect(options.params == (try IconParameters(parsing: ["flag_color": "#800080"])))
-        #expect(options.scale == 2)
-        #expect(options.output == "flag@2x.png")
+        #expect(options.scales == [2])
+        #expect(options.singleOutput == "flag@2x.png")
         #expect(options.cache.isDisabled)
         #expect(options.render.limits == RenderLimits.default)
         let sized = try RenderCommand.parse(["a.svg", "--max-size", "10x20", "--timeout", "1.5", "-o", "-"])
         #expect(sized.render.limits.maxSize == PixelSize(width: 10, height: 20))
         #expect(sized.render.limits.timeout == 1.5)
         #expect(sized.output == "-")
+        // Several templates or scales, or a list, are a batch: -o is its folder.
+        let batch = try RenderCommand.parse(["a.svg", "b.svg", "-s", "1,2", "-s", "3", "-s", "2", "-o", "out"])
+        #expect(batch.isBatch && batch.scales == [1, 2, 3])
+        #expect(
+            try RenderJob.commandLineJobs(batch).map(\.output) == [
+                "out/a.png", "out/a@2x.png", "out/a@3x.png", "out/b.png", "out/b@2x.png", "out/b@3x.png",
+            ])
+        #expect(try RenderCommand.parse(["--list", "jobs.txt"]).isBatch)
+        #expect(
+            RenderJob.splitWords(#"a.svg -p "x=rgb(1, 2, 3)" -o it\'s.png 'b c'"#) == [
+                "a.svg", "-p", "x=rgb(1, 2, 3)", "-o", "it's.png", "b c",
+            ])
+        #expect(RenderJob.splitWords("a.svg 'open") == nil)
     }
 
     @Test func spriteOptions() throws {
@@ -79,7 +92,11 @@ import Testing
     /// Mistakes are found while parsing, each with the message the usage line follows.
     @Test(arguments: [
         (["render"], "missing <template.svg>"),
-        (["render", "a.svg", "b.svg"], "unexpected argument 'b.svg'"),
+        (["render", "a.svg", "b.svg", "-o", "-"], "-o - writes one PNG: give one template at one scale, or -o DIR"),
+        (
+            ["render", "a/flag.svg", "b/flag.svg"],
+            "a/flag.svg and b/flag.svg would both write flag.png: name their outputs in a --list (-o on each line)"
+        ),
         (["render", "a.svg", "-p", "red"], "invalid value 'red' for --param: expected NAME=COLOR"),
         (["render", "a.svg", "--scale", "0x10"], "invalid value '0x10' for --scale: expected a finite number > 0"),
         (["sprite", "icons"], "missing -o <out/prefix>"),

@@ -76,7 +76,10 @@ struct RenderCommandTests {
 
     @Test(arguments: [
         (["render"], "error: missing <template.svg>"),
-        (["render", "a.svg", "b.svg"], "error: unexpected argument 'b.svg'"),
+        (
+            ["render", "a.svg", "-s", "1,2", "-o", "-"],
+            "error: -o - writes one PNG: give one template at one scale, or -o DIR"
+        ),
         (["render", "a.svg", "--scale", "0"], "error: invalid value '0' for --scale: expected a finite number > 0"),
         (
             ["render", "a.svg", "--scale", "inf"],
@@ -96,14 +99,14 @@ struct RenderCommandTests {
             ["render", "a.svg", "--max-size", "0"],
             "error: invalid value '0' for --max-size: expected PX or WxH, whole numbers from 1 to 32767"
         ),
-        (["render", "a.svg", "-s", "1", "-s", "2"], "error: -s given more than once"),
+        (["render", "a.svg", "-o", "x.png", "-o", "y.png"], "error: -o given more than once"),
     ])
     func usageMistakesExit64WithTheUsageLine(_ arguments: [String], _ message: String) throws {
         // In process: the command stops before any file is read.
         let result = InProcess.iconr(arguments)
         #expect(result.status == 64)
         #expect(result.stderr.hasPrefix(message + "\n"), "\(result.stderr)")
-        #expect(result.stderr.contains("Usage: iconr render <template.svg>"))
+        #expect(result.stderr.contains("Usage: iconr render <template.svg>..."))
         #expect(result.stderr.contains("See 'iconr render --help'."))
         #expect(result.stdout.isEmpty)
     }
