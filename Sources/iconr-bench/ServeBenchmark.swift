@@ -69,6 +69,41 @@ enum ServeBenchmark {
             "  in process, render + encode  median \(fixed(render)) ms  (HTTP + isolation: \(fixed(miss / max(render, 1e-9)))x)"
         )
 
+        // Misses under load: every request a color never asked for, 16 connections, against
+        // the same renders (render + encode, the floor of a miss) in process on every core.
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        let missRate = throughput(port: server.port, clients: 16, seconds: 2) { client, request in
+            "/icons/flag.png?flag_color=" + String(format: "%%23%06x", (client << 19 | request) & 0xFFFFFF)
+        }
+        // The same renders in this process on every core, in process and through isolated
+        // workers (the server's placement): the floor, and what the worker hop adds to it.
+        func renderRate(_ placement: RenderPlacement, threads: Int) -> Double {
+            guard let source = try? IconSource(path: repository.appendingPathComponent("icons/flag.svg").path) else {
+                return .nan
+            }
+            let perCore = 400
+            let started = clock.now
+            DispatchQueue.concurrentPerform(iterations: threads) { core in
+                for index in 0..<perCore {
+                    let color = String(format: "#%06x", (0x80_0000 | core << 16 | index) & 0xFFFFFF)
+                    _ = try? source.render(params: ["flag_color": color], scale: 1, placement: placement).png
+                }
+            }
+            return Double(threads * perCore) / (milliseconds(clock.now - started) / 1000)
+        }
+        let floorRate = renderRate(.inProcess, threads: cores)
+        let workerRate = renderRate(.isolated(TestSupport.isolated), threads: cores)
+        print(
+            "\nmisses under load (new colors of flag at 1x, 16 connections, 2 s; the server renders without a disk cache):"
+        )
+        print("  over HTTP                    \(Int(missRate)) variants/s")
+        print(
+            "  in process on \(cores) cores     \(Int(floorRate)) variants/s (render + encode: the floor; "
+                + "the server is \(fixed(floorRate / max(missRate, 1e-9)))x that per variant)")
+        print(
+            "  isolated workers, \(cores) threads \(Int(workerRate)) variants/s (\(fixed(floorRate / max(workerRate, 1e-9)))x the floor)"
+        )
+
         if let wrk = which("wrk") {
             let result = try? TestSupport.run(
                 wrk, ["-t2", "-c32", "-d3s", "--latency", server.url + "/icons/flag@2x.png?flag_color=%23800080"],
@@ -88,13 +123,21 @@ enum ServeBenchmark {
 
     /// Requests per second of `clients` keep-alive connections asking for `target` for `seconds`.
     static func throughput(port: Int, target: String, clients: Int, seconds: Double) -> Double {
+        throughput(port: port, clients: clients, seconds: seconds) { _, _ in target }
+    }
+
+    /// Requests per second of `clients` keep-alive connections for `seconds`, client `c`'s
+    /// request `n` asking for `target(c, n)`.
+    static func throughput(
+        port: Int, clients: Int, seconds: Double, target: @Sendable (Int, Int) -> String
+    ) -> Double {
         let count = Locked(0)
         let deadline = clock.now + .milliseconds(Int(seconds * 1000))
-        DispatchQueue.concurrentPerform(iterations: clients) { _ in
+        DispatchQueue.concurrentPerform(iterations: clients) { client in
             guard let connection = try? HTTPConnection(port: port) else { return }
             var done = 0
             while clock.now < deadline {
-                guard (try? connection.request(target))?.status == 200 else { break }
+                guard (try? connection.request(target(client, done)))?.status == 200 else { break }
                 done += 1
             }
             count.withLock { $0 += done }
