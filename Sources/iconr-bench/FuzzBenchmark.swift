@@ -4,7 +4,8 @@ import Iconr
 import IconrCore
 import IconrSystem
 
-/// `iconr-bench fuzz [N] [seed]`: runs `iconr render`, `iconr inspect`, `iconr sprite` (with
+/// `iconr-bench fuzz [N] [seed]`: runs `iconr render` (one icon, and a batch with a hostile
+/// `--list`), `iconr inspect`, `iconr sprite` (with
 /// a hostile style, `--preview`, `--emit-style` and a random few of its other flags) and
 /// `iconr style check` on N mutated inputs (from the bundled icons, the corpora in
 /// ../shared/corpora when present, and hostile shapes: entity bombs, deep nesting, absurd
@@ -28,6 +29,17 @@ enum FuzzBenchmark {
     struct FuzzRun {
         var arguments: [String]
         var outputs: [String]
+        /// What the summary counts it as: the command, or `batch` for a render of many.
+        var label: String
+        /// Whether a failure (exit 1) may leave its outputs: a batch writes what did render.
+        var keepsOutputsOnFailure = false
+
+        init(arguments: [String], outputs: [String], label: String? = nil, keepsOutputsOnFailure: Bool = false) {
+            self.arguments = arguments
+            self.outputs = outputs
+            self.label = label ?? arguments[0]
+            self.keepsOutputsOnFailure = keepsOutputsOnFailure
+        }
     }
 
     static func run(count: Int, seed: UInt64, iconr: String) {
@@ -37,7 +49,7 @@ enum FuzzBenchmark {
         let seeds = seedDocuments()
         print(
             "iconr-bench fuzz: \(count) mutated inputs from \(seeds.count) seed documents (seed \(seed)), "
-                + "each through render, inspect, sprite and style check, 2 at a time")
+                + "each through render, a batch render, inspect, sprite and style check, 2 at a time")
         let tally = Locked(Counts())
         let ownCrash = RenderError.crashedInIconr.description
         let started = ContinuousClock.now
@@ -55,17 +67,21 @@ enum FuzzBenchmark {
                 try? FileManager.default.copyItem(atPath: "icons/flag.svg", toPath: folder.path + "/icons/flag.svg")
                 let style = hostileStyle(index, &random)
                 try? Data(style.utf8).write(to: folder.appendingPathComponent("style.json"))
+                try? Data(hostileList(name: name, &random).utf8).write(to: folder.appendingPathComponent("list.txt"))
                 let inputs = Set(files(in: folder.path))
                 for run in runs(name: name, &random) {
                     let outcome = spawn(iconr, run.arguments, in: folder.path)
                     let made = Set(files(in: folder.path)).subtracting(inputs)
-                    // A success writes only its outputs; a failure writes nothing, not even a folder.
+                    // A success writes only its outputs; a failure writes nothing, not even a folder
+                    // (a batch's failure: only the outputs of the renders that worked).
+                    let failedOwningOutputs = outcome.status == 1 && run.keepsOutputsOnFailure
                     let leftover = made.filter { path in
-                        outcome.status != 0 || path.hasSuffix(".tmp") || !run.outputs.contains { path.hasPrefix($0) }
+                        (outcome.status != 0 && !failedOwningOutputs) || path.hasSuffix(".tmp")
+                            || !run.outputs.contains { path.hasPrefix($0) }
                     }
                     tally.withLock { counts in
                         counts.runs += 1
-                        counts.runsByCommand[run.arguments[0], default: 0] += 1
+                        counts.runsByCommand[run.label, default: 0] += 1
                         func note(_ what: String) {
                             if counts.examples.count < 12 {
                                 counts.examples.append(
@@ -75,7 +91,7 @@ enum FuzzBenchmark {
                         switch outcome.status {
                         case 0:
                             counts.succeeded += 1
-                            counts.succeededByCommand[run.arguments[0], default: 0] += 1
+                            counts.succeededByCommand[run.label, default: 0] += 1
                         case 1: counts.failed += 1
                         case 64: counts.usage += 1
                         case CrashSignals.ownFaultStatus: break
@@ -134,7 +150,8 @@ enum FuzzBenchmark {
     static func isOneLineMessages(_ stderr: [UInt8]) -> Bool {
         guard !stderr.isEmpty else { return true }
         guard stderr.last == 0x0A else { return false }
-        let prefixes = ["error: ", "warning: ", "Usage: iconr ", "  See 'iconr ", "sprite: ", "style: "].map {
+        let prefixes = ["error: ", "warning: ", "Usage: iconr ", "  See 'iconr ", "sprite: ", "style: ", "render: "].map
+        {
             Array($0.utf8)
         }
         let usage = Array("Usage: iconr ".utf8), wrapped = Array("      ".utf8)
@@ -235,9 +252,16 @@ enum FuzzBenchmark {
         if random.next(4) != 0 { sprite.append("--skip-invalid") }
         for _ in 0..<random.next(4) { sprite += flags[random.next(flags.count)] }
         let check = ["style", "check", "style.json"] + (random.next(2) == 0 ? ["--json"] : [])
+        var batch = [
+            "render", name, "icons/flag.svg", "--list", "list.txt", "-o", "batch", "--timeout", "2", "--no-cache",
+        ]
+        if random.next(2) == 0 { batch += ["-s", pick(numbers + ["1,2", "1,,2", "2,2"])] }
+        if random.next(2) == 0 { batch += ["-p", hostileParameter(&random)] }
+        if random.next(4) == 0 { batch += ["--max-size", pick(numbers + ["24x24"])] }
         return [
             FuzzRun(arguments: render, outputs: ["out.png"]), FuzzRun(arguments: inspect, outputs: []),
             FuzzRun(arguments: sprite, outputs: ["out"]), FuzzRun(arguments: check, outputs: []),
+            FuzzRun(arguments: batch, outputs: ["batch"], label: "batch", keepsOutputsOnFailure: true),
         ]
     }
 
@@ -268,6 +292,22 @@ enum FuzzBenchmark {
             + #","sources":{"points":{"type":"geojson","data":{"type":"FeatureCollection","features":["# + features
             + #"]}}},"layers":[{"id":"icons","type":"symbol","source":"points","layout":{"icon-image":"#
             + pick(images) + #","icon-size":"# + sizes[index % sizes.count] + "}}]}"
+    }
+
+    /// A `render --list` file: a few lines of the icon and the flag with hostile parameters,
+    /// scales, names, quotes, options and bytes (output names stay inside the batch folder).
+    private static func hostileList(name: String, _ random: inout Generator) -> String {
+        func pick(_ values: [String]) -> String { values[random.next(values.count)] }
+        let quoted = "'" + name.replacingOccurrences(of: "'", with: "") + "'"
+        let lines = [
+            "\(quoted) -p \(hostileParameter(&random).replacingOccurrences(of: "\n", with: " "))",
+            "icons/flag.svg -s \(pick(["0", "1e308", "nan", "2", "1,2", "1.5x"]))",
+            "icons/flag.svg -o \(pick(["a.png", "sub/x.png", "'q q.png'", "\"unclosed", "\u{1B}[2J.png", "''"]))",
+            "icons/flag.svg -p flag_color=\(pick(["red", "#12", "\u{7F}", "rgb(1,2", "teal"])) -o f.png",
+            "\(quoted) --zoom 2", "# a comment", "", "\u{1B}[2J\u{0}", String(repeating: "x", count: 5000),
+            "\(quoted) \(quoted)", "icons/flag.svg -o a.png",
+        ]
+        return (0..<(1 + random.next(4))).map { _ in pick(lines) }.joined(separator: "\n")
     }
 
     /// Every file and folder under `folder`, relative to it.

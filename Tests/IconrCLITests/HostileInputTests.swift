@@ -107,7 +107,7 @@ struct HostileInputTests {
             report.contains(
                 "signals: 0, crashes in iconr's own code: 0, hangs: 0, multi-line or raw messages: 0, leftovers: 0\n"),
             "\(report)")
-        for command in ["render 60", "inspect 60", "sprite 60", "style 60"] {
+        for command in ["render 60", "batch 60", "inspect 60", "sprite 60", "style 60"] {
             #expect(report.contains(command), "\(command): \(report)")
         }
         // Enough sprites succeed for the preview and the emitted style to be reached.
