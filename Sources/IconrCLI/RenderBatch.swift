@@ -306,7 +306,7 @@ enum RenderBatch {
         _ jobs: [RenderJob], sources: [String: Result<IconSource, BatchFailure>], console: Console
     ) {
         var declared: Set<String> = []
-        for case .success(let source) in sources.values.map({ $0 }) {
+        for case .success(let source) in sources.values {
             declared.formUnion(source.parameters.map(\.name))
         }
         for path in sources.keys.sorted() {

@@ -45,6 +45,9 @@ enum RenderCommand: Command {
         var output: String?
         /// `--list`: a file of jobs, `-` for stdin.
         var list: String?
+        /// A batch's jobs from the command line (every template at every scale); empty for a
+        /// single job.
+        var jobs: [RenderJob] = []
         var render: RenderSettings
         var cache: CacheSettings
 
@@ -61,7 +64,7 @@ enum RenderCommand: Command {
                 if output == "-" {
                     throw UsageError(message: "-o - writes one PNG: give one template at one scale, or -o DIR")
                 }
-                _ = try RenderJob.commandLineJobs(self)
+                jobs = try RenderJob.commandLineJobs(self)
             }
         }
 
@@ -76,7 +79,7 @@ enum RenderCommand: Command {
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
         if options.isBatch {
-            var jobs = try RenderJob.commandLineJobs(options)
+            var jobs = options.jobs
             if let list = options.list { jobs += try RenderJob.listed(in: list, options: options) }
             try RenderJob.checkDistinctOutputs(jobs)
             return RenderBatch.run(

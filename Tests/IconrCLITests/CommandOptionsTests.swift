@@ -25,7 +25,7 @@ import Testing
         let batch = try RenderCommand.parse(["a.svg", "b.svg", "-s", "1,2", "-s", "3", "-s", "2", "-o", "out"])
         #expect(batch.isBatch && batch.scales == [1, 2, 3])
         #expect(
-            try RenderJob.commandLineJobs(batch).map(\.output) == [
+            batch.jobs.map(\.output) == [
                 "out/a.png", "out/a@2x.png", "out/a@3x.png", "out/b.png", "out/b@2x.png", "out/b@3x.png",
             ])
         #expect(try RenderCommand.parse(["--list", "jobs.txt"]).isBatch)
