@@ -164,6 +164,73 @@ static inline int CPNG_gunzip(const unsigned char *data, size_t length, size_t l
     return 1;
 }
 
+/**
+ Makes the raw deflate stream `stream` (one whole stream, as libdeflate writes it) joinable
+ to a stream that goes on after it: checks that it inflates to exactly `expected`, then
+ clears the BFINAL bit of its last block. Returns the number of unused (zero) bits at the
+ end of its last byte, 0 to 7, where the next block's header goes; -1 when the stream is
+ not sound or not `expected`.
+ */
+static inline int CPNG_open_last_block(unsigned char *stream, size_t length, const unsigned char *expected,
+                                       size_t expected_length) {
+    if (length == 0 || length > 0xFFFFFFFFu || expected_length > 0xFFFFFFFFu) return -1;
+    unsigned char *inflated = (unsigned char *)malloc(expected_length + 1);
+    if (!inflated) return -1;
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+        free(inflated);
+        return -1;
+    }
+    z.next_in = stream;
+    z.avail_in = (uInt)length;
+    z.next_out = inflated;
+    z.avail_out = (uInt)(expected_length + 1);
+    /* Z_BLOCK stops at each block boundary; the last one before the end is where the final
+       block's header, and its BFINAL bit, begins. */
+    size_t last_block_bit = 0, last_block_output = 0;
+    int status = Z_OK;
+    while (status == Z_OK) {
+        status = inflate(&z, Z_BLOCK);
+        if (status == Z_OK && (z.data_type & 128) && !(z.data_type & 64)) {
+            last_block_bit = (size_t)z.total_in * 8 - (size_t)(z.data_type & 7);
+            last_block_output = z.total_out;
+        }
+    }
+    int sound = status == Z_STREAM_END && z.avail_in == 0 && z.total_out == expected_length
+        && memcmp(inflated, expected, expected_length) == 0;
+    inflateEnd(&z);
+    free(inflated);
+    if (!sound) return -1;
+    stream[last_block_bit / 8] &= (unsigned char)~(1u << (last_block_bit % 8));
+    /* Where the last block ends is lost at the end of a stream: inflate it again, now not
+       final, from its header (the output before it as the window), to the boundary after it. */
+    size_t block_length = expected_length - last_block_output;
+    unsigned char *block = (unsigned char *)malloc(block_length + 1);
+    if (!block) return -1;
+    memset(&z, 0, sizeof(z));
+    if (inflateInit2(&z, -MAX_WBITS) != Z_OK) {
+        free(block);
+        return -1;
+    }
+    size_t window = last_block_output < 32768 ? last_block_output : 32768;
+    size_t first_byte = last_block_bit / 8;
+    int skipped = (int)(last_block_bit % 8);
+    int ready = (window == 0 || inflateSetDictionary(&z, expected + last_block_output - window, (uInt)window) == Z_OK)
+        && (skipped == 0 || inflatePrime(&z, 8 - skipped, stream[first_byte] >> skipped) == Z_OK);
+    z.next_in = stream + first_byte + (skipped ? 1 : 0);
+    z.avail_in = (uInt)(length - first_byte - (skipped ? 1 : 0));
+    z.next_out = block;
+    z.avail_out = (uInt)(block_length + 1);
+    status = ready ? inflate(&z, Z_BLOCK) : Z_DATA_ERROR;
+    int unused = z.data_type & 7;
+    sound = status == Z_OK && (z.data_type & 128) && z.avail_in == 0 && z.total_out == block_length
+        && memcmp(block, expected + last_block_output, block_length) == 0;
+    inflateEnd(&z);
+    free(block);
+    return sound ? unused : -1;
+}
+
 /*
  Zopfli (Debian's libzopfli1), declared here and not linked: `iconr sprite --optimize` opens it
  with dlopen. The options struct is zopfli.h's; the functions are called through pointers.

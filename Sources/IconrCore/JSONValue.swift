@@ -99,6 +99,13 @@ public enum JSONValue: Hashable, Sendable {
         text += isObject ? "}" : "]"
     }
 
+    /// `string` as a JSON string literal, quotes included.
+    package static func quoted(_ string: String) -> String {
+        var text = ""
+        writeQuoted(string, to: &text)
+        return text
+    }
+
     private static func writeQuoted(_ string: String, to text: inout String) {
         text += "\""
         // Most strings (ids, keys) need no escape: appended whole.

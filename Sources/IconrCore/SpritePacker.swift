@@ -42,6 +42,12 @@ package enum SpritePacker {
         package var width: Int
         package var height: Int
         package var placements: [Int: PixelRect]
+
+        package init(width: Int, height: Int, placements: [Int: PixelRect]) {
+            self.width = width
+            self.height = height
+            self.placements = placements
+        }
     }
 
     /// Places items of `sizes` (each grown by `padding` on its right and bottom, so that
@@ -215,6 +221,11 @@ package enum SpritePacker {
         /// One sheet per layout; its placements are keyed by item, for every member (members
         /// that share an image share its rectangle).
         package var sheets: [Sheet]
+
+        package init(members: [Int], sheets: [Sheet]) {
+            self.members = members
+            self.sheets = sheets
+        }
     }
 
     /// Splits items into groups that each pack into one `maxSide` sheet in every layout, so

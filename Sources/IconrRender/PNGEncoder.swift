@@ -15,7 +15,8 @@ public enum PNGEncoder {
     /// A small lossless encoding, for files that are published (sprite sheets): the pixels
     /// as a palette with transparency when there are at most 256 colors, else in the
     /// smallest color type that holds them exactly (gray with or without alpha, RGB, RGBA);
-    /// deflate level 7. A palette is written without filters; other types are encoded at level 2
+    /// deflate level 7, in bands (`Deflate.zlibInBands`: with a `memo`, only bands whose bytes
+    /// changed since the last image of this shape are deflated again). A palette is written without filters; other types are encoded at level 2
     /// with and without libpng's adaptive filters, in parallel (a large image: a sample of
     /// its rows), and the smaller way wins.
     /// This used to try every color type both ways (20% of a build's CPU): on all 21 sheets of
@@ -27,10 +28,12 @@ public enum PNGEncoder {
     /// With `optimize`, unfiltered images are deflated by Zopfli instead (on every core, in
     /// pieces), and filtered ones by zlib at level 9: for sheets that are published once and
     /// downloaded often.
-    public static func encodeSmallest(_ image: RasterImage, optimize: Bool = false) throws(RenderError) -> [UInt8] {
+    public static func encodeSmallest(
+        _ image: RasterImage, optimize: Bool = false, memo: DeflateMemo? = nil
+    ) throws(RenderError) -> [UInt8] {
         let noFilter: Int32 = 0x08, adaptive: Int32 = 0xF8
         let samples = Samples.smallest(of: image)
-        let deflater: Deflater = optimize ? .zopfli : .deflate(level: 7)
+        let deflater: Deflater = optimize ? .zopfli : .deflate(level: 7, memo: memo)
         guard samples.colorType != PNG_COLOR_TYPE_PALETTE else {
             return try encodeUnfiltered(samples, image.size, deflater)
         }
@@ -52,8 +55,8 @@ public enum PNGEncoder {
 
     /// How unfiltered image data is deflated.
     private enum Deflater {
-        /// By libdeflate at this level (1 fastest to 12), in one call.
-        case deflate(level: Int32)
+        /// By libdeflate at this level (1 fastest to 12), in bands kept in the memo.
+        case deflate(level: Int32, memo: DeflateMemo?)
         /// By Zopfli, in pieces on every core (one for a small image).
         case zopfli
     }
@@ -63,7 +66,7 @@ public enum PNGEncoder {
     /// has many.
     static let pieceSize = 512 << 10
 
-    /// Without filters, as a PNG written here: deflated by libdeflate in one stream (smaller
+    /// Without filters, as a PNG written here: deflated by libdeflate in bands (smaller
     /// than zlib's at the same level, in a third to a half of zlib's time: a Maki 2x sheet
     /// 6.6 ms instead of 13.6 ms), or by Zopfli in pieces. Large sheets used to go to zlib in
     /// pieces on every core, but the sheets of a build are encoded side by side, so CPU time
@@ -86,7 +89,10 @@ public enum PNGEncoder {
         }
         let stream: [UInt8]
         switch deflater {
-        case .deflate(let level): stream = try Deflate.zlib(scanlines, level: level)
+        case .deflate(let level, let memo):
+            let shape =
+                "\(size.width)x\(size.height) color type \(samples.colorType) palette \(SHA256.hex(samples.palette + samples.alpha))"
+            stream = try Deflate.zlibInBands(scanlines, level: level, memo: memo, name: shape).stream
         case .zopfli: stream = try deflateInZopfliPieces(scanlines)
         }
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
@@ -146,17 +152,7 @@ public enum PNGEncoder {
             case nil: throw .encodingFailed("a piece of the image was not compressed")
             }
         }
-        let checksum = scanlines.withUnsafeBufferPointer { data in
-            var sum = adler32(0, nil, 0)
-            var offset = 0
-            while offset < data.count {
-                let count = min(data.count - offset, 1 << 30)
-                sum = adler32(sum, data.baseAddress.map { $0 + offset }, uInt(count))
-                offset += count
-            }
-            return UInt32(truncatingIfNeeded: sum)
-        }
-        return stream + withUnsafeBytes(of: checksum.bigEndian, Array.init)
+        return stream + Deflate.adler32Trailer(of: scanlines)
     }
 
     private static func encode(

@@ -53,15 +53,7 @@ enum Zopfli {
         functions.deflatePart(&options, 2, last ? 1 : 0, data.baseAddress, start, end, &bitPointer, &output, &count)
         defer { free(output) }
         var bytes = output.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
-        if !last {
-            // BFINAL 0 and BTYPE 00 (stored) in the next three bits, then to the byte
-            // boundary, then LEN 0 and NLEN 0xFFFF.
-            for _ in 0..<3 {
-                if bitPointer == 0 { bytes.append(0) }
-                bitPointer = (bitPointer + 1) & 7
-            }
-            bytes += [0x00, 0x00, 0xFF, 0xFF]
-        }
+        if !last { Deflate.appendEmptyStoredBlock(to: &bytes, usedBits: Int(bitPointer)) }
         return bytes
     }
 }

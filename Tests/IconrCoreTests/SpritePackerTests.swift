@@ -347,6 +347,32 @@ struct SpriteIndexTests {
                 == #"{"b":{"height":30,"pixelRatio":2,"width":30,"x":0,"y":0}}"#)
     }
 
+    /// The index is written directly, not through `JSONValue`: it must be the text that
+    /// `JSONValue` writes for the same values, for every field and for ids that need escapes.
+    @Test func writesWhatJSONValueWrites() throws {
+        let full = SpriteIndexEntry(
+            rect: PixelRect(x: 3, y: 1_000_001, width: 7, height: 9), pixelRatio: 0.1 + 0.2, sdf: true,
+            content: ContentBox(left: 0.5, top: 1e-7, right: 6, bottom: 8.25),
+            stretchX: [StretchArea(start: 1, end: 2), StretchArea(start: 3, end: 4.5)],
+            stretchY: [StretchArea(start: 0, end: 9)], textFitWidth: "stretchOnly", textFitHeight: "proportional",
+            placeholder: ContentBox(left: 1, top: 2, right: 3, bottom: 4), visible: false)
+        let entries = [
+            "full": full,
+            "tab\tand \u{1}": SpriteIndexEntry(rect: PixelRect(x: 0, y: 0, width: 1, height: 1), pixelRatio: 3),
+            "é \\ \"": SpriteIndexEntry(
+                rect: PixelRect(x: 0, y: 2, width: 1, height: 1), pixelRatio: 1, textFitWidth: "a\"b", visible: true),
+        ]
+        for minified in [false, true] {
+            let written = SpriteIndex.json(entries, minified: minified)
+            let value = try JSONValue.parse(written)
+            let expected = minified ? value.text(.minified) : value.text(.memberPerLine) + "\n"
+            #expect(String(decoding: written, as: UTF8.self) == expected)
+            #expect(SpriteIndex.entries(fromJSON: written) == entries)
+        }
+        #expect(String(decoding: SpriteIndex.json([:], minified: false), as: UTF8.self) == "{}\n")
+        #expect(String(decoding: SpriteIndex.json([:], minified: true), as: UTF8.self) == "{}")
+    }
+
     @Test func validatesMetadataAgainstTheImage() {
         var entry = SpriteIndexEntry(
             rect: PixelRect(x: 5, y: 5, width: 40, height: 24), pixelRatio: 1,

@@ -566,6 +566,78 @@ struct OnePathTests {
         }
     }
 
+    /// One icon redrawn at its size: the rebuild renders that icon alone, takes the packing
+    /// from the cache, and writes the bytes a cold build of the same icons writes.
+    @Test func aRedrawnIconRebuildsToTheColdBuildsBytes() throws {
+        try withBundledIcons { folder, icons in
+            let cache = folder.appendingPathComponent("cache").path
+            func build(cache: String) throws -> SpriteBuild {
+                try SpriteBuilder(
+                    options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: cache)),
+                    placement: .inProcess
+                )
+                .build(directories: [icons.path])
+            }
+            let first = try build(cache: cache)
+            let marker = icons.appendingPathComponent("marker.svg")
+            let text = try String(contentsOf: marker, encoding: .utf8)
+            #expect(text.contains(#"r="3.5""#))
+            try text.replacingOccurrences(of: #"r="3.5""#, with: #"r="2""#).write(
+                to: marker, atomically: true, encoding: .utf8)
+            // The packing file (the first build's only one) is read, not written again: its
+            // time stays (a read refreshes it only when it is a minute old).
+            let sheets = cache + "/entries-v1/sheets/"
+            func packings() throws -> [String: Int] {
+                var found: [String: Int] = [:]
+                for name in try FileManager.default.contentsOfDirectory(atPath: sheets)
+                where try Data(contentsOf: URL(fileURLWithPath: sheets + name)).starts(
+                    with: Array("iconr packing 1\n".utf8))
+                {
+                    var status = stat()
+                    stat(sheets + name, &status)
+                    found[name] = status.st_mtim.tv_sec * 1_000_000_000 + status.st_mtim.tv_nsec
+                }
+                return found
+            }
+            let before = try packings()
+            #expect(before.count == 1)
+            let rebuilt = try build(cache: cache)
+            #expect(rebuilt.renders == 2, "the marker at ratios 1 and 2")
+            #expect(try packings() == before)
+            let cold = try build(cache: folder.appendingPathComponent("cold").path)
+            #expect(cold.renders == first.renders)
+            #expect(rebuilt.sheets.map(\.png) == cold.sheets.map(\.png))
+            #expect(rebuilt.sheets.map(\.png) != first.sheets.map(\.png))
+            #expect(
+                rebuilt.sheets.map { $0.json(minified: false) } == cold.sheets.map { $0.json(minified: false) })
+        }
+    }
+
+    /// A packing read back is the packing kept; damaged or for another key, it is not read.
+    @Test func packingArchivesProveWhatTheyHold() {
+        let layouts = [
+            SpritePacker.Layout(
+                sizes: (0..<40).map { PixelSize(width: 3 + $0 % 7, height: 5 + $0 % 4) }, padding: 1,
+                sharing: (0..<40).map { $0 % 10 == 9 ? 0 : $0 }),
+            SpritePacker.Layout(
+                sizes: (0..<40).map { PixelSize(width: 6 + $0 % 7 * 2, height: 10 + $0 % 4 * 2) }, padding: 2),
+        ]
+        let packing = SpritePacker.groups(layouts, maxSide: 48)
+        #expect(packing.groups.count > 1, "several sheets")
+        let bytes = PackingArchive.bytes(of: packing, key: "key")
+        let read = PackingArchive.packing(from: bytes, key: "key")
+        #expect(read?.tooLarge == packing.tooLarge)
+        #expect(read?.groups.map(\.members) == packing.groups.map(\.members))
+        #expect(read?.groups.map(\.sheets) == packing.groups.map(\.sheets))
+        #expect(PackingArchive.packing(from: bytes, key: "other") == nil)
+        for index in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 50)) {
+            var damaged = bytes
+            damaged[index] ^= 0x20
+            #expect(PackingArchive.packing(from: damaged, key: "key") == nil, "byte \(index)")
+        }
+        #expect(PackingArchive.packing(from: Array(bytes.dropLast(4)), key: "key") == nil)
+    }
+
     /// Every option of a sprite build is in the key of its record: changing any one changes
     /// the key's text, and a new option fails here until it joins the key.
     @Test func everySpriteOptionKeysTheRecord() {

@@ -10,8 +10,8 @@ struct SheetComposer: Sendable {
 
     /// Packs the images into sheets. Which ids share a sheet is decided for all ratios at
     /// once (`SpritePacker.groups`), so that every ratio's sheet N holds the same ids (a style
-    /// names a sheet once for all ratios).
-    func compose(_ images: [SpriteImage]) throws(SpriteBuildError) -> ComposedSheets {
+    /// names a sheet once for all ratios). Layouts packed before are read back from `cache`.
+    func compose(_ images: [SpriteImage], cache: SpriteBuildCache) throws(SpriteBuildError) -> ComposedSheets {
         let ratios = options.ratios.sorted(by: >)
         guard !ratios.isEmpty else { return ([], 0) }
         let ids = Array(Set(images.map(\.id))).sorted()
@@ -32,7 +32,14 @@ struct SheetComposer: Sendable {
                 sizes: drawn[index].map(\.image.size), padding: padding(at: ratios[index]),
                 sharing: options.unique ? sharing(drawn[index]) : nil)
         }
-        let packed = SpritePacker.groups(layouts, maxSide: options.maxSize)
+        let layoutsKey = layoutsKey(layouts)
+        let packed: Packing
+        if let known = cache.packing(layoutsKey) {
+            packed = known
+        } else {
+            packed = SpritePacker.groups(layouts, maxSide: options.maxSize)
+            cache.keep(packed, layoutsKey: layoutsKey)
+        }
         if let item = packed.tooLarge.first {
             throw SpriteBuildError.sheet("\"\(ids[item])\" is larger than the \(options.maxSize) px sheet limit")
         }
@@ -47,7 +54,7 @@ struct SheetComposer: Sendable {
                     group.members.map { drawn[ratio][$0] },
                     placements: group.members.map { group.sheets[ratio].placements[$0] },
                     size: PixelSize(width: group.sheets[ratio].width, height: group.sheets[ratio].height),
-                    ratio: ratios[ratio], sheet: sheet)
+                    ratio: ratios[ratio], sheet: sheet, memo: cache.deflateMemo)
             }
             files.withLock { $0[index] = file }
         }
@@ -62,12 +69,27 @@ struct SheetComposer: Sendable {
     /// The digest of everything that decides the sheets: the layout options, and each
     /// image's id, ratio, content key and index metadata.
     func compositionKey(_ images: [SpriteImage]) -> String {
-        var text =
-            "sheets \(IconrVersion.string) ratios \(options.ratios.sorted().map(\.shortText)) padding \(options.padding) "
-            + "max \(options.maxSize) unique \(options.unique) optimize \(options.optimize)\n"
+        var bytes = Array(
+            ("sheets \(IconrVersion.string) ratios \(options.ratios.sorted().map(\.shortText)) padding \(options.padding) "
+                + "max \(options.maxSize) unique \(options.unique) optimize \(options.optimize)\n").utf8)
+        bytes.reserveCapacity(images.count * 160)
         for image in images.sorted(by: { ($0.ratio, $0.id) < ($1.ratio, $1.id) }) {
-            text += image.id + "\u{0}" + image.ratio.shortText + "\u{0}" + image.contentKey + "\u{0}"
-            text += image.entry.jsonValue.text(.minified) + "\n"
+            bytes += (image.id + "\u{0}" + image.ratio.shortText + "\u{0}" + image.contentKey + "\u{0}").utf8
+            image.entry.writeJSON(to: &bytes, minified: true)
+            bytes.append(0x0A)
+        }
+        return SHA256.hex(bytes)
+    }
+
+    /// The digest of everything that decides the packing: the sheet limit and each layout's
+    /// padding, sizes and sharing.
+    private func layoutsKey(_ layouts: [SpritePacker.Layout]) -> String {
+        var text = "layouts \(IconrVersion.string) max \(options.maxSize)\n"
+        for layout in layouts {
+            text += "padding \(layout.padding)\n"
+            for (index, size) in layout.sizes.enumerated() {
+                text += "\(size.width) \(size.height) \(layout.sharing?[index] ?? index)\n"
+            }
         }
         return SHA256.hex(Array(text.utf8))
     }
@@ -89,7 +111,7 @@ struct SheetComposer: Sendable {
     /// Draws one sheet's images at their placements and encodes it.
     private func composeSheet(
         _ images: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
-        sheet: Int
+        sheet: Int, memo: DeflateMemo?
     ) throws(SpriteBuildError) -> SpriteSheetFile {
         let size = PixelSize(width: max(1, size.width), height: max(1, size.height))
         let padding = padding(at: ratio)
@@ -122,7 +144,8 @@ struct SheetComposer: Sendable {
         }
         let png: [UInt8]
         do {
-            png = try PNGEncoder.encodeSmallest(RasterImage(size: size, pixels: pixels), optimize: options.optimize)
+            png = try PNGEncoder.encodeSmallest(
+                RasterImage(size: size, pixels: pixels), optimize: options.optimize, memo: memo)
         } catch {
             throw SpriteBuildError.sheet("cannot encode sheet \(sheet + 1) at \(ratio.shortText)x: \(error)")
         }

@@ -1,9 +1,15 @@
-/// What a sprite build keeps in the disk cache beside the images, in three levels, each
+import IconrCore
+import IconrRender
+
+/// What a sprite build keeps in the disk cache beside the images, in four levels, each
 /// skipping more work: the listing's stamps lead to the inputs' key (`SpriteInputs`' stamp
 /// record: no file is read); the inputs' key to the build recorded for them (`SpriteRecord`:
 /// nothing is parsed, rendered or composed); the composition key to the sheets
-/// (`SheetArchive`: nothing is packed or encoded). Each entry names the key it is stored
-/// under and is checked when read. Without a disk cache every lookup misses.
+/// (`SheetArchive`: nothing is packed or encoded); and, for images that changed but kept
+/// their sizes, the layouts' key to their packing (`PackingArchive`: nothing is packed).
+/// Beside them, each sheet's deflated bands (`DeflateMemo`: only bands whose pixels changed
+/// are deflated again). Each entry names the key it is stored under and is checked when
+/// read. Without a disk cache every lookup misses.
 struct SpriteBuildCache: Sendable {
     let disk: DiskCache?
 
@@ -40,6 +46,24 @@ struct SpriteBuildCache: Sendable {
     /// Keeps composed sheets under their composition key.
     func keep(_ sheets: ComposedSheets, compositionKey: String) {
         disk?.storeBlob(SheetArchive.bytes(of: sheets, key: compositionKey), as: compositionKey)
+    }
+
+    /// The packing found before for the layouts named by `layoutsKey`.
+    func packing(_ layoutsKey: String) -> Packing? {
+        disk?.readBlob(layoutsKey).flatMap { PackingArchive.packing(from: $0, key: layoutsKey) }
+    }
+
+    /// Keeps a packing under its layouts' key.
+    func keep(_ packing: Packing, layoutsKey: String) {
+        disk?.storeBlob(PackingArchive.bytes(of: packing, key: layoutsKey), as: layoutsKey)
+    }
+
+    /// Where sheet encodings keep their deflated bands, under the digest of the encoder's key
+    /// (nil without a disk cache).
+    var deflateMemo: DeflateMemo? {
+        guard let disk else { return nil }
+        return DeflateMemo(
+            read: { disk.readBlob(SHA256.hex($0.utf8)) }, keep: { disk.storeBlob($1, as: SHA256.hex($0.utf8)) })
     }
 
     /// Waits until the entries written behind are on disk, for the next run to find them.

@@ -107,7 +107,7 @@ public final class SpriteBuilder: Sendable {
             sheets = cached
             sheetsFromCache = true
         } else {
-            sheets = try composer.compose(images)
+            sheets = try composer.compose(images, cache: buildCache)
             buildCache.keep(sheets, compositionKey: compositionKey)
         }
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
