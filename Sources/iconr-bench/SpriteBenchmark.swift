@@ -2,7 +2,8 @@ import Foundation
 import IconrRender
 import IconrSystem
 
-/// `iconr sprite` on a folder at ratios 1 and 2, cold (empty cache) and warm, side by side
+/// `iconr sprite` on a folder at ratios 1 and 2, cold (empty cache), warm, and with one icon
+/// redrawn (a copy of the folder, a unit square added to one icon each run), side by side
 /// with a shell loop of `rsvg-convert` making the same images, and with the raw librsvg +
 /// cairo + libpng cost of those images divided by the cores.
 enum SpriteBenchmark {
@@ -32,6 +33,21 @@ enum SpriteBenchmark {
         // Medians of several runs, cold (a new cache folder each) and warm, taken in turns with
         // the rsvg-convert loop so that a slow phase of the machine hits all three alike.
         var colds: [Double] = [], warms: [Double] = [], loops: [Double] = [], floors: [Double] = []
+        var changes: [Double] = []
+        // One icon of a copy of the folder gets a black square of one unit, at another place
+        // each run: the same size, other pixels (of a color the sets use). The copy is built
+        // once first, into its own cache.
+        let copy = scratch + "/changed"
+        _ = run("/bin/cp", ["-r", folder, copy])
+        let changed =
+            (FileManager.default.enumerator(atPath: copy)?.compactMap { $0 as? String } ?? [])
+            .filter { $0.hasSuffix(".svg") }.sorted().first.map { copy + "/" + $0 }
+        let original = changed.flatMap { try? String(contentsOfFile: $0, encoding: .utf8) }
+        let changedBuild =
+            ["sprite", copy] + (recursive ? ["--recursive"] : []) + [
+                "-o", scratch + "/changed-sprite", "--cache-dir", scratch + "/changed-cache",
+            ]
+        _ = run(iconr, changedBuild)
         // What a warm build cannot go below: starting iconr, and writing the same files.
         var starts: [Double] = [], writes: [Double] = []
         try? FileManager.default.createDirectory(atPath: scratch + "/copy", withIntermediateDirectories: true)
@@ -54,6 +70,12 @@ enum SpriteBenchmark {
             warms.append(run(iconr, build + ["-o", scratch + "/sprite", "--cache-dir", cache]).0)
             starts.append(run(iconr, ["--version"]).0)
             writes.append(run("/bin/cp", outputs + [scratch + "/copy/"]).0)
+            if let changed, let original, let end = original.range(of: "</svg>", options: .backwards) {
+                let corner = "<rect x=\"\(round + 1)\" width=\"1\" height=\"1\"/>"
+                try? (original[..<end.lowerBound] + corner + original[end.lowerBound...]).write(
+                    toFile: changed, atomically: true, encoding: .utf8)
+                changes.append(run(iconr, changedBuild).0)
+            }
             if let floor {
                 floors.append(run(floor, ["\(cores)", folder] + outputs.filter { $0.hasSuffix(".json") }).0)
             }
@@ -83,6 +105,14 @@ enum SpriteBenchmark {
             "iconr sprite, cold cache: \(ms(cold)) ms (\(Int(Double(icons) / cold)) icons/s; \(range(colds)) ms)")
         print(
             "iconr sprite, warm cache: \(ms(warm)) ms (\(Int(Double(icons) / warm)) icons/s; \(range(warms)) ms)")
+        if changes.isEmpty {
+            print("iconr sprite, one icon changed: not run (no SVG file to change)")
+        } else {
+            let change = median(changes)
+            print(
+                "iconr sprite, one icon changed: \(ms(change)) ms (\(range(changes)) ms), "
+                    + "\(String((change / cold * 1000).rounded() / 10))% of the cold build (the goal: under 30%)")
+        }
         let (start, write) = (median(starts), median(writes))
         print(
             "  floor of a warm build: starting iconr (--version) \(ms(start)) ms + writing its files (cp) "
