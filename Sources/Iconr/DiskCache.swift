@@ -5,9 +5,10 @@ import IconrRender
 import IconrSystem
 import Synchronization
 
-/// Rendered PNGs on disk, content-addressed: an entry's name is the SHA-256 of its variant
-/// key together with iconr's and librsvg's versions, so a new version of either never
-/// serves old pixels. Files are written atomically (temporary file + rename), so any number
+/// Rendered icons on disk (PNG files, one per variant and `ImageFormat`), content-addressed:
+/// an entry's name is the SHA-256 of its variant key together with iconr's version and the
+/// rasterizer's identity (`Rasterizer.identity`), so a new version of either never serves
+/// old pixels. Files are written atomically (temporary file + rename), so any number
 /// of processes can share a directory.
 ///
 /// An entry proves what it is: it is the PNG with one private chunk (`icKy`, see
@@ -114,12 +115,12 @@ public final class DiskCache: Sendable {
         return home + "/.cache/iconr"
     }
 
-    /// The pixels for `key`, with the PNG when the entry is one (a pack holds pixels only),
-    /// or nil when there is no sound entry of that key (whose image is at most `maxSize`,
-    /// checked before its pixels are allocated).
+    /// The pixels for `key`, with the file in `format` when the entry is one (a pack holds
+    /// pixels only), or nil when there is no sound entry of that key (whose image is at most
+    /// `maxSize`, checked before its pixels are allocated).
     public func read(
-        _ key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize
-    ) -> (png: [UInt8]?, image: RasterImage)? {
+        _ key: VariantKey, as format: ImageFormat = .png, maxSize: PixelSize = RenderLimits.default.maxSize
+    ) -> (file: [UInt8]?, image: RasterImage)? {
         let name = entryName(key)
         if let batch, let entry = batch.stored(name) {
             if let image = PackEntry.image(of: entry, key: key, maxSize: maxSize, secret: secret) {
@@ -127,17 +128,17 @@ public final class DiskCache: Sendable {
                 return (nil, image)
             }
         }
-        let path = entryPath(name)
+        let path = entryPath(name, format)
         guard let (entry, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
-        guard let png = CacheEntry.png(of: entry, key: key, secret: secret),
-            let image = try? PNGDecoder.decode(png, maxSize: maxSize)
+        guard let file = CacheEntry.file(in: entry, as: format, key: key, secret: secret),
+            let image = try? format.decode(file, maxSize: maxSize)
         else {
             unlink(path)
             return nil
         }
         refreshTime(of: path, modified: modified)
         batch?.keep(PackEntry.make(image, key: key, secret: secret), as: name)
-        return (png, image)
+        return (file, image)
     }
 
     /// The bytes stored under `name` (64 hex digits) with `storeBlob`, or nil (also for any
@@ -178,15 +179,15 @@ public final class DiskCache: Sendable {
         counted(adding: bytes.count)
     }
 
-    /// Stores the variant: its PNG in its own file now, or its pixels in the batch's pack at
-    /// `flush()`.
-    public func store(_ variant: IconVariant) {
+    /// Stores the variant: its file in `format` in a file of its own now, or its pixels in
+    /// the batch's pack at `flush()`.
+    public func store(_ variant: IconVariant, as format: ImageFormat = .png) {
         if let batch {
             batch.keep(
                 PackEntry.make(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
         } else {
             // A variant that cannot be encoded is not stored: a later run renders it again.
-            if let png = try? variant.png { write(png, for: variant.key) }
+            if let file = try? variant.encoded(as: format) { write(file, for: variant.key, as: format) }
         }
     }
 
@@ -198,11 +199,12 @@ public final class DiskCache: Sendable {
         counted(adding: pack.count)
     }
 
-    /// Stores `png` for `key` in a file of its own; a failure to write only costs a later render.
-    package func write(_ png: [UInt8], for key: VariantKey) {
+    /// Stores `file` (in `format`) for `key` in a file of its own; a failure to write only
+    /// costs a later render.
+    package func write(_ file: [UInt8], for key: VariantKey, as format: ImageFormat = .png) {
         let name = entryName(key)
-        let entry = CacheEntry.make(png: png, key: key, secret: secret)
-        let path = entryPath(name)
+        guard let entry = CacheEntry.make(file, as: format, key: key, secret: secret) else { return }
+        let path = entryPath(name, format)
         if (try? AtomicFile.write(entry, to: path)) == nil {
             // The entry's subfolder may not exist yet.
             mkdir(entries + "/" + name.prefix(2), 0o755)
@@ -254,16 +256,17 @@ public final class DiskCache: Sendable {
     }
 
     private func entryName(_ key: VariantKey) -> String {
-        SHA256.hex(Array("iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion) \(key.identity)".utf8))
+        SHA256.hex(Array("iconr \(IconrVersion.string) \(Rasterizer.identity) \(key.identity)".utf8))
     }
 
-    /// Where the entry of `key` is (or would be) stored in a file of its own.
-    package func entryPath(for key: VariantKey) -> String {
-        entryPath(entryName(key))
+    /// Where the entry of `key` in `format` is (or would be) stored in a file of its own.
+    package func entryPath(for key: VariantKey, as format: ImageFormat = .png) -> String {
+        entryPath(entryName(key), format)
     }
 
-    private func entryPath(_ name: String) -> String {
-        entries + "/" + name.prefix(2) + "/" + name + ".png"
+    /// `<2 hex>/<64 hex>.<format>`: one name for every format of a variant, told apart by the extension.
+    private func entryPath(_ name: String, _ format: ImageFormat) -> String {
+        entries + "/" + name.prefix(2) + "/" + name + "." + format.name
     }
 
     /// Deletes least recently used entries until the total is at most 90% of the limit;
@@ -289,19 +292,20 @@ public final class DiskCache: Sendable {
         listEntries().reduce(0) { $0 + $1.size }
     }
 
-    /// The cache's entry files: regular files named `<64 hex>.png` in folders named by two
-    /// hex digits, and `<64 hex>.pack` in `packs`, found without following a symbolic link
-    /// (a linked folder or file is passed over, so nothing outside the cache is ever touched).
+    /// The cache's entry files: regular files named `<64 hex>.<format>` (`.png`) in folders
+    /// named by two hex digits, `<64 hex>.pack` in `packs` and `<64 hex>.sheets` in `sheets`,
+    /// found without following a symbolic link (a linked folder or file is passed over, so
+    /// nothing outside the cache is ever touched).
     private func listEntries() -> [EntryFile] {
         var files: [EntryFile] = []
         for folder in FileReader.names(in: entries) {
-            let suffix: String
+            let suffixes: [String]
             if folder == "packs" {
-                suffix = ".pack"
+                suffixes = [".pack"]
             } else if folder == "sheets" {
-                suffix = ".sheets"
+                suffixes = [".sheets"]
             } else if folder.utf8.count == 2, folder.utf8.allSatisfy(Self.isHexDigit) {
-                suffix = ".png"
+                suffixes = ImageFormat.all.map { "." + $0.name }
             } else {
                 continue
             }
@@ -310,7 +314,9 @@ public final class DiskCache: Sendable {
             guard descriptor >= 0 else { continue }
             defer { close(descriptor) }
             for name in FileReader.names(in: path) {
-                guard name.hasSuffix(suffix), Self.isDigest(name.utf8.dropLast(suffix.utf8.count)) else { continue }
+                guard let suffix = suffixes.first(where: name.hasSuffix),
+                    Self.isDigest(name.utf8.dropLast(suffix.utf8.count))
+                else { continue }
                 var info = stat()
                 guard fstatat(descriptor, name, &info, AT_SYMLINK_NOFOLLOW) == 0, (info.st_mode & S_IFMT) == S_IFREG
                 else { continue }
@@ -353,64 +359,30 @@ private struct EntryFile {
     }
 }
 
-/// The bytes of a cache entry: the PNG with one private ancillary chunk, `icKy`, before its
-/// `IEND`, that holds the variant key's identity, a NUL, and the HMAC-SHA-256 (hex) under the
-/// cache's key of the identity and the PNG without the chunk. The file is still a PNG any viewer opens; a
-/// reader gets back the PNG only when the key and the digest match.
+/// The bytes of a cache entry: the file (a PNG) with a note inside it where the format's
+/// readers pass over it (`ImageFormat.adding(note:to:)`; in a PNG, a private `icKy` chunk
+/// before `IEND`). The note holds the variant key's identity, a NUL, and the HMAC-SHA-256
+/// (hex) under the cache's key of the identity and the file without the note. The entry is
+/// still a file any viewer opens; a reader gets back the file only when the key and the
+/// digest match.
 enum CacheEntry {
-    private static let chunkType = Array("icKy".utf8)
-
-    static func make(png: [UInt8], key: VariantKey, secret: [UInt8]) -> [UInt8] {
+    static func make(_ file: [UInt8], as format: ImageFormat, key: VariantKey, secret: [UInt8]) -> [UInt8]? {
         let identity = Array(key.identity.utf8)
-        let data = identity + [0] + Array(hexDigest(identity + png, secret: secret).utf8)
-        // IEND is the last 12 bytes of every PNG libpng writes.
-        guard png.count >= 20 else { return png }
-        let end = png.count - 12
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(data.count + 12)
-        withUnsafeBytes(of: UInt32(data.count).bigEndian) { chunk += $0 }
-        chunk += chunkType + data
-        withUnsafeBytes(of: CRC32.checksum(chunkType + data).bigEndian) { chunk += $0 }
-        return Array(png[..<end]) + chunk + Array(png[end...])
+        return format.adding(note: identity + [0] + Array(hexDigest(identity + file, secret: secret).utf8), to: file)
     }
 
-    /// The PNG inside `entry` when it is an entry of `key` and its digest matches; else nil.
-    static func png(of entry: [UInt8], key: VariantKey, secret: [UInt8]) -> [UInt8]? {
-        // The chunk stands right before IEND: find it from the end.
-        guard entry.count > 8 + 12 + 12 + 64 else { return nil }
-        let end = entry.count - 12
+    /// The file inside `entry` when it is an entry of `key` and its digest matches; else nil.
+    static func file(in entry: [UInt8], as format: ImageFormat, key: VariantKey, secret: [UInt8]) -> [UInt8]? {
         let identity = Array(key.identity.utf8)
-        let length = identity.count + 1 + 64
-        let start = end - 12 - length
-        guard start >= 8 else { return nil }
-        let header = entry[start..<(start + 8)]
-        guard header.prefix(4).reduce(0, { $0 << 8 | Int($1) }) == length, header.suffix(4).elementsEqual(chunkType),
-            entry[(start + 8)..<(start + 8 + identity.count)].elementsEqual(identity),
-            entry[start + 8 + identity.count] == 0
+        guard let (note, file) = format.note(in: entry, noteLength: identity.count + 1 + 64),
+            note.prefix(identity.count).elementsEqual(identity), note[note.startIndex + identity.count] == 0,
+            note.suffix(64).elementsEqual(hexDigest(identity + file, secret: secret).utf8)
         else { return nil }
-        let digest = entry[(start + 8 + identity.count + 1)..<(start + 8 + length)]
-        let png = Array(entry[..<start]) + Array(entry[end...])
-        guard digest.elementsEqual(hexDigest(identity + png, secret: secret).utf8) else { return nil }
-        return png
+        return file
     }
 
     private static func hexDigest(_ bytes: [UInt8], secret: [UInt8]) -> String {
         SHA256.hmac(key: secret, bytes).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
-    }
-}
-
-/// CRC-32 as PNG chunks use it (ISO 3309, the polynomial 0xEDB88320 reflected).
-private enum CRC32 {
-    private static let table: [UInt32] = (0..<256).map { index in
-        var value = UInt32(index)
-        for _ in 0..<8 { value = value & 1 == 1 ? 0xEDB8_8320 ^ (value >> 1) : value >> 1 }
-        return value
-    }
-
-    static func checksum(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes { crc = table[Int((crc ^ UInt32(byte)) & 0xFF)] ^ (crc >> 8) }
-        return crc ^ 0xFFFF_FFFF
     }
 }
 

@@ -21,6 +21,7 @@ import IconrSystem
 @_exported import struct IconrCore.TemplateParameter
 @_exported import struct IconrCore.TemplateWarning
 @_exported import struct IconrCore.VariantKey
+@_exported import struct IconrRender.ImageFormat
 @_exported import class IconrRender.IsolatedRenderer
 @_exported import enum IconrRender.RenderError
 @_exported import struct IconrRender.RenderLimits

@@ -63,7 +63,7 @@ public final class IconCache: Sendable {
         if let hit = memory.value(for: key) { return hit }
         guard let stored = disk?.read(key, maxSize: maxSize) else { return nil }
         counters.withLock { $0.diskHits += 1 }
-        let variant = make(stored.image, stored.png)
+        let variant = make(stored.image, stored.file)
         memory.insert(variant, for: key, cost: variant.byteCost)
         return variant
     }
@@ -108,7 +108,7 @@ public final class IconCache: Sendable {
     ) throws(IconrError) -> IconVariant {
         if let stored = disk?.read(key, maxSize: maxSize) {
             counters.withLock { $0.diskHits += 1 }
-            return make(stored.image, stored.png)
+            return make(stored.image, stored.file)
         }
         counters.withLock { $0.renders += 1 }
         let variant = make(try render(), nil)

@@ -20,11 +20,16 @@ public struct IconVariant: Hashable, Sendable {
     /// The pixels (straight RGBA) and their size.
     public var image: RasterImage { storage.image }
 
-    /// The icon as a PNG file's bytes: read from the disk cache, or encoded on first use
-    /// (a sprite build, which only needs pixels, never pays for it).
-    /// - Throws: `IconrError.render` when encoding fails (memory ran out).
+    /// The icon as a PNG file's bytes: `encoded(as: .png)`.
     public var png: [UInt8] {
-        get throws(IconrError) { try storage.png() }
+        get throws(IconrError) { try storage.encoded(as: .png) }
+    }
+
+    /// The icon as a file in `format`: read from the disk cache, or encoded on first use
+    /// (a sprite build, which only needs pixels, never pays for it) and kept.
+    /// - Throws: `IconrError.render` when encoding fails (memory ran out).
+    public func encoded(as format: ImageFormat) throws(IconrError) -> [UInt8] {
+        try storage.encoded(as: format)
     }
 
     /// Two variants are equal when they are the same variant drawn alike.
@@ -52,14 +57,14 @@ public struct IconVariant: Hashable, Sendable {
     var byteCost: Int { image.pixels.count * 2 + key.identity.utf8.count + 128 }
 }
 
-/// A variant's key, pixels and areas, and its PNG bytes, encoded once when first asked for.
+/// A variant's key, pixels and areas, and its files, each encoded once when first asked for.
 private final class Storage: Sendable {
     let key: VariantKey
     let image: RasterImage
     let stretchX: [StretchArea]
     let stretchY: [StretchArea]
     let content: ContentBox?
-    private let encoded: Locked<[UInt8]?>
+    private let files: Locked<[ImageFormat: [UInt8]]>
 
     init(key: VariantKey, image: RasterImage, template: SVGTemplate, png: [UInt8]?) {
         self.key = key
@@ -67,19 +72,19 @@ private final class Storage: Sendable {
         stretchX = template.stretchX.map { $0.scaled(by: key.scale) }
         stretchY = template.stretchY.map { $0.scaled(by: key.scale) }
         content = template.content?.scaled(by: key.scale)
-        encoded = Locked(png)
+        files = Locked(png.map { [.png: $0] } ?? [:])
     }
 
-    func png() throws(IconrError) -> [UInt8] {
-        if let stored = encoded.withLock({ $0 }) { return stored }
+    func encoded(as format: ImageFormat) throws(IconrError) -> [UInt8] {
+        if let stored = files.withLock({ $0[format] }) { return stored }
         // Encoding straight RGBA into memory cannot fail but for lack of memory.
-        let png: [UInt8]
+        let file: [UInt8]
         do {
-            png = try PNGEncoder.encode(image, compressionLevel: 6)
+            file = try format.encode(image)
         } catch {
             throw IconrError.render(error, file: nil)
         }
-        encoded.withLock { $0 = png }
-        return png
+        files.withLock { $0[format] = file }
+        return file
     }
 }

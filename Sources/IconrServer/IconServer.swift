@@ -60,8 +60,12 @@ public final class IconServer: Sendable {
     private let failures = Locked<[VariantKey: (message: String, until: ContinuousClock.Instant)]>([:])
     /// How long a document's failure is remembered.
     static let failureMemory = Duration.seconds(600)
-    /// The ETag and `Iconr-Image` header of variants answered before.
-    private let answered = Locked<[VariantKey: (tag: String, metadata: String)]>([:])
+    /// The ETag and `Iconr-Image` header of variants answered before, by format.
+    private let answered = Locked<[AnsweredFile: (tag: String, metadata: String)]>([:])
+    private struct AnsweredFile: Hashable {
+        let key: VariantKey
+        let format: ImageFormat
+    }
     /// Renders waiting or running, and sprite and style builds.
     private let renders: WorkQueue
     private let builds = WorkQueue(threads: 2, limit: 256)
@@ -242,12 +246,15 @@ public final class IconServer: Sendable {
 
     // MARK: Icons
 
-    /// `/icons/{name}[@{S}x].png?{param}={color}&...`; `name` may carry a set prefix (`maki:bar`).
+    /// `/icons/{name}[@{S}x].{format}?{param}={color}&...` (`format`: an `ImageFormat`'s
+    /// name, `png`); `name` may carry a set prefix (`maki:bar`).
     private func icon(_ file: String, request: HTTPRequest) -> Reply {
-        guard file.hasSuffix(".png") else {
-            return .now(Self.error(404, "icon URLs end in .png: /icons/{name}[@{S}x].png"))
+        guard let dot = file.lastIndex(of: "."), let format = ImageFormat.named(String(file[file.index(after: dot)...]))
+        else {
+            let formats = ImageFormat.all.map { "." + $0.name }.joined(separator: " or ")
+            return .now(Self.error(404, "icon URLs end in \(formats): /icons/{name}[@{S}x].png"))
         }
-        var name = String(file.dropLast(4))
+        var name = String(file[..<dot])
         var scale = 1.0
         if let at = name.lastIndex(of: "@"), name.hasSuffix("x") {
             let text = name[name.index(after: at)..<name.index(before: name.endIndex)]
@@ -291,7 +298,7 @@ public final class IconServer: Sendable {
                         + (declared.isEmpty ? "none" : declared.joined(separator: ", "))))
         }
         if let stored = renderer.cachedVariant(of: source, scale: scale, key: key) {
-            return .now(iconResponse(stored, key: key, request: request))
+            return .now(iconResponse(stored, as: format, request: request))
         }
         if let failure = failures.withLock({ $0[key] }), ContinuousClock.now < failure.until {
             return .now(Self.error(500, failure.message))
@@ -299,7 +306,7 @@ public final class IconServer: Sendable {
         let job = RenderJob(source: source, resolved: resolved, scale: scale, key: key)
         return .render(job) { result in
             switch result {
-            case .success(let variant): self.iconResponse(variant, key: key, request: request)
+            case .success(let variant): self.iconResponse(variant, as: format, request: request)
             case .failure(let error): Self.error(error)
             }
         }
@@ -362,26 +369,28 @@ public final class IconServer: Sendable {
         return RouteError(status: 500, message: message)
     }
 
-    /// The PNG of `variant`, with its tag and `Iconr-Image` metadata.
-    private func iconResponse(_ variant: IconVariant, key: VariantKey, request: HTTPRequest) -> HTTPResponse {
-        let png: [UInt8]
+    /// The file of `variant` in `format`, with its tag and `Iconr-Image` metadata.
+    private func iconResponse(_ variant: IconVariant, as format: ImageFormat, request: HTTPRequest) -> HTTPResponse {
+        let file: [UInt8]
         do {
-            png = try variant.png
+            file = try variant.encoded(as: format)
         } catch {
             return Self.error(500, Self.withoutFile(error))
         }
-        // A variant's tag and metadata are made once: a memory hit then costs no hashing.
+        // A variant's tag and metadata are made once per format: a memory hit then costs no hashing.
+        let answer = AnsweredFile(key: variant.key, format: format)
         let headers =
-            answered.withLock { $0[key] }
+            answered.withLock { $0[answer] }
             ?? {
-                let made = (tag: Self.entityTag(png), metadata: Self.imageMetadata(variant).serialized)
+                let made = (tag: Self.entityTag(file), metadata: Self.imageMetadata(variant).serialized)
                 answered.withLock { known in
                     if known.count >= 8192 { known.removeAll(keepingCapacity: true) }
-                    known[key] = made
+                    known[answer] = made
                 }
                 return made
             }()
-        var response = Self.cached(png, type: "image/png", maxAge: options.maxAge, tag: headers.tag, request: request)
+        var response = Self.cached(
+            file, type: format.mediaType, maxAge: options.maxAge, tag: headers.tag, request: request)
         response.headers.append(("Iconr-Image", headers.metadata))
         return response
     }

@@ -168,7 +168,8 @@ struct IconLibraryTests {
         let planted = RasterImage(
             size: PixelSize(width: 20, height: 28), pixels: [UInt8](repeating: 9, count: 20 * 28 * 4))
         let png = try PNGEncoder.encode(planted)
-        let forged = CacheEntry.make(png: png, key: red.key, secret: [UInt8](repeating: 1, count: 32))
+        let forged = try #require(
+            CacheEntry.make(png, as: .png, key: red.key, secret: [UInt8](repeating: 1, count: 32)))
         let name = try #require(
             FileManager.default.enumerator(atPath: keyed + "/entries-v1")?.compactMap { $0 as? String }
                 .first { $0.hasSuffix(".png") })

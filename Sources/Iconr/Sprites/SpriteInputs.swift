@@ -60,7 +60,7 @@ struct SpriteInputs: Sendable {
             key = nil
             return
         }
-        var text = "sprite build 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n"
+        var text = "sprite build 1 iconr \(IconrVersion.string) \(Rasterizer.identity)\n"
         text += options.recordKeyText + "\n"
         for source in sources {
             text += "icon " + source.id + "\u{0}" + source.path + "\n"
@@ -86,7 +86,7 @@ struct SpriteInputs: Sendable {
         recovery: SpriteBuildRecovery, now: Int
     ) -> String? {
         guard recovery.failed.isEmpty, recovery.suspects.isEmpty else { return nil }
-        var bytes = Array("sprite stamps 1 iconr \(IconrVersion.string) librsvg \(Rasterizer.librsvgVersion)\n".utf8)
+        var bytes = Array("sprite stamps 1 iconr \(IconrVersion.string) \(Rasterizer.identity)\n".utf8)
         bytes += options.recordKeyText.utf8
         for source in sources {
             bytes += "\nicon ".utf8
