@@ -4,7 +4,10 @@ import PackageDescription
 let package = Package(
     name: "iconr",
     products: [
+        // Icons, caches and sprites; `import Iconr`.
         .library(name: "Iconr", targets: ["Iconr"]),
+        // The style engine (style documents, expressions, the MapLibre rewrite); `import IconrStyle`.
+        .library(name: "IconrStyle", targets: ["IconrStyle"]),
         .executable(name: "iconr", targets: ["iconr"]),
         .executable(name: "iconr-bench", targets: ["iconr-bench"]),
     ],

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import IconrCore
 import IconrRender
+import IconrStyle
 import IconrSystem
 
 /// A folder of icon templates that a renderer asks for variants by name:

@@ -61,22 +61,22 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .cancelled: "cancelled"
         }
     }
-}
 
-/// Why a folder did not do.
-public enum FolderProblem: Hashable, Sendable {
-    /// Making it (`purpose`: "the cache directory", "the folder") failed.
-    case cannotCreate(purpose: String, SystemError)
-    /// It does not exist or is not a folder.
-    case notAFolderOfIcons
-}
+    /// Why a folder did not do.
+    public enum FolderProblem: Hashable, Sendable {
+        /// Making it (`purpose`: "the cache directory", "the folder") failed.
+        case cannotCreate(purpose: String, SystemError)
+        /// It does not exist or is not a folder.
+        case notAFolderOfIcons
+    }
 
-/// Why a variants file did not do.
-public enum VariantsProblem: Hashable, Sendable {
-    /// It is not `{"icon": [{"params": {...}, "id": ...}]}`.
-    case malformed
-    /// A color of one of `icon`'s variants is not a color.
-    case parameter(icon: String, ParameterError)
+    /// Why a variants file did not do.
+    public enum VariantsProblem: Hashable, Sendable {
+        /// It is not `{"icon": [{"params": {...}, "id": ...}]}`.
+        case malformed
+        /// A color of one of `icon`'s variants is not a color.
+        case parameter(icon: String, ParameterError)
+    }
 }
 
 extension IconrError {

@@ -1,6 +1,7 @@
 import Glibc
 import IconrCore
 import IconrRender
+import IconrStyle
 
 /// A picture of a style's icons where its features are: each point feature's icon, taken
 /// from the built sprite sheet, drawn at its Web Mercator position and its `icon-size` on a

@@ -1,5 +1,6 @@
 import Foundation
 import Iconr
+import IconrStyle
 import IconrTestSupport
 import Testing
 

@@ -8,6 +8,12 @@ let package = Package(
     name: "flag-icons",
     dependencies: [.package(name: "iconr", path: "../..")],
     targets: [
-        .executableTarget(name: "flag-icons", dependencies: [.product(name: "Iconr", package: "iconr")])
+        .executableTarget(
+            name: "flag-icons",
+            dependencies: [
+                .product(name: "Iconr", package: "iconr"),
+                // The style engine, for icons a style layer shows for a feature.
+                .product(name: "IconrStyle", package: "iconr"),
+            ])
     ]
 )
