@@ -2,6 +2,7 @@
 #define ICONR_CSYSTEM_SHIM_H
 
 #include <elf.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>

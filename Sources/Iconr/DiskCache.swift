@@ -124,7 +124,7 @@ public final class DiskCache: Sendable {
         let name = entryName(key)
         if let batch, let entry = batch.stored(name) {
             if let image = PackEntry.image(of: entry, key: key, maxSize: maxSize, secret: secret) {
-                batch.keep(entry, as: name)
+                batch.keep(.encoded(entry), as: name)
                 return (nil, image)
             }
         }
@@ -137,7 +137,7 @@ public final class DiskCache: Sendable {
             return nil
         }
         refreshTime(of: path, modified: modified)
-        batch?.keep(PackEntry.make(image, key: key, secret: secret), as: name)
+        batch?.keep(PackEntry.kept(image, key: key, secret: secret), as: name)
         return (file, image)
     }
 
@@ -183,8 +183,7 @@ public final class DiskCache: Sendable {
     /// the batch's pack at `flush()`.
     public func store(_ variant: IconVariant, as format: ImageFormat = .png) {
         if let batch {
-            batch.keep(
-                PackEntry.make(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
+            batch.keep(PackEntry.kept(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
         } else {
             // A variant that cannot be encoded is not stored: a later run renders it again.
             if let file = try? variant.encoded(as: format) { write(file, for: variant.key, as: format) }
@@ -193,8 +192,8 @@ public final class DiskCache: Sendable {
 
     /// Writes the batch's pack: every entry read or stored since the cache was made.
     public func flush() {
-        guard let batch, let pack = batch.pack() else { return }
-        guard (try? AtomicFile.write(pack, to: batch.path)) != nil else { return }
+        guard let batch, let pack = batch.pack(secret: secret) else { return }
+        guard (try? AtomicFile.write(pieces: pack.pieces, to: batch.path)) != nil else { return }
         markUsed(batch.path)
         counted(adding: pack.count)
     }
@@ -399,39 +398,112 @@ enum PackEntry {
     static let rawLimit = 64 << 10
 
     static func make(_ image: RasterImage, key: VariantKey, secret: [UInt8]) -> [UInt8] {
-        let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
-        let payload = deflated ?? image.pixels
         var entry: [UInt8] = []
-        entry.reserveCapacity(key.identity.utf8.count + 10 + payload.count + 32)
-        entry += key.identity.utf8
-        entry.append(0)
-        for side in [image.size.width, image.size.height] {
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: side).littleEndian) { entry += $0 }
-        }
-        entry.append(deflated == nil ? 0 : 1)
-        entry += payload
-        entry += SHA256.hmac(key: secret, entry)
+        entry.reserveCapacity(rawLength(image, key: key))
+        append(image, key: key, secret: secret, to: &entry)
         return entry
     }
 
+    /// What a batch keeps of an image until it writes its pack: the image itself (its pixels
+    /// shared with the renderer's, not copied: a pack of 50,000 icons was as large as all of
+    /// them) when it is stored raw, else its entry, deflated now, on the rendering thread.
+    static func kept(_ image: RasterImage, key: VariantKey, secret: [UInt8]) -> KeptEntry {
+        image.pixels.count > rawLimit ? .encoded(make(image, key: key, secret: secret)[...]) : .image(image, key)
+    }
+
+    /// Appends the entry of `image` to `bytes`.
+    static func append(_ image: RasterImage, key: VariantKey, secret: [UInt8], to bytes: inout [UInt8]) {
+        let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
+        let payload = deflated ?? image.pixels
+        let start = bytes.count
+        bytes += key.identity.utf8
+        bytes.append(0)
+        for side in [image.size.width, image.size.height] {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: side).littleEndian) { bytes += $0 }
+        }
+        bytes.append(deflated == nil ? 0 : 1)
+        bytes += payload
+        bytes += SHA256.hmac(key: secret, bytes[start...])
+    }
+
+    /// The length of the entry `append` makes of a raw (not deflated) image.
+    static func rawLength(_ image: RasterImage, key: VariantKey) -> Int {
+        key.identity.utf8.count + 10 + image.pixels.count + 32
+    }
+
     /// The image inside `entry` when it is a sound entry of `key` at most `maxSize`; else nil.
-    static func image(of entry: [UInt8], key: VariantKey, maxSize: PixelSize, secret: [UInt8]) -> RasterImage? {
+    static func image(
+        of entry: ArraySlice<UInt8>, key: VariantKey, maxSize: PixelSize, secret: [UInt8]
+    ) -> RasterImage? {
+        // Offsets below are from the entry's start (a slice of a pack keeps the pack's indices).
+        let start = entry.startIndex, end = entry.endIndex
         let identity = key.identity.utf8
         let header = identity.count + 10
-        guard entry.count >= header + 32, entry.starts(with: identity), entry[identity.count] == 0 else { return nil }
+        guard entry.count >= header + 32, entry.starts(with: identity), entry[start + identity.count] == 0 else {
+            return nil
+        }
         func side(_ offset: Int) -> Int {
-            entry[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            entry[(start + offset)..<(start + offset + 4)].reversed().reduce(0) { $0 << 8 | Int($1) }
         }
         let size = PixelSize(width: side(identity.count + 1), height: side(identity.count + 5))
         guard size.width <= maxSize.width, size.height <= maxSize.height else { return nil }
-        guard SHA256.hmac(key: secret, entry[..<(entry.count - 32)]).elementsEqual(entry[(entry.count - 32)...])
-        else { return nil }
-        let payload = entry[header..<(entry.count - 32)], count = size.width * size.height * 4
-        switch entry[header - 1] {
+        guard SHA256.hmac(key: secret, entry[..<(end - 32)]).elementsEqual(entry[(end - 32)...]) else { return nil }
+        let payload = entry[(start + header)..<(end - 32)], count = size.width * size.height * 4
+        switch entry[start + header - 1] {
         case 0 where payload.count == count: return RasterImage(size: size, pixels: Array(payload))
         case 1: return Deflate.inflate(payload, count: count).map { RasterImage(size: size, pixels: $0) }
         default: return nil
         }
+    }
+}
+
+/// What a batch keeps for its pack: an entry's bytes (read from the pack, or made), or an
+/// image to write as an entry when the pack is written.
+enum KeptEntry: Sendable {
+    case encoded(ArraySlice<UInt8>)
+    case image(RasterImage, VariantKey)
+
+    /// The length of its entry.
+    var length: Int {
+        switch self {
+        case .encoded(let entry): entry.count
+        case .image(let image, let key): PackEntry.rawLength(image, key: key)
+        }
+    }
+}
+
+/// A pack's bytes in pieces of about 1 MiB: the header, then each record (`name length,
+/// name, entry length, entry`), an image's entry made as its piece is.
+struct PackPieces: Sequence, IteratorProtocol {
+    private let header: [UInt8]
+    private let records: [(name: String, entry: KeptEntry)]
+    private let secret: [UInt8]
+    private var record = 0
+    private var headerDone = false
+
+    init(header: [UInt8], records: [(name: String, entry: KeptEntry)], secret: [UInt8]) {
+        self.header = header
+        self.records = records
+        self.secret = secret
+    }
+
+    mutating func next() -> [UInt8]? {
+        guard record < records.count || !headerDone else { return nil }
+        var piece: [UInt8] = headerDone ? [] : header
+        headerDone = true
+        piece.reserveCapacity(1 << 20 + 4096)
+        while record < records.count, piece.count < 1 << 20 {
+            let (name, entry) = records[record]
+            record += 1
+            withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { piece += $0 }
+            piece += name.utf8
+            withUnsafeBytes(of: UInt32(entry.length).littleEndian) { piece += $0 }
+            switch entry {
+            case .encoded(let entry): piece += entry
+            case .image(let image, let key): PackEntry.append(image, key: key, secret: secret, to: &piece)
+            }
+        }
+        return piece
     }
 }
 
@@ -445,61 +517,60 @@ private final class Batch: Sendable {
     let path: String
     let limit: Int
     private static let header = Array("iconr pack 3\n".utf8)
-    /// The pack as read (loaded at the first lookup) with its names in their order, and the
-    /// entries of this run.
-    private let state = Locked<(stored: [String: [UInt8]]?, order: [String], kept: [String: [UInt8]])>((nil, [], [:]))
+    /// The pack as read (loaded at the first lookup: its entries are slices of the one
+    /// buffer read) with its names in their order, and the entries of this run.
+    private let state = Locked<
+        (stored: [String: ArraySlice<UInt8>]?, order: [String], kept: [String: KeptEntry])
+    >((nil, [], [:]))
 
     init(path: String, limit: Int) {
         self.path = path
         self.limit = limit
     }
 
-    func stored(_ name: String) -> [UInt8]? {
+    func stored(_ name: String) -> ArraySlice<UInt8>? {
         state.withLock { state in
             load(&state)
             return state.stored?[name]
         }
     }
 
-    private func load(_ state: inout (stored: [String: [UInt8]]?, order: [String], kept: [String: [UInt8]])) {
+    private func load(
+        _ state: inout (stored: [String: ArraySlice<UInt8>]?, order: [String], kept: [String: KeptEntry])
+    ) {
         guard state.stored == nil else { return }
         let records = (try? FileReader.read(path, followingLinks: false)).map { Self.entries(of: $0) } ?? []
         state.stored = Dictionary(records, uniquingKeysWith: { first, _ in first })
         state.order = records.map(\.name)
     }
 
-    func keep(_ entry: [UInt8], as name: String) {
+    func keep(_ entry: KeptEntry, as name: String) {
         state.withLock { $0.kept[name] = entry }
     }
 
     /// The pack of this run's entries, sorted by name, then the older ones in their order
-    /// up to `limit` bytes; nil when this run has none.
-    func pack() -> [UInt8]? {
+    /// up to `limit` bytes (`count` bytes in all, made as `pieces`); nil when this run has
+    /// none. Images kept as they are become entries signed with `secret` as the pieces are
+    /// made, a few at a time: the pack of 50,000 icons was as large as they are.
+    func pack(secret: [UInt8]) -> (pieces: PackPieces, count: Int)? {
         let (stored, order, kept) = state.withLock { state in
             load(&state)
             return (state.stored ?? [:], state.order, state.kept)
         }
         guard !kept.isEmpty else { return nil }
-        var bytes = Self.header
-        let keptBytes = kept.values.reduce(0) { $0 + $1.count + 72 }
-        bytes.reserveCapacity(min(limit, keptBytes + stored.values.reduce(0) { $0 + $1.count + 72 }))
-        func append(_ name: String, _ entry: [UInt8]) {
-            withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { bytes += $0 }
-            bytes += name.utf8
-            withUnsafeBytes(of: UInt32(entry.count).littleEndian) { bytes += $0 }
-            bytes += entry
-        }
-        for (name, entry) in kept.sorted(by: { $0.key < $1.key }) { append(name, entry) }
+        var records = kept.sorted(by: { $0.key < $1.key }).map { (name: $0.key, entry: $0.value) }
+        var total = Self.header.count + records.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.entry.length }
         for name in order where kept[name] == nil {
-            guard let entry = stored[name], bytes.count + entry.count + name.utf8.count + 8 <= limit else { continue }
-            append(name, entry)
+            guard let entry = stored[name], total + entry.count + name.utf8.count + 8 <= limit else { continue }
+            records.append((name, .encoded(entry)))
+            total += entry.count + name.utf8.count + 8
         }
-        return bytes
+        return (PackPieces(header: Self.header, records: records, secret: secret), total)
     }
 
-    private static func entries(of pack: [UInt8]) -> [(name: String, entry: [UInt8])] {
+    private static func entries(of pack: [UInt8]) -> [(name: String, entry: ArraySlice<UInt8>)] {
         guard pack.starts(with: header) else { return [] }
-        var entries: [(name: String, entry: [UInt8])] = []
+        var entries: [(name: String, entry: ArraySlice<UInt8>)] = []
         var offset = header.count
         func field() -> ArraySlice<UInt8>? {
             guard offset + 4 <= pack.count else { return nil }
@@ -508,8 +579,8 @@ private final class Batch: Sendable {
             defer { offset += 4 + length }
             return pack[(offset + 4)..<(offset + 4 + length)]
         }
-        while let name = field(), let png = field() {
-            entries.append((String(decoding: name, as: UTF8.self), Array(png)))
+        while let name = field(), let entry = field() {
+            entries.append((String(decoding: name, as: UTF8.self), entry))
         }
         return entries
     }

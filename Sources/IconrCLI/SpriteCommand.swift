@@ -229,9 +229,10 @@ enum SpriteCommand: Command {
         let outputs = outputPrefix(parsed.output)
         // One cache pack shared by every sprite build: entries are keyed by variant and scale
         // alone, so another folder, a moved one or an added ratio finds what was rendered.
+        // No memory cache: a build asks for each image once, and the images are kept anyway.
         let builder = SpriteBuilder(
             options: options,
-            cache: IconCache(disk: parsed.cache.diskCache(batch: "sprites", console: console)),
+            cache: IconCache(memoryLimit: 0, disk: parsed.cache.diskCache(batch: "sprites", console: console)),
             placement: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
         let build: SpriteBuild

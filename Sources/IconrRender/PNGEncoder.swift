@@ -29,28 +29,31 @@ public enum PNGEncoder {
     /// pieces), and filtered ones by zlib at level 9: for sheets that are published once and
     /// downloaded often.
     public static func encodeSmallest(
-        _ image: RasterImage, optimize: Bool = false, memo: DeflateMemo? = nil
+        _ image: consuming RasterImage, optimize: Bool = false, memo: DeflateMemo? = nil
     ) throws(RenderError) -> [UInt8] {
         let noFilter: Int32 = 0x08, adaptive: Int32 = 0xF8
+        let size = image.size
         let samples = Samples.smallest(of: image)
+        // The pixels are not needed past this point: a large sheet's go before it is deflated.
+        _ = consume image
         let deflater: Deflater = optimize ? .zopfli : .deflate(level: 7, memo: memo)
         guard samples.colorType != PNG_COLOR_TYPE_PALETTE else {
-            return try encodeUnfiltered(samples, image.size, deflater)
+            return try encodeUnfiltered(samples, size, deflater)
         }
         let filters = [noFilter, adaptive]
         let sizes = Locked<[Int]>([.max, .max])
         // The trial is on a sample of a large image (`Samples.sample`).
-        let (trial, trialSize) = samples.sample(image.size)
+        let (trial, trialSize) = samples.sample(size)
         DispatchQueue.concurrentPerform(iterations: filters.count) { index in
-            let size = (try? encode(trial, trialSize, compressionLevel: 2, filters: filters[index], strategy: 0))?
+            let bytes = (try? encode(trial, trialSize, compressionLevel: 2, filters: filters[index], strategy: 0))?
                 .count
-            sizes.withLock { $0[index] = size ?? .max }
+            sizes.withLock { $0[index] = bytes ?? .max }
         }
         // Ties go to no filter.
         guard sizes.withLock({ $0[0] <= $0[1] }) else {
-            return try encode(samples, image.size, compressionLevel: optimize ? 9 : 7, filters: adaptive, strategy: 0)
+            return try encode(samples, size, compressionLevel: optimize ? 9 : 7, filters: adaptive, strategy: 0)
         }
-        return try encodeUnfiltered(samples, image.size, deflater)
+        return try encodeUnfiltered(samples, size, deflater)
     }
 
     /// How unfiltered image data is deflated.

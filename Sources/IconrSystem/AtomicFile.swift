@@ -63,6 +63,25 @@ package enum AtomicFile {
         try writeTogether([(bytes, path)])
     }
 
+    /// Writes the regular file `path` whole or not at all from `pieces`, each written as it
+    /// is made, so that a large file (a sprite build's cache pack) never stands whole in
+    /// memory. A symbolic link at `path` is replaced, not followed.
+    package static func write(pieces: some Sequence<[UInt8]>, to path: String) throws(FileWriteError) {
+        let temporary = try writeTemporary(for: path, naming: path) { file throws(SystemError) in
+            for piece in pieces { try file.writeAll(piece) }
+        }
+        let failure = pending.withLock { paths -> FileWriteError? in
+            defer { paths.remove(temporary) }
+            guard rename(temporary, path) == 0 else {
+                let error = SystemError("rename")
+                unlink(temporary)
+                return FileWriteError(path: path, problem: .system(error))
+            }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
     /// Writes several files so that they change together: every temporary file is written
     /// first (a failure leaves all destinations as they were), then all are renamed into
     /// place while holding the lock `removeTemporaryFiles()` takes, so an interrupt handler
@@ -157,16 +176,18 @@ package enum AtomicFile {
     private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
         do {
             let file = try FileDescriptor.open(path, O_WRONLY | O_NOCTTY)
-            try write(bytes, to: file)
+            try writeAndClose(file) { file throws(SystemError) in try file.writeAll(bytes) }
         } catch {
             throw FileWriteError(path: path, problem: .system(error))
         }
     }
 
-    /// Writes every byte and closes the file; a failed close is a failed write.
-    private static func write(_ bytes: [UInt8], to file: FileDescriptor) throws(SystemError) {
+    /// Has `fill` write the file, and closes it; a failed close is a failed write.
+    private static func writeAndClose(
+        _ file: FileDescriptor, _ fill: (FileDescriptor) throws(SystemError) -> Void
+    ) throws(SystemError) {
         do {
-            try file.writeAll(bytes)
+            try fill(file)
         } catch {
             try? file.close()
             throw error
@@ -178,6 +199,13 @@ package enum AtomicFile {
     /// name `shownPath` (the path as the caller gave it, before links were followed).
     private static func writeTemporary(
         _ bytes: [UInt8], for path: String, naming shownPath: String
+    ) throws(FileWriteError) -> String {
+        try writeTemporary(for: path, naming: shownPath) { file throws(SystemError) in try file.writeAll(bytes) }
+    }
+
+    /// Makes a new temporary file beside `path`, has `fill` write it, and returns its path.
+    private static func writeTemporary(
+        for path: String, naming shownPath: String, _ fill: (FileDescriptor) throws(SystemError) -> Void
     ) throws(FileWriteError) -> String {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
@@ -206,7 +234,7 @@ package enum AtomicFile {
             waitForExit()
         }
         do {
-            try write(bytes, to: file)
+            try writeAndClose(file, fill)
         } catch {
             unlink(temporary)
             pending.withLock { _ = $0.remove(temporary) }

@@ -78,8 +78,10 @@ package enum FileReader {
             throw FileReadError(path: path, problem: .tooLarge(bytes: Int(info.st_size), limit: maxSize))
         }
         // One buffer of the file's size and a byte more, so that a file read whole ends in
-        // one more read that returns 0; a file that grows meanwhile gets a larger buffer.
-        var bytes = [UInt8](repeating: 0, count: max(4096, Int(info.st_size) + 1))
+        // one more read that returns 0; a file that grows meanwhile (or says it is empty, as
+        // some kernel files do) gets a larger buffer. A sprite build keeps every icon file's
+        // bytes: a buffer of at least 4 KiB for a 1 KiB icon was most of its memory.
+        var bytes = [UInt8](repeating: 0, count: info.st_size > 0 ? Int(info.st_size) + 1 : 4096)
         var count = 0
         while true {
             if count == bytes.count { bytes += [UInt8](repeating: 0, count: bytes.count) }
@@ -94,6 +96,8 @@ package enum FileReader {
             case .failure(let error): throw FileReadError(path: path, problem: .system(error))
             }
             if read == 0 {
+                // A buffer grown past what was read is copied to its size.
+                guard bytes.count - count <= 1 else { return (Array(bytes[..<count]), info.st_mtim.nanoseconds) }
                 bytes.removeLast(bytes.count - count)
                 return (bytes, info.st_mtim.nanoseconds)
             }

@@ -125,19 +125,26 @@ struct IconLibraryTests {
         let image = red.image, limit = RenderLimits.default.maxSize
         let secret = [UInt8](repeating: 7, count: 32)
         let entry = PackEntry.make(image, key: red.key, secret: secret)
-        #expect(PackEntry.image(of: entry, key: red.key, maxSize: limit, secret: secret) == image)
-        #expect(PackEntry.image(of: entry, key: blue.key, maxSize: limit, secret: secret) == nil, "another key")
+        #expect(PackEntry.image(of: entry[...], key: red.key, maxSize: limit, secret: secret) == image)
+        #expect(PackEntry.image(of: entry[...], key: blue.key, maxSize: limit, secret: secret) == nil, "another key")
+        // As a pack holds it: a slice in the middle of the pack's bytes, indexed from there.
+        let inPack = [UInt8](repeating: 0xAB, count: 37) + entry + [1, 2, 3]
         #expect(
-            PackEntry.image(of: entry, key: red.key, maxSize: PixelSize(width: 1, height: 1), secret: secret) == nil)
+            PackEntry.image(of: inPack[37..<(37 + entry.count)], key: red.key, maxSize: limit, secret: secret) == image)
         #expect(
-            PackEntry.image(of: Array(entry.dropLast()), key: red.key, maxSize: limit, secret: secret) == nil,
+            PackEntry.image(of: inPack[36..<(36 + entry.count)], key: red.key, maxSize: limit, secret: secret) == nil)
+        #expect(
+            PackEntry.image(of: entry[...], key: red.key, maxSize: PixelSize(width: 1, height: 1), secret: secret)
+                == nil)
+        #expect(
+            PackEntry.image(of: entry.dropLast(), key: red.key, maxSize: limit, secret: secret) == nil,
             "truncated")
-        #expect(PackEntry.image(of: [], key: red.key, maxSize: limit, secret: secret) == nil)
+        #expect(PackEntry.image(of: [][...], key: red.key, maxSize: limit, secret: secret) == nil)
         for offset in [red.key.identity.utf8.count + 1, entry.count / 2, entry.count - 1] {
             var damaged = entry
             damaged[offset] ^= 0x01
             #expect(
-                PackEntry.image(of: damaged, key: red.key, maxSize: limit, secret: secret) == nil,
+                PackEntry.image(of: damaged[...], key: red.key, maxSize: limit, secret: secret) == nil,
                 "byte \(offset) flipped")
         }
         // A large image is stored deflated, and read back to the same pixels.
@@ -145,13 +152,13 @@ struct IconLibraryTests {
         #expect(large.image.pixels.count > PackEntry.rawLimit)
         let deflated = PackEntry.make(large.image, key: large.key, secret: secret)
         #expect(deflated.count < large.image.pixels.count / 2, "\(deflated.count) bytes")
-        #expect(PackEntry.image(of: deflated, key: large.key, maxSize: limit, secret: secret) == large.image)
+        #expect(PackEntry.image(of: deflated[...], key: large.key, maxSize: limit, secret: secret) == large.image)
         var damaged = deflated
         damaged[deflated.count / 2] ^= 0x01
-        #expect(PackEntry.image(of: damaged, key: large.key, maxSize: limit, secret: secret) == nil)
+        #expect(PackEntry.image(of: damaged[...], key: large.key, maxSize: limit, secret: secret) == nil)
         // Made under another cache's key (or with a plain digest anyone can compute): refused.
         let forged = PackEntry.make(image, key: red.key, secret: [UInt8](repeating: 8, count: 32))
-        #expect(PackEntry.image(of: forged, key: red.key, maxSize: limit, secret: secret) == nil)
+        #expect(PackEntry.image(of: forged[...], key: red.key, maxSize: limit, secret: secret) == nil)
     }
 
     /// The cache's key is made once, mode 0600, and shared by every process on the folder;

@@ -8,6 +8,10 @@ import IconrSystem
 struct SheetComposer: Sendable {
     let options: SpriteOptions
 
+    /// Sheets of more RGBA bytes than this are composed one at a time (16 MiB: a 2048 x
+    /// 2048 sheet; Maki's and Temaki's sheets are 0.2-5 MB).
+    static let largeSheetBytes = 16 << 20
+
     /// Packs the images into sheets. Which ids share a sheet is decided for all ratios at
     /// once (`SpritePacker.groups`), so that every ratio's sheet N holds the same ids (a style
     /// names a sheet once for all ratios). Layouts packed before are read back from `cache`.
@@ -15,22 +19,26 @@ struct SheetComposer: Sendable {
         let ratios = options.ratios.sorted(by: >)
         guard !ratios.isEmpty else { return ([], 0) }
         let ids = Array(Set(images.map(\.id))).sorted()
-        let byRatio = Dictionary(grouping: images, by: \.ratio).mapValues { images in
-            Dictionary(images.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // Images are named by their index in `images`, not copied (a copy is some 270 bytes,
+        // 13 MB for 50,000 images).
+        var byRatio: [Double: [String: Int]] = [:]
+        for (index, image) in images.enumerated() where byRatio[image.ratio]?[image.id] == nil {
+            byRatio[image.ratio, default: [:]][image.id] = index
         }
         // Every id has an image at every ratio (an icon that failed one has none).
-        let drawn = try ratios.map { ratio throws(SpriteBuildError) -> [SpriteImage] in
-            try ids.map { id throws(SpriteBuildError) -> SpriteImage in
-                guard let image = byRatio[ratio]?[id] else {
+        let drawn = try ratios.map { ratio throws(SpriteBuildError) -> [Int] in
+            try ids.map { id throws(SpriteBuildError) -> Int in
+                guard let index = byRatio[ratio]?[id] else {
                     throw SpriteBuildError.sheet("no image of \"\(id)\" at \(ratio.shortText)x")
                 }
-                return image
+                return index
             }
         }
+        byRatio = [:]
         let layouts = ratios.indices.map { index in
             SpritePacker.Layout(
-                sizes: drawn[index].map(\.image.size), padding: padding(at: ratios[index]),
-                sharing: options.unique ? sharing(drawn[index]) : nil)
+                sizes: drawn[index].map { images[$0].image.size }, padding: padding(at: ratios[index]),
+                sharing: options.unique ? sharing(drawn[index].map { images[$0].image }) : nil)
         }
         let layoutsKey = layoutsKey(layouts)
         let packed: Packing
@@ -43,21 +51,30 @@ struct SheetComposer: Sendable {
         if let item = packed.tooLarge.first {
             throw SpriteBuildError.sheet("\"\(ids[item])\" is larger than the \(options.maxSize) px sheet limit")
         }
-        // Every sheet of every ratio draws and encodes on its own: in parallel.
+        // Every sheet of every ratio draws and encodes on its own: small ones in parallel,
+        // large ones (whose deflate bands use every core anyway) one at a time, so that a
+        // build holds one large sheet's pixels at once, not one per core.
         let jobs = ratios.indices.flatMap { ratio in packed.groups.indices.map { (ratio, $0) } }
         let files = Locked<[Int: Result<SpriteSheetFile, SpriteBuildError>]>([:])
-        DispatchQueue.concurrentPerform(iterations: jobs.count) { index in
+        @Sendable func compose(_ index: Int) {
             let (ratio, sheet) = jobs[index]
             let group = packed.groups[sheet]
             let file = Result { () throws(SpriteBuildError) in
                 try composeSheet(
-                    group.members.map { drawn[ratio][$0] },
+                    group.members.map { drawn[ratio][$0] }, of: images,
                     placements: group.members.map { group.sheets[ratio].placements[$0] },
                     size: PixelSize(width: group.sheets[ratio].width, height: group.sheets[ratio].height),
                     ratio: ratios[ratio], sheet: sheet, memo: cache.deflateMemo)
             }
             files.withLock { $0[index] = file }
         }
+        let isLarge = jobs.map { ratio, sheet in
+            packed.groups[sheet].sheets[ratio].width * packed.groups[sheet].sheets[ratio].height * 4
+                > Self.largeSheetBytes
+        }
+        jobs.indices.filter { isLarge[$0] }.forEach(compose)
+        let small = jobs.indices.filter { !isLarge[$0] }
+        DispatchQueue.concurrentPerform(iterations: small.count) { compose(small[$0]) }
         let results = files.withLock { $0 }
         let sheets = try jobs.indices.map { index throws(SpriteBuildError) -> SpriteSheetFile in
             guard let result = results[index] else { throw SpriteBuildError.sheet("a sheet was not composed") }
@@ -95,11 +112,11 @@ struct SheetComposer: Sendable {
     }
 
     /// For each image, the first image with the same pixels (itself when none before it has).
-    private func sharing(_ images: [SpriteImage]) -> [Int] {
+    private func sharing(_ images: [RasterImage]) -> [Int] {
         var first: [RasterImage: Int] = [:]
         return images.indices.map { index in
-            if let earlier = first[images[index].image] { return earlier }
-            first[images[index].image] = index
+            if let earlier = first[images[index]] { return earlier }
+            first[images[index]] = index
             return index
         }
     }
@@ -108,15 +125,17 @@ struct SheetComposer: Sendable {
         Int((Double(options.padding) * ratio).rounded(.up))
     }
 
-    /// Draws one sheet's images at their placements and encodes it.
+    /// Draws one sheet's images (`members` of `all`) at their placements and encodes it.
     private func composeSheet(
-        _ images: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
+        _ members: [Int], of all: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
         sheet: Int, memo: DeflateMemo?
     ) throws(SpriteBuildError) -> SpriteSheetFile {
+        let images = members.lazy.map { all[$0] }
         let size = PixelSize(width: max(1, size.width), height: max(1, size.height))
         let padding = padding(at: ratio)
         var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
         var entries: [String: SpriteIndexEntry] = [:]
+        entries.reserveCapacity(members.count)
         var drawn = Set<PixelRect>()
         var imageArea = 0, paddedArea = 0
         for (image, placement) in zip(images, placements) {
@@ -144,8 +163,9 @@ struct SheetComposer: Sendable {
         }
         let png: [UInt8]
         do {
+            // The sheet's pixels go to the encoder, which lets them go once it has its samples.
             png = try PNGEncoder.encodeSmallest(
-                RasterImage(size: size, pixels: pixels), optimize: options.optimize, memo: memo)
+                RasterImage(size: size, pixels: consume pixels), optimize: options.optimize, memo: memo)
         } catch {
             throw SpriteBuildError.sheet("cannot encode sheet \(sheet + 1) at \(ratio.shortText)x: \(error)")
         }
