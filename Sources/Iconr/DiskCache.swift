@@ -399,8 +399,8 @@ enum PackEntry {
 
     static func make(_ image: RasterImage, key: VariantKey, secret: [UInt8]) -> [UInt8] {
         var entry: [UInt8] = []
-        entry.reserveCapacity(rawLength(image, key: key))
-        append(image, key: key, secret: secret, to: &entry)
+        entry.reserveCapacity(rawLength(image, identity: key.identity))
+        append(image, identity: key.identity, secret: secret, to: &entry)
         return entry
     }
 
@@ -408,15 +408,16 @@ enum PackEntry {
     /// shared with the renderer's, not copied: a pack of 50,000 icons was as large as all of
     /// them) when it is stored raw, else its entry, deflated now, on the rendering thread.
     static func kept(_ image: RasterImage, key: VariantKey, secret: [UInt8]) -> KeptEntry {
-        image.pixels.count > rawLimit ? .encoded(make(image, key: key, secret: secret)[...]) : .image(image, key)
+        image.pixels.count > rawLimit
+            ? .encoded(make(image, key: key, secret: secret)[...]) : .image(image, identity: key.identity)
     }
 
-    /// Appends the entry of `image` to `bytes`.
-    static func append(_ image: RasterImage, key: VariantKey, secret: [UInt8], to bytes: inout [UInt8]) {
+    /// Appends the entry of `image`, the variant whose key has `identity`, to `bytes`.
+    static func append(_ image: RasterImage, identity: String, secret: [UInt8], to bytes: inout [UInt8]) {
         let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
         let payload = deflated ?? image.pixels
         let start = bytes.count
-        bytes += key.identity.utf8
+        bytes += identity.utf8
         bytes.append(0)
         for side in [image.size.width, image.size.height] {
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: side).littleEndian) { bytes += $0 }
@@ -427,8 +428,8 @@ enum PackEntry {
     }
 
     /// The length of the entry `append` makes of a raw (not deflated) image.
-    static func rawLength(_ image: RasterImage, key: VariantKey) -> Int {
-        key.identity.utf8.count + 10 + image.pixels.count + 32
+    static func rawLength(_ image: RasterImage, identity: String) -> Int {
+        identity.utf8.count + 10 + image.pixels.count + 32
     }
 
     /// The image inside `entry` when it is a sound entry of `key` at most `maxSize`; else nil.
@@ -458,16 +459,16 @@ enum PackEntry {
 }
 
 /// What a batch keeps for its pack: an entry's bytes (read from the pack, or made), or an
-/// image to write as an entry when the pack is written.
+/// image (and its variant key's identity) to write as an entry when the pack is written.
 enum KeptEntry: Sendable {
     case encoded(ArraySlice<UInt8>)
-    case image(RasterImage, VariantKey)
+    case image(RasterImage, identity: String)
 
     /// The length of its entry.
     var length: Int {
         switch self {
         case .encoded(let entry): entry.count
-        case .image(let image, let key): PackEntry.rawLength(image, key: key)
+        case .image(let image, let identity): PackEntry.rawLength(image, identity: identity)
         }
     }
 }
@@ -500,7 +501,8 @@ struct PackPieces: Sequence, IteratorProtocol {
             withUnsafeBytes(of: UInt32(entry.length).littleEndian) { piece += $0 }
             switch entry {
             case .encoded(let entry): piece += entry
-            case .image(let image, let key): PackEntry.append(image, key: key, secret: secret, to: &piece)
+            case .image(let image, let identity):
+                PackEntry.append(image, identity: identity, secret: secret, to: &piece)
             }
         }
         return piece

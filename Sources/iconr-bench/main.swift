@@ -9,6 +9,7 @@ import IconrRender
 //   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
+//   .build/release/iconr-bench memory [icons]  (peak memory of a sprite build: MemoryBenchmark.swift)
 //   .build/release/iconr-bench render [folder]  (batch and single renders: RenderBenchmark.swift)
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
 //   .build/release/iconr-bench pack [seeds]  (sheet fill on seeded sets: PackBenchmark.swift)
@@ -51,6 +52,15 @@ if arguments.first == "render" {
         "iconr"
     ).path
     RenderBenchmark.run(folder: arguments.dropFirst().first ?? "../shared/corpora/maki", iconr: executable)
+    exit(0)
+}
+if arguments.first == "memory" {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "iconr"
+    ).path
+    MemoryBenchmark.run(
+        icons: arguments.count > 1 ? Int(arguments[1]) ?? 25_000 : 25_000, maki: "../shared/corpora/maki",
+        iconr: executable)
     exit(0)
 }
 if arguments.first == "sprite" {

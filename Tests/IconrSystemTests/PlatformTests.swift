@@ -80,4 +80,19 @@ import Testing
         #expect(!CrashSignals.isOwnCode(UInt(bitPattern: strlenAddress)))
         #expect(!CrashSignals.isOwnCode(0))
     }
+
+    /// A file written in pieces is their bytes joined, in place of the old file only once
+    /// all are written; a write into a missing folder names it and leaves nothing behind.
+    @Test func aFileWrittenInPiecesIsWholeOrNotThere() throws {
+        let folder = "/tmp/iconr-pieces-\(getpid())"
+        try FileReader.makeFolder(folder)
+        defer { _ = system("rm -rf \(folder)") }
+        try AtomicFile.write([1, 2, 3], to: folder + "/pack")
+        let pieces = (0..<40).map { piece in [UInt8](repeating: UInt8(piece), count: 1 << 16) }
+        try AtomicFile.write(pieces: pieces, to: folder + "/pack")
+        #expect(try FileReader.read(folder + "/pack") == pieces.flatMap { $0 })
+        #expect(FileReader.names(in: folder) == ["pack"], "no temporary file is left")
+        #expect(throws: FileWriteError.self) { try AtomicFile.write(pieces: pieces, to: folder + "/none/pack") }
+        #expect(FileReader.names(in: folder) == ["pack"])
+    }
 }
