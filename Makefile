@@ -41,7 +41,6 @@ deb: $(BINARY)
 	    "Architecture: $(ARCH)" \
 	    "Maintainer: iconr developers <iconr@localhost>" \
 	    "Depends: librsvg2-2 (>= 2.54), libcairo2, libpng16-16, libdeflate0, libglib2.0-0, libgdk-pixbuf-2.0-0, libmicrohttpd12, libstdc++6, libgcc-s1, libc6" \
-	    "Recommends: libzopfli1" \
 	    "Section: graphics" \
 	    "Priority: optional" \
 	    "Installed-Size: $$(du -sk .build/deb/usr | cut -f1)" \

@@ -231,28 +231,6 @@ static inline int CPNG_open_last_block(unsigned char *stream, size_t length, con
     return sound ? unused : -1;
 }
 
-/*
- Zopfli (Debian's libzopfli1), declared here and not linked: `iconr sprite --optimize` opens it
- with dlopen. The options struct is zopfli.h's; the functions are called through pointers.
- */
-typedef struct {
-    int verbose;
-    int verbose_more;
-    int numiterations;
-    int blocksplitting;
-    int blocksplittinglast;
-    int blocksplittingmax;
-} CPNG_ZopfliOptions;
-
-/** ZopfliInitOptions(options) */
-typedef void (*CPNG_ZopfliInitOptions)(CPNG_ZopfliOptions *options);
-/** ZopfliDeflatePart(options, btype, final, in, instart, inend, bp, out, outsize): deflates
-    in[instart..<inend] with in[..<instart] as history, appending to `out` (malloc'd, grown
-    by zopfli; free() it) at bit `*bp` of its last byte. */
-typedef void (*CPNG_ZopfliDeflatePart)(const CPNG_ZopfliOptions *options, int btype, int final,
-                                       const unsigned char *in, size_t instart, size_t inend,
-                                       unsigned char *bp, unsigned char **out, size_t *outsize);
-
 /* PNG_FORMAT_RGBA is a macro built from other macros, which Swift does not import. */
 static const png_uint_32 CPNG_FORMAT_RGBA = PNG_FORMAT_RGBA;
 

@@ -25,9 +25,9 @@ public enum PNGEncoder {
     /// on photo-like RGBA icons (resvg's tests) adaptive filters win. The same pixels always
     /// give the same bytes.
     ///
-    /// With `optimize`, unfiltered images are deflated by Zopfli instead (on every core, in
-    /// pieces), and filtered ones by zlib at level 9: for sheets that are published once and
-    /// downloaded often.
+    /// With `optimize`, unfiltered images are deflated at libdeflate's highest levels
+    /// (`optimizedLevel`), and filtered ones by zlib at level 9: for sheets that are
+    /// published once and downloaded often.
     public static func encodeSmallest(
         _ image: consuming RasterImage, optimize: Bool = false, memo: DeflateMemo? = nil
     ) throws(RenderError) -> [UInt8] {
@@ -36,9 +36,9 @@ public enum PNGEncoder {
         let samples = Samples.smallest(of: image)
         // The pixels are not needed past this point: a large sheet's go before it is deflated.
         _ = consume image
-        let deflater: Deflater = optimize ? .zopfli : .deflate(level: 7, memo: memo)
+        let level = optimize ? optimizedLevel(samples: size.width * size.height * samples.channels) : 7
         guard samples.colorType != PNG_COLOR_TYPE_PALETTE else {
-            return try encodeUnfiltered(samples, size, deflater)
+            return try encodeUnfiltered(samples, size, level: level, memo: memo)
         }
         let filters = [noFilter, adaptive]
         let sizes = Locked<[Int]>([.max, .max])
@@ -53,33 +53,28 @@ public enum PNGEncoder {
         guard sizes.withLock({ $0[0] <= $0[1] }) else {
             return try encode(samples, size, compressionLevel: optimize ? 9 : 7, filters: adaptive, strategy: 0)
         }
-        return try encodeUnfiltered(samples, size, deflater)
+        return try encodeUnfiltered(samples, size, level: level, memo: memo)
     }
 
-    /// How unfiltered image data is deflated.
-    private enum Deflater {
-        /// By libdeflate at this level (1 fastest to 12), in bands kept in the memo.
-        case deflate(level: Int32, memo: DeflateMemo?)
-        /// By Zopfli, in pieces on every core (one for a small image).
-        case zopfli
+    /// libdeflate's level for `optimize`: 12, its near-optimal parsing, for images of up to
+    /// 8 MiB of samples (palette sheets: Maki's and Temaki's came within 0.2-0.6% of
+    /// zopflipng's bytes, in a tenth of Zopfli's time), which it deflates at about 2 MB/s of
+    /// CPU; 10 above, at about 10 MB/s (openstreetmap-carto's RGBA sheets, 150 MB of samples:
+    /// 31 s at 12, against 2.9 s for the whole build without `optimize`).
+    static func optimizedLevel(samples: Int) -> Int32 {
+        samples <= 8 << 20 ? 12 : 10
     }
 
-    /// Raw scanline bytes per piece of a Zopfli stream made in parallel: large enough that
-    /// the sync flush between pieces costs nothing measurable, small enough that a 2x sheet
-    /// has many.
-    static let pieceSize = 512 << 10
-
-    /// Without filters, as a PNG written here: deflated by libdeflate in bands (smaller
-    /// than zlib's at the same level, in a third to a half of zlib's time: a Maki 2x sheet
-    /// 6.6 ms instead of 13.6 ms), or by Zopfli in pieces. Large sheets used to go to zlib in
-    /// pieces on every core, but the sheets of a build are encoded side by side, so CPU time
-    /// is what counts: openstreetmap-carto's 4096 x 4096 RGBA sheet takes libdeflate 302 ms at
-    /// level 7 (3,398,845 bytes) and zlib 783 ms (3,505,982 bytes), one core each.
+    /// Without filters, as a PNG written here: deflated by libdeflate at `level` in bands
+    /// (smaller than zlib's at the same level, in a third to a half of zlib's time: a Maki
+    /// 2x sheet 6.6 ms instead of 13.6 ms). Large sheets used to go to zlib in pieces on
+    /// every core, but the sheets of a build are encoded side by side, so CPU time is what
+    /// counts: openstreetmap-carto's 4096 x 4096 RGBA sheet takes libdeflate 302 ms at level
+    /// 7 (3,398,845 bytes) and zlib 783 ms (3,505,982 bytes), one core each.
     private static func encodeUnfiltered(
-        _ samples: Samples, _ size: PixelSize, _ deflater: Deflater
+        _ samples: Samples, _ size: PixelSize, level: Int32, memo: DeflateMemo?
     ) throws(RenderError) -> [UInt8] {
         let rowBytes = size.width * samples.channels
-        if case .zopfli = deflater { try Zopfli.check() }
         // Each row with its filter byte (0: none) in front.
         var scanlines = [UInt8](repeating: 0, count: size.height * (rowBytes + 1))
         scanlines.withUnsafeMutableBufferPointer { target in
@@ -90,14 +85,9 @@ public enum PNGEncoder {
                 }
             }
         }
-        let stream: [UInt8]
-        switch deflater {
-        case .deflate(let level, let memo):
-            let shape =
-                "\(size.width)x\(size.height) color type \(samples.colorType) palette \(SHA256.hex(samples.palette + samples.alpha))"
-            stream = try Deflate.zlibInBands(scanlines, level: level, memo: memo, name: shape).stream
-        case .zopfli: stream = try deflateInZopfliPieces(scanlines)
-        }
+        let shape =
+            "\(size.width)x\(size.height) color type \(samples.colorType) palette \(SHA256.hex(samples.palette + samples.alpha))"
+        let stream = try Deflate.zlibInBands(scanlines, level: level, memo: memo, name: shape).stream
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         func chunk(_ type: String, _ data: [UInt8]) {
             let typed = Array(type.utf8) + data
@@ -125,37 +115,6 @@ public enum PNGEncoder {
         } while offset < stream.count
         chunk("IEND", [])
         return png
-    }
-
-    /// `scanlines` as one zlib stream made of pieces deflated by Zopfli on every core.
-    private static func deflateInZopfliPieces(_ scanlines: [UInt8]) throws(RenderError) -> [UInt8] {
-        let pieceCount = (scanlines.count + pieceSize - 1) / pieceSize
-        let pieces = Locked<[Result<[UInt8], RenderError>?]>(Array(repeating: nil, count: pieceCount))
-        scanlines.withUnsafeBufferPointer { data in
-            // Read only, by every thread, while `scanlines` is alive.
-            nonisolated(unsafe) let base = data.baseAddress
-            let total = data.count
-            DispatchQueue.concurrentPerform(iterations: pieceCount) { piece in
-                guard let base else { return }
-                let start = piece * pieceSize, end = min(total, start + pieceSize)
-                let last = piece == pieceCount - 1
-                let result = Result { () throws(RenderError) in
-                    try Zopfli.deflatePiece(
-                        UnsafeBufferPointer(start: base, count: total), start: start, end: end, last: last)
-                }
-                pieces.withLock { $0[piece] = result }
-            }
-        }
-        // zlib's header (deflate, 32 KiB window, default level), the pieces, Adler-32.
-        var stream: [UInt8] = [0x78, 0x9C]
-        for piece in pieces.withLock({ $0 }) {
-            switch piece {
-            case .success(let bytes)?: stream += bytes
-            case .failure(let error)?: throw error
-            case nil: throw .encodingFailed("a piece of the image was not compressed")
-            }
-        }
-        return stream + Deflate.adler32Trailer(of: scanlines)
     }
 
     private static func encode(

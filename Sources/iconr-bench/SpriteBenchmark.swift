@@ -162,32 +162,49 @@ enum SpriteBenchmark {
                 "\(name): \(size) bytes, oxipng -o2 \(Int(fields[0])) bytes in \(ms(fields[1])) ms "
                     + "(\(String((Double(size) / max(1, fields[0]) * 1000).rounded() / 10))%)")
         }
-        guard !recursive else {
-            print("--optimize, --padding 0 and the mixed set: not run for a set in folders (Zopfli takes minutes)")
-            return
+        // --optimize (libdeflate's highest levels) against the default build, both without a
+        // cache, in turns (the goal: within 5x), and its sheets against zopflipng's on the
+        // default ones (the goal: within 2%; not for a set in folders, where zopflipng takes
+        // minutes on RGBA sheets).
+        var plains: [Double] = [], optimizeds: [Double] = []
+        var optimizedSummary = ""
+        for _ in 0..<3 {
+            plains.append(run(iconr, build + ["-o", scratch + "/plain/sprite", "--no-cache"]).0)
+            let (seconds, output) = run(
+                iconr, build + ["-o", scratch + "/optimized/sprite", "--optimize", "--no-cache"])
+            optimizeds.append(seconds)
+            optimizedSummary = output.split(separator: "\n").last.map(String.init) ?? ""
         }
-        // --optimize (Zopfli) against zopflipng on the default sheets (the goal: within 2%).
-        if FileManager.default.isExecutableFile(atPath: "/usr/bin/zopflipng") {
-            let started = clock.now
-            let (_, optimized) = run(
-                iconr, ["sprite", folder, "-o", scratch + "/optimized/sprite", "--optimize", "--no-cache"])
-            let optimizeSeconds = seconds(clock.now - started)
-            print(
-                "--optimize: \(ms(optimizeSeconds)) ms: "
-                    + (optimized.split(separator: "\n").last.map(String.init) ?? ""))
-            for name in ["sprite.png", "sprite@2x.png"] {
+        let (plain, optimized) = (median(plains), median(optimizeds))
+        print(
+            "--optimize: \(ms(optimized)) ms, \(String((optimized / plain * 10).rounded() / 10))x the default build "
+                + "without a cache (\(ms(plain)) ms; the goal: within 5x): \(optimizedSummary)")
+        let size = { (path: String) in (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
+        func percent(_ ours: Int, _ theirs: Int) -> String {
+            String((Double(ours) / Double(max(1, theirs)) * 1000).rounded() / 10) + "%"
+        }
+        let sheets = ((try? FileManager.default.contentsOfDirectory(atPath: scratch + "/optimized")) ?? [])
+            .filter { $0.hasSuffix(".png") }.sorted()
+        let zopflipng = !recursive && FileManager.default.isExecutableFile(atPath: "/usr/bin/zopflipng")
+        for name in sheets {
+            let (ours, plainBytes) = (size(scratch + "/optimized/" + name), size(scratch + "/plain/" + name))
+            var line = "\(name) --optimize: \(ours) bytes, \(percent(ours, plainBytes)) of the default's \(plainBytes)"
+            if zopflipng {
                 let theirs = scratch + "/zopflipng-" + name
-                _ = run("/usr/bin/zopflipng", ["-y", scratch + "/" + name, theirs])
-                let size = { (path: String) in
-                    (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-                }
-                let ours = size(scratch + "/optimized/" + name)
-                print(
-                    "\(name) --optimize: \(ours) bytes, zopflipng \(size(theirs)) bytes "
-                        + "(\(String((Double(ours) / Double(max(1, size(theirs))) * 1000).rounded() / 10))%)")
+                _ = run("/usr/bin/zopflipng", ["-y", scratch + "/plain/" + name, theirs])
+                line += ", zopflipng \(size(theirs)) bytes (\(percent(ours, size(theirs))))"
             }
-        } else {
-            print("zopflipng is not installed: --optimize not compared (apt-get install zopfli)")
+            print(line)
+        }
+        if !zopflipng {
+            print(
+                recursive
+                    ? "zopflipng: not run for a set in folders (minutes on RGBA sheets)"
+                    : "zopflipng is not installed: --optimize not compared (apt-get install zopfli)")
+        }
+        guard !recursive else {
+            print("--padding 0 and the mixed set: not run for a set in folders")
+            return
         }
 
         // Fill (icon pixels / sheet pixels) without padding, and on a set of mixed sizes:

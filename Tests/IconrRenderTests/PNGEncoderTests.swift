@@ -4,7 +4,7 @@ import IconrRender
 import IconrSystem
 import Testing
 
-/// Sheets in one libdeflate stream (and with `--optimize` in Zopfli pieces): what they
+/// Sheets in libdeflate's bands (and with `--optimize` at its highest levels): what they
 /// decode to, and what an RGBA sheet costs in bytes next to libpng's stream.
 @Suite struct PNGEncoderTests {
     /// A `width` x `height` image of stripes and noise: at most `colors` distinct colors
@@ -64,7 +64,7 @@ import Testing
         if colors > 256 {
             #expect(Double(png.count) <= Double(single.count) * 1.01, "\(png.count) vs \(single.count) bytes")
         }
-        // Zopfli takes tens of seconds on the 8.7 MB sheet in pieces: checked on the others.
+        // libdeflate's level 10 takes seconds on the 35 MB sheet: checked on the others.
         if width * height < 3000 * 2900 { try checkOptimized(original, png) }
         let pngcheck = "/usr/bin/pngcheck"
         if access(pngcheck, X_OK) == 0 {
@@ -75,17 +75,14 @@ import Testing
         }
     }
 
-    /// `--optimize`'s Zopfli pieces: the same pixels in fewer bytes. Needs libzopfli1 (CI
-    /// installs it); skipped with a line saying so elsewhere.
+    /// `--optimize`: the same pixels in fewer bytes (at least 1% fewer on a palette sheet of noise).
     private func checkOptimized(_ original: RasterImage, _ png: [UInt8]) throws {
-        let inCI = getenv("CI").map { String(cString: $0) == "true" } ?? false
-        guard dlopen("libzopfli.so.1", RTLD_NOW) != nil || inCI else {
-            print("skipped: the --optimize check needs libzopfli1 (apt-get install libzopfli1)")
-            return
-        }
         let optimized = try PNGEncoder.encodeSmallest(original, optimize: true)
         #expect(try PNGDecoder.decode(optimized) == PNGDecoder.decode(png))
         #expect(optimized.count < png.count, "\(optimized.count) vs \(png.count) bytes")
+        if png[25] == 3 {
+            #expect(Double(optimized.count) <= Double(png.count) * 0.99, "\(optimized.count) vs \(png.count) bytes")
+        }
     }
 }
 
