@@ -541,7 +541,11 @@ private final class Batch: Sendable {
         _ state: inout (stored: [String: ArraySlice<UInt8>]?, order: [String], kept: [String: KeptEntry])
     ) {
         guard state.stored == nil else { return }
-        let records = (try? FileReader.read(path, followingLinks: false)).map { Self.entries(of: $0) } ?? []
+        // A pack holds at least this run's entries, past `limit` if they are more (50,000
+        // images: 122 MB): it is read up to the whole cache's size.
+        let records =
+            (try? FileReader.read(path, followingLinks: false, maxSize: max(FileReader.maxSize, 4 * limit)))
+            .map { Self.entries(of: $0) } ?? []
         state.stored = Dictionary(records, uniquingKeysWith: { first, _ in first })
         state.order = records.map(\.name)
     }

@@ -44,18 +44,21 @@ public struct FileReadError: Error, Hashable, Sendable, CustomStringConvertible 
 /// Reads whole files with plain system calls: no Foundation start-up on the path of a
 /// one-icon command.
 package enum FileReader {
-    /// Files larger than this are refused rather than read (icons are kilobytes).
+    /// Files larger than this are refused rather than read (icons are kilobytes), unless a
+    /// read names a limit of its own.
     package static let maxSize = 64 << 20
 
-    /// The bytes of the regular file at `path` (a FIFO, device or folder is an error);
-    /// without `followingLinks`, a symbolic link is an error too.
-    package static func read(_ path: String, followingLinks: Bool = true) throws(FileReadError) -> [UInt8] {
-        try readWithTime(path, followingLinks: followingLinks).bytes
+    /// The bytes of the regular file at `path` (a FIFO, device or folder is an error), of at
+    /// most `maxSize` bytes; without `followingLinks`, a symbolic link is an error too.
+    package static func read(
+        _ path: String, followingLinks: Bool = true, maxSize: Int = maxSize
+    ) throws(FileReadError) -> [UInt8] {
+        try readWithTime(path, followingLinks: followingLinks, maxSize: maxSize).bytes
     }
 
     /// The file's bytes and its modification time, in nanoseconds since 1970.
     package static func readWithTime(
-        _ path: String, followingLinks: Bool = true
+        _ path: String, followingLinks: Bool = true, maxSize: Int = maxSize
     ) throws(FileReadError) -> (bytes: [UInt8], modified: Int) {
         // Non-blocking, so that opening a FIFO returns at once instead of waiting for a writer.
         let file: FileDescriptor
