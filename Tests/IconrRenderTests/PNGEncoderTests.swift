@@ -119,6 +119,15 @@ import Testing
         #expect(Double(stream.count) <= Double(whole.count) * 1.01 + 16, "\(stream.count) vs \(whole.count)")
     }
 
+    /// Past 2 MiB, the data is cut into 8 bands, not into 256 KiB ones.
+    @Test func largeDataGoesInEightBands() throws {
+        let bytes = data(count: 3 << 20, seed: 3)
+        #expect(Deflate.bandSize(for: bytes.count) == (3 << 20) / 8)
+        let (stream, deflated) = try Deflate.zlibInBands(bytes, level: 7, memo: nil, name: "test")
+        #expect(deflated == 8)
+        #expect(Deflate.inflate(stream[...], count: bytes.count) == bytes)
+    }
+
     @Test func onlyChangedBandsAreDeflatedAgain() throws {
         let records = Records()
         var bytes = data(count: 4 * Deflate.bandSize + 999, seed: 7)
