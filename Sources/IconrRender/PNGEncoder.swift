@@ -208,7 +208,12 @@ private struct Samples {
                 let r = word & 0xFF, g = word >> 8 & 0xFF, b = word >> 16 & 0xFF, a = word >> 24
                 if r != g || g != b { isGray = false }
                 if a != 255 { isOpaque = false }
-                if table.count <= 256 { table.insert(r << 24 | g << 16 | b << 8 | a) }
+                if table.count <= 256 {
+                    table.insert(r << 24 | g << 16 | b << 8 | a)
+                } else if !isGray && !isOpaque {
+                    // RGBA whatever the rest holds: a 4096 px sheet need not be read to its end.
+                    break
+                }
             }
         }
         if table.count <= 256 {
