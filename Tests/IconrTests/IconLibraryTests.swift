@@ -222,6 +222,34 @@ struct IconLibraryTests {
         #expect(reading.cache.statistics.renders == 2 && reading.cache.statistics.diskHits == 0)
     }
 
+    /// A pack past 64 MiB (a build of 50,000 images writes 122 MB) is read back and its
+    /// entries served: such packs were written and never read, so every build rendered all.
+    @Test func aPackPast64MiBIsReadBack() throws {
+        let writing = try library(disk: true)
+        let red = try writing.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
+        let disk = try #require(writing.cache.disk)
+        let secret = try FileReader.read(cacheDirectory + "/key")
+        let name = try #require(disk.entryPath(for: red.key).split(separator: "/").last?.dropLast(4))
+        var pack = Array("iconr pack 3\n".utf8)
+        for (recordName, entry) in [
+            (String(repeating: "0", count: 64), [UInt8](repeating: 0, count: 65 << 20)),
+            (String(name), PackEntry.make(red.image, key: red.key, secret: secret)),
+        ] {
+            withUnsafeBytes(of: UInt32(recordName.utf8.count).littleEndian) { pack += $0 }
+            pack += recordName.utf8
+            withUnsafeBytes(of: UInt32(entry.count).littleEndian) { pack += $0 }
+            pack += entry
+        }
+        let packs = cacheDirectory + "/entries-v1/packs"
+        try FileReader.makeFolder(packs)
+        try AtomicFile.write(pack, to: packs + "/" + SHA256.hex(Array("big".utf8)) + ".pack")
+        #expect(pack.count > FileReader.maxSize)
+        // The entry in a file of its own goes: only the pack can serve it now.
+        #expect(unlink(disk.entryPath(for: red.key)) == 0)
+        let reading = try DiskCache(directory: cacheDirectory, batch: "big")
+        #expect(reading.read(red.key)?.image == red.image)
+    }
+
     /// A PNG header may claim any size: the decoder refuses one past its limit before it
     /// allocates the pixels.
     @Test func aHugeHeaderIsRefusedBeforeAllocating() throws {
