@@ -399,7 +399,6 @@ enum PackEntry {
 
     static func make(_ image: RasterImage, key: VariantKey, secret: [UInt8]) -> [UInt8] {
         var entry: [UInt8] = []
-        entry.reserveCapacity(rawLength(image, identity: key.identity))
         append(image, identity: key.identity, secret: secret, to: &entry)
         return entry
     }
@@ -417,6 +416,8 @@ enum PackEntry {
         let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
         let payload = deflated ?? image.pixels
         let start = bytes.count
+        // Room for this entry alone: a deflated image's entry is kept at its own size.
+        bytes.reserveCapacity(start + length(identity: identity, payload: payload.count))
         bytes += identity.utf8
         bytes.append(0)
         for side in [image.size.width, image.size.height] {
@@ -427,9 +428,10 @@ enum PackEntry {
         bytes += SHA256.hmac(key: secret, bytes[start...])
     }
 
-    /// The length of the entry `append` makes of a raw (not deflated) image.
-    static func rawLength(_ image: RasterImage, identity: String) -> Int {
-        identity.utf8.count + 10 + image.pixels.count + 32
+    /// The length of an entry of `payload` bytes: the identity, a NUL, the size, the format
+    /// byte, the payload and the HMAC.
+    static func length(identity: String, payload: Int) -> Int {
+        identity.utf8.count + 10 + payload + 32
     }
 
     /// The image inside `entry` when it is a sound entry of `key` at most `maxSize`; else nil.
@@ -468,7 +470,8 @@ enum KeptEntry: Sendable {
     var length: Int {
         switch self {
         case .encoded(let entry): entry.count
-        case .image(let image, let identity): PackEntry.rawLength(image, identity: identity)
+        // Kept as images only when stored raw (`PackEntry.kept`).
+        case .image(let image, let identity): PackEntry.length(identity: identity, payload: image.pixels.count)
         }
     }
 }

@@ -75,7 +75,9 @@ enum SpriteCommand: Command {
                 help: "Write the JSON index without white space (-m and --minify-index-file are spreet's names)."),
             OptionSpec(
                 names: ["--optimize"],
-                help: "Compress the sheets harder: 6-13% smaller (within 1% of zopflipng), 3-5 times the time."),
+                help:
+                    "Compress the sheets harder: 2-13% smaller (Maki, Temaki: within 1% of zopflipng), 3-5 times the time."
+            ),
             OptionSpec(
                 names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
             OptionSpec(

@@ -123,7 +123,7 @@ package enum Deflate {
     }
 
     /// The Adler-32 of `data`, big-endian: what ends a zlib stream.
-    package static func adler32Trailer(of data: [UInt8]) -> [UInt8] {
+    private static func adler32Trailer(of data: [UInt8]) -> [UInt8] {
         let checksum = data.withUnsafeBufferPointer { buffer in
             var sum = adler32(0, nil, 0)
             var offset = 0
@@ -141,7 +141,7 @@ package enum Deflate {
     /// is next) with an empty stored block that is not final, so that they end on a byte
     /// boundary and blocks made apart can follow: BFINAL 0 and BTYPE 00 in the next three
     /// bits, then to the byte boundary, then LEN 0 and NLEN 0xFFFF.
-    package static func appendEmptyStoredBlock(to bytes: inout [UInt8], usedBits: Int) {
+    private static func appendEmptyStoredBlock(to bytes: inout [UInt8], usedBits: Int) {
         var used = usedBits
         for _ in 0..<3 {
             if used == 0 { bytes.append(0) }

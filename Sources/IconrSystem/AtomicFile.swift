@@ -63,24 +63,16 @@ package enum AtomicFile {
         try writeTogether([(bytes, path)])
     }
 
-    /// Writes the regular file `path` whole or not at all from `pieces`, each written as it
-    /// is made, so that a large file (a sprite build's cache pack) never stands whole in
-    /// memory. A symbolic link at `path` is replaced, not followed.
+    /// Writes `path` as `write(_:to:)` does, from `pieces`, each written as it is made, so
+    /// that a large file (a sprite build's cache pack) never stands whole in memory.
     package static func write(pieces: some Sequence<[UInt8]>, to path: String) throws(FileWriteError) {
-        let temporary = try writeTemporary(for: path, naming: path) { file throws(SystemError) in
-            for piece in pieces { try file.writeAll(piece) }
-        }
-        let failure = pending.withLock { paths -> FileWriteError? in
-            defer { paths.remove(temporary) }
-            guard rename(temporary, path) == 0 else {
-                let error = SystemError("rename")
-                unlink(temporary)
-                return FileWriteError(path: path, problem: .system(error))
-            }
-            return nil
-        }
-        if let failure { throw failure }
+        try writeTogether(filling: [
+            (path, { file throws(SystemError) in for piece in pieces { try file.writeAll(piece) } })
+        ])
     }
+
+    /// What writes a file's bytes into the descriptor it is given.
+    private typealias Fill = (FileDescriptor) throws(SystemError) -> Void
 
     /// Writes several files so that they change together: every temporary file is written
     /// first (a failure leaves all destinations as they were), then all are renamed into
@@ -93,18 +85,26 @@ package enum AtomicFile {
     /// (`/dev/stdout`, `/dev/null`) is opened and written in place, after every temporary file;
     /// a symbolic link is followed, so the file it points to changes and the link stays.
     package static func writeTogether(_ files: [(bytes: [UInt8], path: String)]) throws(FileWriteError) {
-        var replaced: [(bytes: [UInt8], path: String, target: String)] = []
-        var inPlace: [(bytes: [UInt8], path: String)] = []
+        try writeTogether(
+            filling: files.map { file in
+                (file.path, { descriptor throws(SystemError) in try descriptor.writeAll(file.bytes) })
+            })
+    }
+
+    /// `writeTogether(_:)` with each file's bytes written by its `fill`.
+    private static func writeTogether(filling files: [(path: String, fill: Fill)]) throws(FileWriteError) {
+        var replaced: [(fill: Fill, path: String, target: String)] = []
+        var inPlace: [(path: String, fill: Fill)] = []
         for file in files {
             switch destination(of: file.path) {
-            case .regular(let target): replaced.append((file.bytes, file.path, target))
+            case .regular(let target): replaced.append((file.fill, file.path, target))
             case .special: inPlace.append(file)
             }
         }
         var temporaries: [String] = []
         do {
             for file in replaced {
-                temporaries.append(try writeTemporary(file.bytes, for: file.target, naming: file.path))
+                temporaries.append(try writeTemporary(for: file.target, naming: file.path, file.fill))
             }
         } catch {
             pending.withLock { paths in
@@ -149,7 +149,7 @@ package enum AtomicFile {
             return nil
         }
         if let failure { throw failure }
-        for file in inPlace { try writeInPlace(file.bytes, to: file.path) }
+        for file in inPlace { try writeInPlace(file.path, file.fill) }
     }
 
     /// Where writing `path` goes: a regular file (existing or not) at the path a symbolic
@@ -172,20 +172,18 @@ package enum AtomicFile {
         return (info.st_mode & S_IFMT) == S_IFDIR ? .regular(path) : .special
     }
 
-    /// Opens the existing special file `path` and writes `bytes` to it.
-    private static func writeInPlace(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
+    /// Opens the existing special file `path` and has `fill` write it.
+    private static func writeInPlace(_ path: String, _ fill: Fill) throws(FileWriteError) {
         do {
             let file = try FileDescriptor.open(path, O_WRONLY | O_NOCTTY)
-            try writeAndClose(file) { file throws(SystemError) in try file.writeAll(bytes) }
+            try writeAndClose(file, fill)
         } catch {
             throw FileWriteError(path: path, problem: .system(error))
         }
     }
 
     /// Has `fill` write the file, and closes it; a failed close is a failed write.
-    private static func writeAndClose(
-        _ file: FileDescriptor, _ fill: (FileDescriptor) throws(SystemError) -> Void
-    ) throws(SystemError) {
+    private static func writeAndClose(_ file: FileDescriptor, _ fill: Fill) throws(SystemError) {
         do {
             try fill(file)
         } catch {
@@ -195,17 +193,10 @@ package enum AtomicFile {
         try file.close()
     }
 
-    /// Writes `bytes` into a new temporary file beside `path` and returns its path; errors
-    /// name `shownPath` (the path as the caller gave it, before links were followed).
+    /// Makes a new temporary file beside `path`, has `fill` write it, and returns its path;
+    /// errors name `shownPath` (the path as the caller gave it, before links were followed).
     private static func writeTemporary(
-        _ bytes: [UInt8], for path: String, naming shownPath: String
-    ) throws(FileWriteError) -> String {
-        try writeTemporary(for: path, naming: shownPath) { file throws(SystemError) in try file.writeAll(bytes) }
-    }
-
-    /// Makes a new temporary file beside `path`, has `fill` write it, and returns its path.
-    private static func writeTemporary(
-        for path: String, naming shownPath: String, _ fill: (FileDescriptor) throws(SystemError) -> Void
+        for path: String, naming shownPath: String, _ fill: Fill
     ) throws(FileWriteError) -> String {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
