@@ -187,6 +187,45 @@ public struct SpriteIndexEntry: Hashable, Sendable {
     }
 }
 
+extension SpriteIndexEntry {
+    /// The entry one image has in index JSON (`writeJSON`); nil when `json` is not one, or
+    /// its rectangle is not of whole numbers.
+    package init?(json value: JSONValue) {
+        func number(_ key: String) -> Double? {
+            if case .number(let number)? = value[key] { return number }
+            return nil
+        }
+        func whole(_ key: String) -> Int? {
+            guard let number = number(key), abs(number) < 1e9 else { return nil }
+            return Int(exactly: number)
+        }
+        func numbers(_ json: JSONValue?) -> [Double]? {
+            json?.arrayValue?.compactMap { if case .number(let number) = $0 { number } else { nil } }
+        }
+        func box(_ key: String) -> ContentBox? {
+            guard let values = numbers(value[key]), values.count == 4 else { return nil }
+            return ContentBox(left: values[0], top: values[1], right: values[2], bottom: values[3])
+        }
+        func spans(_ key: String) -> [StretchArea] {
+            (value[key]?.arrayValue ?? []).compactMap { numbers($0) }.filter { $0.count == 2 }
+                .map { StretchArea(start: $0[0], end: $0[1]) }
+        }
+        func flag(_ key: String) -> Bool? {
+            if case .bool(let flag)? = value[key] { return flag }
+            return nil
+        }
+        guard let x = whole("x"), let y = whole("y"), let width = whole("width"), let height = whole("height"),
+            let ratio = number("pixelRatio")
+        else { return nil }
+        self.init(
+            rect: PixelRect(x: x, y: y, width: width, height: height), pixelRatio: ratio,
+            sdf: flag("sdf") ?? false, content: box("content"), stretchX: spans("stretchX"),
+            stretchY: spans("stretchY"),
+            textFitWidth: value["textFitWidth"]?.stringValue, textFitHeight: value["textFitHeight"]?.stringValue,
+            placeholder: box("placeholder"), visible: flag("visible"))
+    }
+}
+
 /// Writes sprite index JSON the same way every time: ids sorted, keys sorted, numbers in
 /// their shortest form. Readable (one image a line) or minified.
 package enum SpriteIndex {
@@ -210,34 +249,8 @@ package enum SpriteIndex {
         guard let object = (try? JSONValue.parse(bytes))?.objectValue else { return nil }
         var entries: [String: SpriteIndexEntry] = [:]
         for (id, value) in object {
-            func number(_ key: String) -> Double? {
-                if case .number(let number)? = value[key] { return number }
-                return nil
-            }
-            func numbers(_ json: JSONValue?) -> [Double]? {
-                json?.arrayValue?.compactMap { if case .number(let number) = $0 { number } else { nil } }
-            }
-            func box(_ key: String) -> ContentBox? {
-                guard let values = numbers(value[key]), values.count == 4 else { return nil }
-                return ContentBox(left: values[0], top: values[1], right: values[2], bottom: values[3])
-            }
-            func spans(_ key: String) -> [StretchArea] {
-                (value[key]?.arrayValue ?? []).compactMap { numbers($0) }.filter { $0.count == 2 }
-                    .map { StretchArea(start: $0[0], end: $0[1]) }
-            }
-            func flag(_ key: String) -> Bool? {
-                if case .bool(let flag)? = value[key] { return flag }
-                return nil
-            }
-            guard let x = number("x"), let y = number("y"), let width = number("width"), let height = number("height"),
-                let ratio = number("pixelRatio")
-            else { return nil }
-            entries[id] = SpriteIndexEntry(
-                rect: PixelRect(x: Int(x), y: Int(y), width: Int(width), height: Int(height)), pixelRatio: ratio,
-                sdf: flag("sdf") ?? false, content: box("content"), stretchX: spans("stretchX"),
-                stretchY: spans("stretchY"),
-                textFitWidth: value["textFitWidth"]?.stringValue, textFitHeight: value["textFitHeight"]?.stringValue,
-                placeholder: box("placeholder"), visible: flag("visible"))
+            guard let entry = SpriteIndexEntry(json: value) else { return nil }
+            entries[id] = entry
         }
         return entries
     }

@@ -71,7 +71,7 @@ public enum PNGEncoder {
     /// every core, but the sheets of a build are encoded side by side, so CPU time is what
     /// counts: openstreetmap-carto's 4096 x 4096 RGBA sheet takes libdeflate 302 ms at level
     /// 7 (3,398,845 bytes) and zlib 783 ms (3,505,982 bytes), one core each.
-    private static func encodeUnfiltered(
+    static func encodeUnfiltered(
         _ samples: Samples, _ size: PixelSize, level: Int32, memo: DeflateMemo?
     ) throws(RenderError) -> [UInt8] {
         let rowBytes = size.width * samples.channels
@@ -150,7 +150,7 @@ extension CPNG_Error {
 }
 
 /// Pixel rows in one PNG color type.
-private struct Samples {
+struct Samples {
     var colorType: Int32
     var channels: Int
     var rows: [UInt8]
@@ -182,6 +182,16 @@ private struct Samples {
         var copy = self
         copy.rows = sampled
         return (copy, PixelSize(width: size.width, height: rowCount))
+    }
+
+    /// Palette samples: `colors` (`0xRRGGBBAA`, in `PaletteImage.ordered` order) and an index a pixel.
+    init(paletteOf colors: [UInt32], rows: [UInt8]) {
+        let palette = colors.flatMap { [UInt8($0 >> 24), UInt8($0 >> 16 & 0xFF), UInt8($0 >> 8 & 0xFF)] }
+        let alpha = colors.map { UInt8($0 & 0xFF) }
+        let translucent = alpha.lastIndex { $0 != 255 }.map { $0 + 1 } ?? 0
+        self.init(
+            colorType: PNG_COLOR_TYPE_PALETTE, channels: 1, rows: rows, palette: palette,
+            alpha: Array(alpha.prefix(translucent)))
     }
 
     init(rgba image: RasterImage) {
@@ -217,37 +227,24 @@ private struct Samples {
             }
         }
         if table.count <= 256 {
-            // Translucent colors first, so that tRNS can stop at the last of them; then by value.
-            let sorted = table.colors.sorted { a, b in
-                let (alphaA, alphaB) = (a & 0xFF, b & 0xFF)
-                return (alphaA == 255 ? 1 : 0, a) < (alphaB == 255 ? 1 : 0, b)
-            }
-            var palette: [UInt8] = [], alpha: [UInt8] = []
+            let palette = PaletteImage.ordered(table.colors)
             var indexes = ColorTable()
-            for (index, color) in sorted.enumerated() {
-                indexes.insert(color, value: UInt8(index))
-                palette += [UInt8(color >> 24), UInt8(color >> 16 & 0xFF), UInt8(color >> 8 & 0xFF)]
-                alpha.append(UInt8(color & 0xFF))
-            }
-            let translucent = alpha.lastIndex { $0 != 255 }.map { $0 + 1 } ?? 0
+            for (index, color) in palette.enumerated() { indexes.insert(color, value: UInt8(index)) }
             var rows = [UInt8](repeating: 0, count: count)
             pixels.withUnsafeBytes { raw in
                 let words = raw.bindMemory(to: UInt32.self)
                 var last: UInt32 = 0, lastIndex: UInt8 = 0, hasLast = false
                 for index in 0..<count {
-                    let word = UInt32(littleEndian: words[index])
+                    let word = words[index]
                     if !hasLast || word != last {
                         last = word
                         hasLast = true
-                        let key = (word & 0xFF) << 24 | (word >> 8 & 0xFF) << 16 | (word >> 16 & 0xFF) << 8 | word >> 24
-                        lastIndex = indexes.value(of: key)
+                        lastIndex = indexes.value(of: PaletteImage.color(of: word))
                     }
                     rows[index] = lastIndex
                 }
             }
-            return Samples(
-                colorType: PNG_COLOR_TYPE_PALETTE, channels: 1, rows: rows, palette: palette,
-                alpha: Array(alpha.prefix(translucent)))
+            return Samples(paletteOf: palette, rows: rows)
         }
         if isGray && isOpaque {
             return Samples(colorType: PNG_COLOR_TYPE_GRAY, channels: 1, rows: (0..<count).map { pixels[$0 * 4] })

@@ -12,12 +12,22 @@ struct SheetComposer: Sendable {
     /// 2048 sheet; Maki's and Temaki's sheets are 0.2-5 MB).
     static let largeSheetBytes = 16 << 20
 
-    /// Packs the images into sheets. Which ids share a sheet is decided for all ratios at
-    /// once (`SpritePacker.groups`), so that every ratio's sheet N holds the same ids (a style
-    /// names a sheet once for all ratios). Layouts packed before are read back from `cache`.
-    func compose(_ images: [SpriteImage], cache: SpriteBuildCache) throws(SpriteBuildError) -> ComposedSheets {
+    /// Which image each id has at each ratio, and the layouts they make.
+    struct Plan {
+        /// The ratios, largest first.
+        let ratios: [Double]
+        /// The sprite ids, sorted.
+        let ids: [String]
+        /// For each ratio, each id's image (an index in the build's images).
+        let drawn: [[Int]]
+        let layouts: [SpritePacker.Layout]
+        /// The digest of everything that decides the packing.
+        let layoutsKey: String
+    }
+
+    /// The plan of `images`; an error when an id has no image at some ratio.
+    func plan(_ images: [SpriteImage]) throws(SpriteBuildError) -> Plan {
         let ratios = options.ratios.sorted(by: >)
-        guard !ratios.isEmpty else { return ([], 0) }
         let ids = Array(Set(images.map(\.id))).sorted()
         // Images are named by their index in `images`, not copied (a copy is some 270 bytes,
         // 13 MB for 50,000 images).
@@ -35,36 +45,126 @@ struct SheetComposer: Sendable {
             }
         }
         byRatio = [:]
-        let layouts = ratios.indices.map { index in
+        let layouts = try ratios.indices.map { index throws(SpriteBuildError) in
             SpritePacker.Layout(
-                sizes: drawn[index].map { images[$0].image.size }, padding: padding(at: ratios[index]),
-                sharing: options.unique ? sharing(drawn[index].map { images[$0].image }) : nil)
+                sizes: drawn[index].map { images[$0].size }, padding: padding(at: ratios[index]),
+                sharing: options.unique ? try sharing(drawn[index].map { images[$0] }) : nil)
         }
-        let layoutsKey = layoutsKey(layouts)
+        return Plan(ratios: ratios, ids: ids, drawn: drawn, layouts: layouts, layoutsKey: layoutsKey(layouts))
+    }
+
+    /// Packs the images into sheets. Which ids share a sheet is decided for all ratios at
+    /// once (`SpritePacker.groups`), so that every ratio's sheet N holds the same ids (a style
+    /// names a sheet once for all ratios). Layouts packed before are read back from `cache`.
+    func compose(
+        _ images: [SpriteImage], plan: Plan, cache: SpriteBuildCache
+    ) throws(SpriteBuildError)
+        -> ComposedSheets
+    {
+        guard !plan.ratios.isEmpty else { return ([], 0) }
         let packed: Packing
-        if let known = cache.packing(layoutsKey) {
+        if let known = cache.packing(plan.layoutsKey) {
             packed = known
         } else {
-            packed = SpritePacker.groups(layouts, maxSide: options.maxSize)
-            cache.keep(packed, layoutsKey: layoutsKey)
+            packed = SpritePacker.groups(plan.layouts, maxSide: options.maxSize)
+            cache.keep(packed, layoutsKey: plan.layoutsKey)
         }
         if let item = packed.tooLarge.first {
-            throw SpriteBuildError.sheet("\"\(ids[item])\" is larger than the \(options.maxSize) px sheet limit")
+            throw SpriteBuildError.sheet("\"\(plan.ids[item])\" is larger than the \(options.maxSize) px sheet limit")
         }
         // Every sheet of every ratio draws and encodes on its own: small ones in parallel,
         // large ones (whose deflate bands use every core anyway) one at a time, so that a
         // build holds one large sheet's pixels at once, not one per core.
-        let jobs = ratios.indices.flatMap { ratio in packed.groups.indices.map { (ratio, $0) } }
+        let sheets = try eachSheet(of: plan, images: images, packed: packed) { sheet throws(SpriteBuildError) in
+            var pixels = [UInt8](repeating: 0, count: sheet.size.width * sheet.size.height * 4)
+            for (member, rect) in sheet.drawn {
+                guard let image = images[member].image else {
+                    throw SpriteBuildError.sheet("the pixels of \"\(images[member].id)\" were not drawn")
+                }
+                image.pixels.withUnsafeBufferPointer { from in
+                    for row in 0..<rect.height {
+                        let target = ((rect.y + row) * sheet.size.width + rect.x) * 4
+                        pixels.replaceSubrange(
+                            target..<(target + rect.width * 4),
+                            with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
+                    }
+                }
+            }
+            do {
+                // The sheet's pixels go to the encoder, which lets them go once it has its samples.
+                return try PNGEncoder.encodeSmallest(
+                    RasterImage(size: sheet.size, pixels: consume pixels), optimize: options.optimize,
+                    memo: cache.deflateMemo)
+            } catch {
+                throw SpriteBuildError.sheet(
+                    "cannot encode sheet \(sheet.number + 1) at \(sheet.ratio.shortText)x: \(error)")
+            }
+        }
+        return (sheets, packed.groups.count)
+    }
+
+    /// The sheets of `images` drawn from the last build's: `last`, composed with the same
+    /// packing (`plan.layoutsKey`), with only the images that have pixels (the icons drawn
+    /// again) drawn into them. The same sheets `compose` makes, byte for byte; nil when they
+    /// cannot be made so: another packing, `unique`, a sheet not a palette (or more than 256
+    /// colors with the new images), or the last sheets not in the cache.
+    func patch(
+        _ images: [SpriteImage], plan: Plan, last: SpriteSetRecord, cache: SpriteBuildCache
+    ) -> ComposedSheets? {
+        guard !options.unique, !plan.ratios.isEmpty, plan.layoutsKey == last.layoutsKey,
+            let packed = cache.packing(plan.layoutsKey), packed.tooLarge.isEmpty,
+            let previous = cache.sheets(last.sheetsKey), previous.count == packed.groups.count
+        else { return nil }
+        let lastSheets = Dictionary(
+            previous.files.map { (SheetNumber(ratio: $0.ratio, sheet: $0.sheet), $0.png) },
+            uniquingKeysWith: { first, _ in first })
+        // Thrown where a sheet cannot be patched (and never shown: `compose` makes them all then).
+        let notPatched = SpriteBuildError.sheet("the last build's sheet cannot be patched")
+        return try? (
+            eachSheet(of: plan, images: images, packed: packed) { sheet throws(SpriteBuildError) in
+                guard let png = lastSheets[SheetNumber(ratio: sheet.ratio, sheet: sheet.number)],
+                    var palette = PaletteImage(png: png), palette.size == sheet.size
+                else { throw notPatched }
+                for (member, rect) in sheet.drawn {
+                    guard let image = images[member].image else { continue }
+                    guard palette.draw(image, x: rect.x, y: rect.y) else { throw notPatched }
+                }
+                do {
+                    return try palette.encoded(optimize: options.optimize, memo: cache.deflateMemo)
+                } catch {
+                    throw notPatched
+                }
+            }, packed.groups.count
+        )
+    }
+
+    /// One sheet of one ratio to draw: where each of its images goes.
+    struct Sheet {
+        let ratio: Double
+        let number: Int
+        let size: PixelSize
+        /// The rectangles to draw, with the image each shows (ids that share one, `unique`, once).
+        let drawn: [(member: Int, rect: PixelRect)]
+    }
+
+    /// The files of every sheet of every ratio, each encoded by `encode`: small ones in
+    /// parallel, large ones one at a time. Each sheet's index and figures come from its
+    /// placements.
+    private func eachSheet(
+        of plan: Plan, images: [SpriteImage], packed: Packing,
+        encode: @Sendable (Sheet) throws(SpriteBuildError) -> [UInt8]
+    ) throws(SpriteBuildError) -> [SpriteSheetFile] {
+        let jobs = plan.ratios.indices.flatMap { ratio in packed.groups.indices.map { (ratio, $0) } }
         let files = Locked<[Int: Result<SpriteSheetFile, SpriteBuildError>]>([:])
         @Sendable func compose(_ index: Int) {
             let (ratio, sheet) = jobs[index]
             let group = packed.groups[sheet]
-            let file = Result { () throws(SpriteBuildError) in
-                try composeSheet(
-                    group.members.map { drawn[ratio][$0] }, of: images,
+            let file = Result { () throws(SpriteBuildError) -> SpriteSheetFile in
+                try sheetFile(
+                    group.members.map { plan.drawn[ratio][$0] }, of: images,
                     placements: group.members.map { group.sheets[ratio].placements[$0] },
                     size: PixelSize(width: group.sheets[ratio].width, height: group.sheets[ratio].height),
-                    ratio: ratios[ratio], sheet: sheet, memo: cache.deflateMemo)
+                    ratio: plan.ratios[ratio], sheet: sheet, encode: encode)
             }
             files.withLock { $0[index] = file }
         }
@@ -80,9 +180,8 @@ struct SheetComposer: Sendable {
             guard let result = results[index] else { throw SpriteBuildError.sheet("a sheet was not composed") }
             return try result.get()
         }
-        return (sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }, packed.groups.count)
+        return sheets.sorted { ($0.ratio, $0.sheet) < ($1.ratio, $1.sheet) }
     }
-
     /// The digest of everything that decides the sheets: the layout options, and each
     /// image's id, ratio, content key and index metadata.
     func compositionKey(_ images: [SpriteImage]) -> String {
@@ -112,11 +211,14 @@ struct SheetComposer: Sendable {
     }
 
     /// For each image, the first image with the same pixels (itself when none before it has).
-    private func sharing(_ images: [RasterImage]) -> [Int] {
+    private func sharing(_ images: [SpriteImage]) throws(SpriteBuildError) -> [Int] {
         var first: [RasterImage: Int] = [:]
-        return images.indices.map { index in
-            if let earlier = first[images[index]] { return earlier }
-            first[images[index]] = index
+        return try images.indices.map { index throws(SpriteBuildError) in
+            guard let pixels = images[index].image else {
+                throw SpriteBuildError.sheet("the pixels of \"\(images[index].id)\" were not drawn")
+            }
+            if let earlier = first[pixels] { return earlier }
+            first[pixels] = index
             return index
         }
     }
@@ -125,21 +227,22 @@ struct SheetComposer: Sendable {
         Int((Double(options.padding) * ratio).rounded(.up))
     }
 
-    /// Draws one sheet's images (`members` of `all`) at their placements and encodes it.
-    private func composeSheet(
-        _ members: [Int], of all: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
-        sheet: Int, memo: DeflateMemo?
+    /// One sheet's file: its images (`members` of the build's) at their placements, checked
+    /// against the sheet, encoded by `encode`.
+    private func sheetFile(
+        _ members: [Int], of images: [SpriteImage], placements: [PixelRect?], size: PixelSize, ratio: Double,
+        sheet: Int, encode: (Sheet) throws(SpriteBuildError) -> [UInt8]
     ) throws(SpriteBuildError) -> SpriteSheetFile {
-        let images = members.lazy.map { all[$0] }
         let size = PixelSize(width: max(1, size.width), height: max(1, size.height))
         let padding = padding(at: ratio)
-        var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
         var entries: [String: SpriteIndexEntry] = [:]
         entries.reserveCapacity(members.count)
-        var drawn = Set<PixelRect>()
+        var drawn: [(member: Int, rect: PixelRect)] = []
+        var rects = Set<PixelRect>()
         var imageArea = 0, paddedArea = 0
-        for (image, placement) in zip(images, placements) {
-            guard let rect = placement, rect.width == image.image.size.width, rect.height == image.image.size.height,
+        for (member, placement) in zip(members, placements) {
+            let image = images[member]
+            guard let rect = placement, rect.width == image.size.width, rect.height == image.size.height,
                 rect.x >= 0, rect.y >= 0, rect.maxX <= size.width, rect.maxY <= size.height
             else {
                 throw SpriteBuildError.sheet(
@@ -148,31 +251,23 @@ struct SheetComposer: Sendable {
             var entry = image.entry
             entry.rect = rect
             entries[image.id] = entry
-            // Ids that share a rectangle (`unique`) have the same pixels: draw them once.
-            guard drawn.insert(rect).inserted else { continue }
-            image.image.pixels.withUnsafeBufferPointer { from in
-                for row in 0..<rect.height {
-                    let target = ((rect.y + row) * size.width + rect.x) * 4
-                    pixels.replaceSubrange(
-                        target..<(target + rect.width * 4),
-                        with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
-                }
-            }
+            // Ids that share a rectangle (`unique`) have the same pixels: drawn once.
+            guard rects.insert(rect).inserted else { continue }
+            drawn.append((member, rect))
             imageArea += rect.width * rect.height
             paddedArea += (rect.width + padding) * (rect.height + padding)
         }
-        let png: [UInt8]
-        do {
-            // The sheet's pixels go to the encoder, which lets them go once it has its samples.
-            png = try PNGEncoder.encodeSmallest(
-                RasterImage(size: size, pixels: consume pixels), optimize: options.optimize, memo: memo)
-        } catch {
-            throw SpriteBuildError.sheet("cannot encode sheet \(sheet + 1) at \(ratio.shortText)x: \(error)")
-        }
+        let png = try encode(Sheet(ratio: ratio, number: sheet, size: size, drawn: drawn))
         let sheetArea = Double(size.width * size.height)
         let paddedSheet = Double((size.width + padding) * (size.height + padding))
         return SpriteSheetFile(
-            ratio: ratio, sheet: sheet, png: png, entries: entries, size: size, ids: images.count,
+            ratio: ratio, sheet: sheet, png: png, entries: entries, size: size, ids: members.count,
             images: drawn.count, fill: Double(imageArea) / sheetArea, packing: Double(paddedArea) / paddedSheet)
     }
+}
+
+/// A sheet of a ratio.
+private struct SheetNumber: Hashable {
+    let ratio: Double
+    let sheet: Int
 }

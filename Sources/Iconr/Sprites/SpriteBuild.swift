@@ -169,6 +169,10 @@ public struct SpriteBuild: Sendable {
     /// Whether every file was as in an earlier build with the same options, so that build's
     /// sheets were served as they were, with nothing parsed, read from the cache or composed.
     public let inputsUnchanged: Bool
+    /// Icons whose files were as in the last build of the same set (the same files and
+    /// options): taken from it, their images not parsed, drawn or read from the cache, and
+    /// only the others drawn into its sheets.
+    public let iconsReused: Int
     /// Icon files and sidecars read: none when the listing found every file as stamped in the
     /// build served (`inputsUnchanged`).
     public let filesRead: Int

@@ -7,9 +7,11 @@ import IconrRender
 /// nothing is parsed, rendered or composed); the composition key to the sheets
 /// (`SheetArchive`: nothing is packed or encoded); and, for images that changed but kept
 /// their sizes, the layouts' key to their packing (`PackingArchive`: nothing is packed).
-/// Beside them, each sheet's deflated bands (`DeflateMemo`: only bands whose pixels changed
-/// are deflated again). Each entry names the key it is stored under and is checked when
-/// read. Without a disk cache every lookup misses.
+/// Beside them, what the last build of each set of icons made of each icon (`SpriteSetRecord`:
+/// only icons whose files changed are drawn, into the last sheets), and each sheet's deflated
+/// bands (`DeflateMemo`: only bands whose pixels changed are deflated again). Each entry names
+/// the key it is stored under and is checked when read. Without a disk cache every lookup
+/// misses.
 struct SpriteBuildCache: Sendable {
     let disk: DiskCache?
 
@@ -36,6 +38,16 @@ struct SpriteBuildCache: Sendable {
     /// Keeps a whole build's record under its inputs' key.
     func keep(_ record: SpriteRecord, inputsKey: String) {
         disk?.storeBlob(record.bytes(key: inputsKey), as: inputsKey)
+    }
+
+    /// What the last build of the set `setKey` (`SpriteSetRecord.key`) made of each icon.
+    func setRecord(_ setKey: String) -> SpriteSetRecord? {
+        disk?.readBlob(setKey).flatMap { SpriteSetRecord(bytes: $0, key: setKey) }
+    }
+
+    /// Keeps what a build of the set `setKey` made of each icon, for the next build of it.
+    func keep(_ record: SpriteSetRecord, setKey: String) {
+        disk?.storeBlob(record.bytes(key: setKey), as: setKey)
     }
 
     /// The sheets composed before under `compositionKey`.

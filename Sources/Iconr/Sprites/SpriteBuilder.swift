@@ -75,7 +75,7 @@ public final class SpriteBuilder: Sendable {
                 sheets: sheets.files, sheetCount: sheets.count, icons: record.icons, variants: record.variants,
                 skipped: [], warnings: sourceWarnings + record.warnings, renders: 0, cacheHits: record.images,
                 renderSeconds: seconds(ContinuousClock.now - started), composeSeconds: 0, sheetsFromCache: true,
-                inputsUnchanged: true, filesRead: filesRead)
+                inputsUnchanged: true, iconsReused: 0, filesRead: filesRead)
         }
         // Files whose stamps are those of a recorded build hold its bytes: it is served
         // without reading them (a warm rebuild of osm-carto's 8.5 MB).
@@ -94,32 +94,90 @@ public final class SpriteBuilder: Sendable {
             keepStamps()
             return build
         }
-        // The files' bytes (as many as the images' own bytes on Maki) go once they are drawn.
-        let (images, failures, warnings, references) = try renderImages(
-            of: sources, inputs: consume inputs, recovery: recovery, progress: progress)
-        let statsAfter = cache.statistics
+        // Icons whose files are as the last build of this set read them are taken from its
+        // record (`SpriteSetRecord`), not parsed or drawn: their pixels are in its sheets.
+        let setKey = inputsKey == nil || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
+        let last = setKey.flatMap { buildCache.setRecord($0) }
+        let digests = sources.map { inputs.digests(of: $0) }
+        var taken: [Int: SourceImages] = [:]
+        if let last {
+            for (index, source) in sources.enumerated() {
+                if let digests = digests[index], let icon = last.icon(source, digests: digests) { taken[index] = icon }
+            }
+        }
+        // The files' bytes (as many as the images' own bytes on Maki) go once they are drawn,
+        // unless the taken icons may have to be drawn after all.
+        let keptInputs = taken.isEmpty ? nil : inputs
+        var results = try renderImages(
+            of: sources, indices: sources.indices.filter { taken[$0] == nil }, inputs: consume inputs,
+            recovery: recovery, progress: progress, done: taken.count)
+        results.merge(taken.mapValues { .success($0) }) { drawn, _ in drawn }
+        var (images, failures, warnings, references) = try checked(results, of: sources)
+        var statsAfter = cache.statistics
         let rendered = ContinuousClock.now
         // Sheets composed from exactly these images and options before are read back instead
         // of packed and encoded again (most of a warm rebuild).
         let composer = SheetComposer(options: options)
+        var plan = try composer.plan(images)
         let compositionKey = composer.compositionKey(images)
         let sheets: ComposedSheets
-        var sheetsFromCache = false
+        var sheetsFromCache = false, iconsReused = 0
         if let cached = buildCache.sheets(compositionKey) {
             sheets = cached
             sheetsFromCache = true
+            iconsReused = taken.count
+        } else if let last, !taken.isEmpty,
+            let patched = composer.patch(images, plan: plan, last: last, cache: buildCache)
+        {
+            sheets = patched
+            iconsReused = taken.count
+            buildCache.keep(sheets, compositionKey: compositionKey)
         } else {
-            sheets = try composer.compose(images, cache: buildCache)
+            if let keptInputs {
+                // The last sheets cannot take the new images: the taken icons are drawn too.
+                results.merge(
+                    try renderImages(
+                        of: sources, indices: taken.keys.sorted(), inputs: keptInputs, recovery: recovery,
+                        progress: nil, done: 0)
+                ) { drawn, _ in drawn }
+                (images, failures, warnings, references) = try checked(results, of: sources)
+                statsAfter = cache.statistics
+                plan = try composer.plan(images)
+            }
+            sheets = try composer.compose(images, plan: plan, cache: buildCache)
             buildCache.keep(sheets, compositionKey: compositionKey)
         }
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
-        // A whole build is recorded under its inputs' key, for a rebuild to serve as it is.
-        if let key = inputsKey, failures.isEmpty {
-            let record = SpriteRecord(
-                sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
-                warnings: warnings, references: references, referenced: IconReferences.fingerprint(of: references))
-            buildCache.keep(record, inputsKey: key)
-            keepStamps()
+        let takenImages = taken.values.reduce(0) { $0 + $1.images.count }
+        if failures.isEmpty {
+            // A whole build is recorded under its inputs' key, for a rebuild to serve as it is.
+            if let key = inputsKey {
+                let record = SpriteRecord(
+                    sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
+                    warnings: warnings, references: references,
+                    referenced: IconReferences.fingerprint(of: references))
+                buildCache.keep(record, inputsKey: key)
+                keepStamps()
+            }
+            // And what it made of each icon under the set's key, for a rebuild after some changed.
+            if let setKey {
+                var icons: [String: SpriteSetRecord.Icon] = [:]
+                for (index, source) in sources.enumerated() {
+                    guard case .success(let made)? = results[index], made.references.isEmpty,
+                        let digests = digests[index]
+                    else { continue }
+                    icons[source.id] = SpriteSetRecord.Icon(
+                        digests: digests, warnings: made.warnings,
+                        images: made.images.map {
+                            SpriteSetRecord.Image(
+                                id: $0.id, ratio: $0.ratio, isVariant: $0.isVariant, contentKey: $0.contentKey,
+                                entry: $0.entry)
+                        })
+                }
+                buildCache.keep(
+                    SpriteSetRecord(sheetsKey: compositionKey, layoutsKey: plan.layoutsKey, icons: icons),
+                    setKey: setKey)
+            }
         }
         buildCache.flush()
         return SpriteBuild(
@@ -127,20 +185,18 @@ public final class SpriteBuilder: Sendable {
             variants: variantCount, skipped: failures, warnings: sourceWarnings + warnings,
             renders: statsAfter.renders - statsBefore.renders,
             cacheHits: (statsAfter.memory.hits - statsBefore.memory.hits)
-                + (statsAfter.diskHits - statsBefore.diskHits),
+                + (statsAfter.diskHits - statsBefore.diskHits) + (iconsReused > 0 ? takenImages : 0),
             renderSeconds: seconds(rendered - started), composeSeconds: seconds(ContinuousClock.now - rendered),
-            sheetsFromCache: sheetsFromCache, inputsUnchanged: false, filesRead: filesRead)
+            sheetsFromCache: sheetsFromCache, inputsUnchanged: false, iconsReused: iconsReused, filesRead: filesRead)
     }
 
-    /// Every image of every icon, on all cores (suspects of an earlier crash first, one at a
-    /// time), checked as a whole: no id from two files, failures only with `skipInvalid`,
-    /// every `sdf` pattern matched.
+    /// Every image of the icons at `indices` of `sources`, on all cores (suspects of an
+    /// earlier crash first, one at a time); `progress` hears them done after `done` others.
     private func renderImages(
-        of sources: [SpriteSource], inputs: consuming SpriteInputs, recovery: SpriteBuildRecovery,
-        progress: (@Sendable (Int, Int) -> Void)?
-    ) throws(SpriteBuildError) -> (
-        images: [SpriteImage], failures: [SpriteFailure], warnings: [String], references: [String: [String]]
-    ) {
+        of sources: [SpriteSource], indices: [Int], inputs: consuming SpriteInputs,
+        recovery: SpriteBuildRecovery, progress: (@Sendable (Int, Int) -> Void)?, done: Int
+    ) throws(SpriteBuildError) -> [Int: Result<SourceImages, SpriteFailure>] {
+        guard !indices.isEmpty else { return [:] }
         // Only a build that renders loads librsvg and cairo (some 50 libraries).
         do {
             try Rasterizer.loadLibraries()
@@ -152,27 +208,36 @@ public final class SpriteBuilder: Sendable {
             // The stage (and the files' bytes it reads) lives only while icons are drawn.
             let stage = SpriteImageRenderer(
                 options: options, renderer: renderer, placement: placement, inputs: inputs, recovery: recovery)
-            let done = Atomic<Int>(0)
+            let done = Atomic<Int>(done)
             @Sendable func renderIcon(_ index: Int) {
                 let result = stage.images(of: sources[index])
                 results.withLock { $0[index] = result }
                 progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
             }
-            let alone = sources.indices.filter { !recovery.suspects.isDisjoint(with: sources[$0].paths) }
-            let together = sources.indices.filter { recovery.suspects.isDisjoint(with: sources[$0].paths) }
+            let alone = indices.filter { !recovery.suspects.isDisjoint(with: sources[$0].paths) }
+            let together = indices.filter { recovery.suspects.isDisjoint(with: sources[$0].paths) }
             alone.forEach(renderIcon)
             DispatchQueue.concurrentPerform(iterations: together.count) { renderIcon(together[$0]) }
         }
         // librsvg's parsing and drawing freed much more than the images keep, in every
         // thread's arena: given back before the sheets are drawn.
         Allocator.returnFreedMemory()
+        return results.withLock { $0 }
+    }
+
+    /// The images of every icon in `sources` order, checked as a whole: no id from two files,
+    /// failures only with `skipInvalid`, every `sdf` pattern matched.
+    private func checked(
+        _ results: [Int: Result<SourceImages, SpriteFailure>], of sources: [SpriteSource]
+    ) throws(SpriteBuildError) -> (
+        images: [SpriteImage], failures: [SpriteFailure], warnings: [String], references: [String: [String]]
+    ) {
         var images: [SpriteImage] = [], failures: [SpriteFailure] = [], warnings: [String] = []
         var references: [String: [String]] = [:]
-        let rendered = results.withLock { $0 }
         // One allocation: grown by doubling, the array of 50,000 images peaked at 40 MB.
-        images.reserveCapacity(rendered.values.reduce(0) { $0 + ((try? $1.get())?.images.count ?? 0) })
+        images.reserveCapacity(results.values.reduce(0) { $0 + ((try? $1.get())?.images.count ?? 0) })
         for index in sources.indices {
-            switch rendered[index] {
+            switch results[index] {
             case .success(let rendered)?:
                 images += rendered.images
                 warnings += rendered.warnings

@@ -143,7 +143,8 @@ struct SpriteImageRenderer: Sendable {
                 }
                 images.append(
                     SpriteImage(
-                        id: wanted.id, source: source.path, ratio: sheetRatio, image: image, entry: valid,
+                        id: wanted.id, source: source.path, ratio: sheetRatio, size: image.size, image: image,
+                        entry: valid,
                         isVariant: wanted.isVariant, contentKey: variant.key.identity + (sdf ? " sdf" : "")))
             }
         }
@@ -254,7 +255,8 @@ struct SpriteImageRenderer: Sendable {
             }
             images.append(
                 SpriteImage(
-                    id: source.id, source: source.path, ratio: ratio, image: image, entry: valid, isVariant: false,
+                    id: source.id, source: source.path, ratio: ratio, size: image.size, image: image, entry: valid,
+                    isVariant: false,
                     contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
         }
         return .success((images, warnings))
@@ -305,7 +307,10 @@ struct SpriteImage: Sendable {
     let id: String
     let source: String
     let ratio: Double
-    let image: RasterImage
+    let size: PixelSize
+    /// The pixels; nil for an image of an icon taken from the last build (`SpriteSetRecord`),
+    /// whose pixels are in the last build's sheets.
+    let image: RasterImage?
     let entry: SpriteIndexEntry
     let isVariant: Bool
     /// What determines the pixels: the variant's cache key (with the SDF flag), or a PNG's digest.

@@ -13,6 +13,8 @@ struct SpriteInputs: Sendable {
     private let files: [String: Result<[UInt8], FileReadError>]
     /// Sidecars by their icon file's path: nil when there is none.
     private let sidecars: [String: Result<[UInt8]?, FileReadError>]
+    /// The SHA-256 of each file read and of its sidecar (or that it has none), by the file's path.
+    private let fileDigests: [String: String]
     /// Nil when a file could not be read, or when the build retries after a crash (a record
     /// is made by, and serves, whole builds only).
     let key: String?
@@ -56,6 +58,7 @@ struct SpriteInputs: Sendable {
         filesRead = results.count + sidecarsRead
         files = results.mapValues(\.file)
         sidecars = results.mapValues(\.sidecar)
+        fileDigests = results.compactMapValues(\.digests)
         guard recovery.failed.isEmpty, recovery.suspects.isEmpty else {
             key = nil
             return
@@ -134,6 +137,16 @@ struct SpriteInputs: Sendable {
     }
 
     private static let stampMagic = Array("iconr stamps 1\n".utf8)
+
+    /// The digests of the files of `source` (and of their sidecars), nil when one was not read.
+    func digests(of source: SpriteSource) -> String? {
+        var text = ""
+        for path in source.paths {
+            guard let digests = fileDigests[path] else { return nil }
+            text += path + "\u{0}" + digests + "\n"
+        }
+        return text
+    }
 
     /// The bytes of the icon file at `path` as read up front (a file that failed an earlier
     /// attempt, and was not read then, is read now).
