@@ -190,9 +190,16 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Writes the batch's pack: every entry read or stored since the cache was made.
+    /// Writes the batch's pack: every entry read or stored since the cache was made (a run
+    /// that read none appends what it stored, `Batch.append`).
     public func flush() {
-        guard let batch, let pack = batch.pack(secret: secret) else { return }
+        guard let batch else { return }
+        if let appended = batch.append(secret: secret) {
+            markUsed(batch.path)
+            counted(adding: appended)
+            return
+        }
+        guard let pack = batch.pack(secret: secret) else { return }
         guard (try? AtomicFile.write(pieces: pack.pieces, to: batch.path)) != nil else { return }
         markUsed(batch.path)
         counted(adding: pack.count)
@@ -555,6 +562,30 @@ private final class Batch: Sendable {
 
     func keep(_ entry: KeptEntry, as name: String) {
         state.withLock { $0.kept[name] = entry }
+    }
+
+    /// Appends this run's entries to the pack on disk without reading it, when this run
+    /// looked nothing up in it (a sprite rebuild that drew only the icons that changed:
+    /// rewriting Temaki's 5.8 MB pack for their two images was a fifth of that rebuild). Only
+    /// onto a regular file that starts as a pack, within `limit`, in one write of at most 1
+    /// MiB (so that processes appending at once do not interleave); the bytes appended, else
+    /// nil (then `pack` rewrites it whole).
+    func append(secret: [UInt8]) -> Int? {
+        let kept = state.withLock { $0.stored == nil ? $0.kept : [:] }
+        guard !kept.isEmpty else { return nil }
+        let records = kept.sorted(by: { $0.key < $1.key }).map { (name: $0.key, entry: $0.value) }
+        guard records.reduce(0, { $0 + 8 + $1.name.utf8.count + $1.entry.length }) <= 1 << 20 else { return nil }
+        let bytes = Array(PackPieces(header: [], records: records, secret: secret).joined())
+        guard let file = try? FileDescriptor.open(path, O_RDWR | O_APPEND | O_NOFOLLOW) else { return nil }
+        defer { try? file.close() }
+        var status = stat()
+        var head = [UInt8](repeating: 0, count: Self.header.count)
+        guard fstat(file.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
+            Int(status.st_size) + bytes.count <= limit,
+            pread(file.rawValue, &head, head.count, 0) == head.count, head == Self.header,
+            (try? file.writeAll(bytes)) != nil
+        else { return nil }
+        return bytes.count
     }
 
     /// The pack of this run's entries, sorted by name, then the older ones in their order

@@ -79,10 +79,10 @@ public final class IconCache: Sendable {
     }
 
     /// The variant for `key`: from memory, else from disk (an entry larger than `maxSize` is
-    /// not read), else from `render`, whose result is stored in both; `make` turns pixels
-    /// (and the PNG they were read from) into the variant.
+    /// not read; not asked unless `lookingUp`), else from `render`, whose result is stored in
+    /// both; `make` turns pixels (and the PNG they were read from) into the variant.
     package func variant(
-        for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize,
+        for key: VariantKey, maxSize: PixelSize = RenderLimits.default.maxSize, lookingUp: Bool = true,
         make: (RasterImage, [UInt8]?) -> IconVariant, render: () throws(IconrError) -> RasterImage
     ) throws(IconrError) -> IconVariant {
         if let hit = memory.value(for: key) { return hit }
@@ -94,7 +94,7 @@ public final class IconCache: Sendable {
         }
         guard isLeader else { return try flight.wait().get() }
         let result = Result { () throws(IconrError) -> IconVariant in
-            try produce(key, maxSize: maxSize, make: make, render: render)
+            try produce(key, maxSize: maxSize, lookingUp: lookingUp, make: make, render: render)
         }
         if case .success(let variant) = result { memory.insert(variant, for: key, cost: variant.byteCost) }
         inFlight.withLock { $0[key] = nil }
@@ -103,10 +103,10 @@ public final class IconCache: Sendable {
     }
 
     private func produce(
-        _ key: VariantKey, maxSize: PixelSize, make: (RasterImage, [UInt8]?) -> IconVariant,
+        _ key: VariantKey, maxSize: PixelSize, lookingUp: Bool, make: (RasterImage, [UInt8]?) -> IconVariant,
         render: () throws(IconrError) -> RasterImage
     ) throws(IconrError) -> IconVariant {
-        if let stored = disk?.read(key, maxSize: maxSize) {
+        if lookingUp, let stored = disk?.read(key, maxSize: maxSize) {
             counters.withLock { $0.diskHits += 1 }
             return make(stored.image, stored.file)
         }

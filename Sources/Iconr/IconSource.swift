@@ -233,17 +233,26 @@ public final class IconRenderer: Sendable {
     public func variant(
         of source: IconSource, _ params: ResolvedParameters, scale: Double
     ) throws(IconrError) -> IconVariant {
+        try variant(of: source, params, scale: scale, lookingUp: true)
+    }
+
+    /// `variant(of:_:scale:)`; unless `lookingUp`, the disk cache is not asked first (a
+    /// variant known to be new: a sprite rebuild's icon whose file changed).
+    package func variant(
+        of source: IconSource, _ params: ResolvedParameters, scale: Double, lookingUp: Bool
+    ) throws(IconrError) -> IconVariant {
         guard scale.isFinite, scale > 0 else { throw IconrError.render(.invalidScale(scale), file: source.path) }
-        return try variant(of: source, params, scale: scale, key: source.key(params, scale: scale))
+        return try variant(
+            of: source, params, scale: scale, key: source.key(params, scale: scale), lookingUp: lookingUp)
     }
 
     /// `variant(of:_:scale:)` with the key already made (`IconLibrary` remembers the keys of
     /// repeated requests: building one costs more than a memory hit).
     package func variant(
-        of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey
+        of source: IconSource, _ params: ResolvedParameters, scale: Double, key: VariantKey, lookingUp: Bool = true
     ) throws(IconrError) -> IconVariant {
         try cache.variant(
-            for: key, maxSize: limits.maxSize,
+            for: key, maxSize: limits.maxSize, lookingUp: lookingUp,
             make: { image, png in IconVariant(key: key, image: image, template: source.template, png: png) },
             render: { () throws(IconrError) -> RasterImage in
                 try source.renderImage(params, scale: scale, placement: placement, limits: limits)

@@ -100,9 +100,16 @@ public final class SpriteBuilder: Sendable {
         let last = setKey.flatMap { buildCache.setRecord($0) }
         let digests = sources.map { inputs.digests(of: $0) }
         var taken: [Int: SourceImages] = [:]
+        // Icons the last build had with other files: their images are new, drawn without
+        // asking the cache (whose pack is read whole for a lookup: 5.8 MB on Temaki).
+        var changed = Set<Int>()
         if let last {
             for (index, source) in sources.enumerated() {
-                if let digests = digests[index], let icon = last.icon(source, digests: digests) { taken[index] = icon }
+                if let digests = digests[index], let icon = last.icon(source, digests: digests) {
+                    taken[index] = icon
+                } else if last.icons[source.id] != nil {
+                    changed.insert(index)
+                }
             }
         }
         // The files' bytes (as many as the images' own bytes on Maki) go once they are drawn,
@@ -110,7 +117,7 @@ public final class SpriteBuilder: Sendable {
         let keptInputs = taken.isEmpty ? nil : inputs
         var results = try renderImages(
             of: sources, indices: sources.indices.filter { taken[$0] == nil }, inputs: consume inputs,
-            recovery: recovery, progress: progress, done: taken.count)
+            changed: changed, recovery: recovery, progress: progress, done: taken.count)
         results.merge(taken.mapValues { .success($0) }) { drawn, _ in drawn }
         var (images, failures, warnings, references) = try checked(results, of: sources)
         var statsAfter = cache.statistics
@@ -137,8 +144,8 @@ public final class SpriteBuilder: Sendable {
                 // The last sheets cannot take the new images: the taken icons are drawn too.
                 results.merge(
                     try renderImages(
-                        of: sources, indices: taken.keys.sorted(), inputs: keptInputs, recovery: recovery,
-                        progress: nil, done: 0)
+                        of: sources, indices: taken.keys.sorted(), inputs: keptInputs, changed: [],
+                        recovery: recovery, progress: nil, done: 0)
                 ) { drawn, _ in drawn }
                 (images, failures, warnings, references) = try checked(results, of: sources)
                 statsAfter = cache.statistics
@@ -191,9 +198,10 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// Every image of the icons at `indices` of `sources`, on all cores (suspects of an
-    /// earlier crash first, one at a time); `progress` hears them done after `done` others.
+    /// earlier crash first, one at a time), those of `changed` icons without asking the disk
+    /// cache; `progress` hears them done after `done` others.
     private func renderImages(
-        of sources: [SpriteSource], indices: [Int], inputs: consuming SpriteInputs,
+        of sources: [SpriteSource], indices: [Int], inputs: consuming SpriteInputs, changed: Set<Int>,
         recovery: SpriteBuildRecovery, progress: (@Sendable (Int, Int) -> Void)?, done: Int
     ) throws(SpriteBuildError) -> [Int: Result<SourceImages, SpriteFailure>] {
         guard !indices.isEmpty else { return [:] }
@@ -210,7 +218,7 @@ public final class SpriteBuilder: Sendable {
                 options: options, renderer: renderer, placement: placement, inputs: inputs, recovery: recovery)
             let done = Atomic<Int>(done)
             @Sendable func renderIcon(_ index: Int) {
-                let result = stage.images(of: sources[index])
+                let result = stage.images(of: sources[index], isNew: changed.contains(index))
                 results.withLock { $0[index] = result }
                 progress?(done.add(1, ordering: .relaxed).newValue, sources.count)
             }

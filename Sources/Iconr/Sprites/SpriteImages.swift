@@ -14,11 +14,12 @@ struct SpriteImageRenderer: Sendable {
     let recovery: SpriteBuildRecovery
 
     /// Every image of one icon, each ratio from the icon's file for that ratio
-    /// (`name@2x.svg`) or else from its base file.
-    func images(of source: SpriteSource) -> Result<SourceImages, SpriteFailure> {
+    /// (`name@2x.svg`) or else from its base file. Images known to be new (`isNew`: the
+    /// icon's files changed since the last build) are drawn without asking the disk cache.
+    func images(of source: SpriteSource, isNew: Bool = false) -> Result<SourceImages, SpriteFailure> {
         var all = SourceImages()
         for (file, ratios) in source.files(for: options.ratios) {
-            switch images(of: source, file: file, ratios: ratios) {
+            switch images(of: source, file: file, ratios: ratios, isNew: isNew) {
             case .success(let rendered):
                 all.images += rendered.images
                 all.warnings += rendered.warnings
@@ -31,7 +32,7 @@ struct SpriteImageRenderer: Sendable {
 
     /// The images of one file of an icon, at the sheet `ratios` it serves.
     private func images(
-        of source: SpriteSource, file: SpriteSource.File, ratios: [Double]
+        of source: SpriteSource, file: SpriteSource.File, ratios: [Double], isNew: Bool
     ) -> Result<SourceImages, SpriteFailure> {
         func failure<T>(_ message: String) -> Result<T, SpriteFailure> {
             .failure(SpriteFailure(id: source.id, path: file.path, message: message))
@@ -121,7 +122,7 @@ struct SpriteImageRenderer: Sendable {
                 let variant: IconVariant
                 do {
                     variant = try recovery.watching(file.path) { () throws(IconrError) in
-                        try renderer.variant(of: icon, wanted.params, scale: scale)
+                        try renderer.variant(of: icon, wanted.params, scale: scale, lookingUp: !isNew)
                     }
                 } catch {
                     return failure(error.reason)
