@@ -49,25 +49,30 @@ package struct PaletteImage: Sendable {
             let scanlines = Deflate.inflate(data[...], count: (width + 1) * height)
         else { return nil }
         let colorCount = palette.count / 3
+        // The rows without their filter bytes (each 0: none), then how many pixels each index has.
         var indexes = [UInt8](repeating: 0, count: width * height)
-        var counts = [Int](repeating: 0, count: colorCount)
+        var histogram = [Int](repeating: 0, count: 256)
         var sound = true
         scanlines.withUnsafeBufferPointer { from in
             indexes.withUnsafeMutableBufferPointer { into in
+                guard let source = from.baseAddress, let target = into.baseAddress else { return }
                 for row in 0..<height {
-                    let line = row * (width + 1)
-                    guard from[line] == 0 else {
+                    guard source[row * (width + 1)] == 0 else {
                         sound = false
                         return
                     }
-                    for column in 0..<width {
-                        let index = from[line + 1 + column]
-                        into[row * width + column] = index
-                        if Int(index) < colorCount { counts[Int(index)] += 1 } else { sound = false }
-                    }
+                    (target + row * width).update(from: source + row * (width + 1) + 1, count: width)
                 }
             }
         }
+        histogram.withUnsafeMutableBufferPointer { counts in
+            indexes.withUnsafeBufferPointer { pixels in
+                for index in pixels { counts[Int(index)] += 1 }
+            }
+        }
+        // Every index names a color of the palette.
+        if histogram[colorCount...].contains(where: { $0 != 0 }) { sound = false }
+        let counts = Array(histogram.prefix(colorCount))
         guard sound else { return nil }
         let first = palette.startIndex
         let colors = (0..<colorCount).map { index -> UInt32 in

@@ -188,3 +188,89 @@ import Testing
         #expect(Deflate.inflate(rebuilt.stream[...], count: bytes.count) == bytes)
     }
 }
+
+/// Palette sheets read back from their PNG and patched.
+extension PNGEncoderTests {
+    /// `image` with `patch` drawn over it at (`x`, `y`).
+    private func drawing(_ patch: RasterImage, over image: RasterImage, x: Int, y: Int) -> RasterImage {
+        var pixels = image.pixels
+        for row in 0..<patch.size.height {
+            let target = ((y + row) * image.size.width + x) * 4
+            pixels.replaceSubrange(
+                target..<target + patch.size.width * 4,
+                with: patch.pixels[row * patch.size.width * 4..<(row + 1) * patch.size.width * 4])
+        }
+        return RasterImage(size: image.size, pixels: pixels)
+    }
+
+    /// A palette sheet read back from its PNG, with images drawn into it, encodes to the
+    /// bytes `encodeSmallest` makes of the same pixels: when the patch's colors are in the
+    /// palette, when it brings new ones or takes some away (the palette made again), and with
+    /// a memo of the last encoding's bands.
+    @Test(arguments: [(60, 40, 12), (700, 600, 200)])
+    func aPaletteSheetPatchedEncodesAsAWholeOne(width: Int, height: Int, colors: Int) throws {
+        let sheet = image(width: width, height: height, colors: colors)
+        let png = try PNGEncoder.encodeSmallest(sheet)
+        var patched = try #require(PaletteImage(png: png), "a palette sheet")
+        #expect(patched.size == sheet.size)
+        #expect(try patched.encoded(optimize: false, memo: nil) == png, "read back, the same bytes")
+        let memo = BandedDeflateTests.Records().memo
+        _ = try PNGEncoder.encodeSmallest(sheet, memo: memo)
+        var expected = sheet
+        let patches = [
+            // Colors the sheet has (a piece of itself, elsewhere).
+            (image(width: 9, height: 7, colors: colors), 3, 2),
+            // Colors it has not: the palette gains them.
+            (
+                RasterImage(size: PixelSize(width: 5, height: 4), pixels: (0..<20).flatMap { [UInt8($0), 1, 2, 200] }),
+                20, 11
+            ),
+            // One color over everything that had some: colors go.
+            (
+                RasterImage(
+                    size: PixelSize(width: width / 2, height: height),
+                    pixels: Array(repeating: [UInt8]([9, 9, 9, 255]), count: width / 2 * height).flatMap { $0 }), 0, 0
+            ),
+        ]
+        for (patch, x, y) in patches {
+            let drawn = patched.draw(patch, x: x, y: y)
+            #expect(drawn)
+            expected = drawing(patch, over: expected, x: x, y: y)
+            let whole = try PNGEncoder.encodeSmallest(expected)
+            #expect(try patched.encoded(optimize: false, memo: memo) == whole)
+            #expect(
+                try patched.encoded(optimize: true, memo: nil)
+                    == (try PNGEncoder.encodeSmallest(expected, optimize: true)))
+            #expect(try PNGDecoder.decode(whole) == expected)
+        }
+    }
+
+    /// What a palette sheet cannot take is refused, the sheet unchanged: an image past its
+    /// edge, or one that would bring it past 256 colors. What is not a palette PNG as
+    /// `PNGEncoder` writes it (RGBA, damaged, filtered rows) is not read.
+    @Test func aPaletteSheetRefusesWhatItCannotHold() throws {
+        let sheet = image(width: 40, height: 30, colors: 200)
+        let png = try PNGEncoder.encodeSmallest(sheet)
+        var palette = try #require(PaletteImage(png: png))
+        let small = image(width: 8, height: 8, colors: 5)
+        let pastTheEdge = palette.draw(small, x: 35, y: 0), aboveTheTop = palette.draw(small, x: 0, y: -1)
+        #expect(!pastTheEdge && !aboveTheTop)
+        let many = RasterImage(
+            size: PixelSize(width: 20, height: 20),
+            pixels: (0..<400).flatMap { [UInt8($0 % 256), UInt8($0 / 256), 77, 255] })
+        let tooMany = palette.draw(many, x: 0, y: 0)
+        #expect(!tooMany, "400 new colors")
+        #expect(try palette.encoded(optimize: false, memo: nil) == png, "unchanged")
+        #expect(PaletteImage(png: try PNGEncoder.encodeSmallest(image(width: 300, height: 200, colors: 100_000))) == nil)
+        #expect(PaletteImage(png: try PNGEncoder.encode(sheet)) == nil, "RGBA")
+        for index in stride(from: 8, to: png.count, by: max(1, png.count / 40)) {
+            var damaged = png
+            damaged[index] ^= 0x41
+            if let read = PaletteImage(png: damaged) {
+                // A damaged chunk it passes over (a CRC), or a palette byte: never other indexes.
+                #expect(read.size == sheet.size)
+            }
+        }
+        #expect(PaletteImage(png: Array(png.dropLast(20))) == nil, "no IEND")
+    }
+}

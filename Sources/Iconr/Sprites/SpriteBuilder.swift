@@ -146,7 +146,7 @@ public final class SpriteBuilder: Sendable {
                     try renderImages(
                         of: sources, indices: taken.keys.sorted(), inputs: keptInputs, changed: [],
                         recovery: recovery, progress: nil, done: 0)
-                ) { drawn, _ in drawn }
+                ) { _, drawn in drawn }
                 (images, failures, warnings, references) = try checked(results, of: sources)
                 statsAfter = cache.statistics
                 plan = try composer.plan(images)
