@@ -116,6 +116,35 @@ struct IconLibraryTests {
         #expect(damaged.cache.statistics.renders == 1 && damaged.cache.statistics.diskHits == 3)
     }
 
+    /// A run that looked nothing up in its pack appends what it stored to the pack as it
+    /// is (the bytes before stay), and a later run is served the old entries and the new.
+    @Test func aRunThatReadNothingAppendsToItsPack() throws {
+        func batchLibrary() throws -> IconLibrary {
+            IconLibrary(
+                directory: icons, cache: IconCache(disk: try DiskCache(directory: cacheDirectory, batch: "sprite a")))
+        }
+        let writing = try batchLibrary()
+        let old = try ["red", "teal"].map {
+            try writing.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2)
+        }
+        writing.cache.disk?.flush()
+        let packs = cacheDirectory + "/entries-v1/packs/"
+        let pack = packs + (try FileManager.default.contentsOfDirectory(atPath: packs)[0])
+        let before = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pack)))
+        let navy = try library(disk: false).blockingIcon(named: "flag", params: ["flag_color": "navy"], scale: 2)
+        let appending = try DiskCache(directory: cacheDirectory, batch: "sprite a")
+        appending.store(navy)
+        appending.flush()
+        let after = try [UInt8](Data(contentsOf: URL(fileURLWithPath: pack)))
+        #expect(after.count > before.count && after.starts(with: before))
+        let reading = try batchLibrary()
+        let served = try ["red", "teal", "navy"].map {
+            try reading.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2)
+        }
+        #expect(served == old + [navy])
+        #expect(reading.cache.statistics.renders == 0 && reading.cache.statistics.diskHits == 3)
+    }
+
     /// A pack entry is served only whole, of its key, within the size limit and with its
     /// digest: every other case is a miss.
     @Test func packEntriesProveWhatTheyAre() throws {
@@ -647,6 +676,82 @@ struct OnePathTests {
             #expect(
                 rebuilt.sheets.map { $0.json(minified: false) } == cold.sheets.map { $0.json(minified: false) })
         }
+    }
+
+    /// A rebuild takes the icons whose files did not change from the last build and draws
+    /// the others into its palette sheets: the bytes a cold build writes, when the palette
+    /// keeps its colors, gains some or loses some. What the last sheets cannot take (another
+    /// size, past 256 colors) or a damaged record is composed again, to the same bytes.
+    @Test func aRebuildPatchesTheLastSheetsToTheColdBuildsBytes() throws {
+        let temporary = try TemporaryFolder("iconr-patch")
+        defer { withExtendedLifetime(temporary) {} }
+        let icons = temporary.url.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        func square(_ name: String, _ color: String, size: Int = 16, inside: String = "") throws {
+            try
+                (##"<svg xmlns="http://www.w3.org/2000/svg" width="\##(size)" height="\##(size)">"##
+                + ##"<rect width="\##(size)" height="\##(size)" fill="\##(color)"/>\##(inside)</svg>"##)
+                .write(to: icons.appendingPathComponent(name + ".svg"), atomically: true, encoding: .utf8)
+        }
+        for (index, color) in ["#e03c31", "#2a7de1", "#33aa55", "#ffcc00", "#7a1f1a", "#000000"].enumerated() {
+            try square("icon\(index)", color)
+        }
+        let cache = temporary.url.appendingPathComponent("cache").path
+        var colds = 0
+        func build(in folder: String) throws -> SpriteBuild {
+            try SpriteBuilder(
+                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: folder)),
+                placement: .inProcess
+            )
+            .build(directories: [icons.path])
+        }
+        func expectColdBytes(_ rebuilt: SpriteBuild, _ comment: Comment) throws {
+            colds += 1
+            let cold = try build(in: temporary.url.appendingPathComponent("cold \(colds)").path)
+            #expect(rebuilt.sheets.map(\.png) == cold.sheets.map(\.png), comment)
+            #expect(rebuilt.sheets.map { $0.json() } == cold.sheets.map { $0.json() }, comment)
+        }
+        let first = try build(in: cache)
+        #expect(first.iconsReused == 0 && first.sheets.allSatisfy { PaletteImage(png: $0.png) != nil })
+        // A dot in one icon: its pixels change, the five others are taken from the last build.
+        try square("icon2", "#33aa55", inside: ##"<rect x="4" y="4" width="3" height="3" fill="#000000"/>"##)
+        let dot = try build(in: cache)
+        #expect(dot.iconsReused == 5 && dot.renders == 2 && dot.cacheHits == 10)
+        try expectColdBytes(dot, "a dot")
+        // A color the sheets did not have, and one (#e03c31) they no longer have.
+        try square("icon0", "#123456")
+        let recolored = try build(in: cache)
+        #expect(recolored.iconsReused == 5 && recolored.renders == 2)
+        try expectColdBytes(recolored, "a new color, one gone")
+        // A damaged record of the last build is not followed.
+        let sheets = cache + "/entries-v1/sheets/"
+        for name in try FileManager.default.contentsOfDirectory(atPath: sheets) {
+            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
+            guard bytes.starts(with: Array("iconr set 1\n".utf8)) else { continue }
+            bytes[bytes.count / 2] ^= 0x08
+            try Data(bytes).write(to: URL(fileURLWithPath: sheets + name))
+        }
+        try square("icon3", "#ffcc01")
+        let damaged = try build(in: cache)
+        #expect(damaged.iconsReused == 0 && damaged.renders == 2)
+        try expectColdBytes(damaged, "a damaged record")
+        // Another size: another packing, every icon drawn again (from the cache).
+        try square("icon4", "#7a1f1a", size: 20)
+        let larger = try build(in: cache)
+        #expect(larger.iconsReused == 0 && larger.renders == 2)
+        try expectColdBytes(larger, "another size")
+        // Two gradients across each other: past 256 colors at 2x, no longer a palette.
+        try square(
+            "icon1", "#2a7de1",
+            inside: ##"<defs><linearGradient id="x"><stop offset="0" stop-color="#000"/>"##
+                + ##"<stop offset="1" stop-color="#f00"/></linearGradient><linearGradient id="y" x2="0" y2="1">"##
+                + ##"<stop offset="0" stop-color="#00f" stop-opacity="0"/><stop offset="1" stop-color="#00f"/>"##
+                + ##"</linearGradient></defs><rect width="16" height="16" fill="url(#x)"/>"##
+                + ##"<rect width="16" height="16" fill="url(#y)"/>"##)
+        let gradient = try build(in: cache)
+        #expect(gradient.iconsReused == 0 && gradient.renders == 2)
+        #expect(gradient.sheets.contains { PaletteImage(png: $0.png) == nil })
+        try expectColdBytes(gradient, "past 256 colors")
     }
 
     /// A packing read back is the packing kept; damaged or for another key, it is not read.
