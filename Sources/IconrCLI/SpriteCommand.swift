@@ -483,7 +483,7 @@ enum SpriteCommand: Command {
             "sheetCount": Double(build.sheetCount), "icons": Double(build.icons), "variants": Double(build.variants),
             "rendered": Double(build.renders), "fromCache": Double(build.cacheHits), "seconds": seconds,
             "renderSeconds": build.renderSeconds, "composeSeconds": build.composeSeconds,
-            "filesRead": Double(build.filesRead),
+            "filesRead": Double(build.filesRead), "iconsReused": Double(build.iconsReused),
         ]
         let others: [String: JSONValue] = [
             "files": strings(files), "sheets": .array(sheets), "skipped": strings(build.skipped.map(\.path)),

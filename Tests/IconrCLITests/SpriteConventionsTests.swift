@@ -429,13 +429,20 @@ struct SpriteConventionsTests {
     /// option or a damaged record is built again, and every output equals a build without cache.
     @Test func unchangedFilesAreServedTheirRecordedBuild() throws {
         let cache = directory.appendingPathComponent("cache").path
-        /// Builds with `--json`: whether the build was its record, and its warnings.
-        func build(_ out: String, _ extra: String...) throws -> (unchanged: Bool?, warnings: [String]) {
+        /// Builds with `--json`: whether the build was its record, its warnings, and how many
+        /// icons it took from the last build.
+        func build(
+            _ out: String, _ extra: String...
+        ) throws -> (
+            unchanged: Bool?, warnings: [String], reused: Int?
+        ) {
             let result = try TestSupport.run(
                 TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
                 directory: directory)
             let json = try? JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
-            return (json?["inputsUnchanged"] as? Bool, json?["warnings"] as? [String] ?? [])
+            return (
+                json?["inputsUnchanged"] as? Bool, json?["warnings"] as? [String] ?? [], json?["iconsReused"] as? Int
+            )
         }
         // A warning (an unknown sidecar key) is served with the record, as the build gave it.
         try Data(#"{"colour": 1}"#.utf8).write(to: directory.appendingPathComponent("icons/badge.json"))
@@ -461,7 +468,10 @@ struct SpriteConventionsTests {
         let edited = text.replacingOccurrences(of: "#5a5a5a", with: "#a05a5a")
         #expect(edited.utf8.count == original.count)
         try Data(edited.utf8).write(to: flag)
-        #expect(try build("edited/", "--cache-dir", cache).unchanged == false)
+        // The other three icons are taken from the last build (their sheets are RGBA, so they
+        // are then drawn again from the cache: 0 reused).
+        let editedBuild = try build("edited/", "--cache-dir", cache)
+        #expect(editedBuild.unchanged == false && editedBuild.reused == 0)
         #expect(try build("edited-fresh/", "--no-cache").unchanged == false)
         #expect(try contents("edited") == contents("edited-fresh"))
         #expect(try contents("edited") != contents("fresh"))
