@@ -103,27 +103,35 @@ struct SheetComposer: Sendable {
         return (sheets, packed.groups.count)
     }
 
-    /// The sheets of `images` drawn from the last build's: `last`, composed with the same
-    /// packing (`plan.layoutsKey`), with only the images that have pixels (the icons drawn
-    /// again) drawn into them. The same sheets `compose` makes, byte for byte; nil when they
-    /// cannot be made so: another packing, `unique`, a sheet not a palette (or more than 256
-    /// colors with the new images), or the last sheets not in the cache.
+    /// The last build's sheets (`last.sheetsKey`) read back from the cache as palettes, by
+    /// ratio and number (a sheet that is not a palette has none); nil when they are not in
+    /// the cache. Read while the changed icons are drawn (`SpriteBuilder`), on another core.
+    static func lastSheets(_ last: SpriteSetRecord, cache: SpriteBuildCache) -> LastSheets? {
+        guard let previous = cache.sheets(last.sheetsKey) else { return nil }
+        var palettes: [SheetNumber: PaletteImage] = [:]
+        for file in previous.files {
+            palettes[SheetNumber(ratio: file.ratio, sheet: file.sheet)] = PaletteImage(png: file.png)
+        }
+        return LastSheets(count: previous.count, palettes: palettes)
+    }
+
+    /// The sheets of `images` drawn from the last build's: `last` (its palettes, `lastSheets`),
+    /// composed with the same packing (`plan.layoutsKey` is `layoutsKey`), with only the
+    /// images that have pixels (the icons drawn again) drawn into them. The same sheets
+    /// `compose` makes, byte for byte; nil when they cannot be made so: another packing,
+    /// `unique`, a sheet not a palette (or more than 256 colors with the new images).
     func patch(
-        _ images: [SpriteImage], plan: Plan, last: SpriteSetRecord, cache: SpriteBuildCache
+        _ images: [SpriteImage], plan: Plan, last: LastSheets, layoutsKey: String, cache: SpriteBuildCache
     ) -> ComposedSheets? {
-        guard !options.unique, !plan.ratios.isEmpty, plan.layoutsKey == last.layoutsKey,
-            let packed = cache.packing(plan.layoutsKey), packed.tooLarge.isEmpty,
-            let previous = cache.sheets(last.sheetsKey), previous.count == packed.groups.count
+        guard !options.unique, !plan.ratios.isEmpty, plan.layoutsKey == layoutsKey,
+            let packed = cache.packing(plan.layoutsKey), packed.tooLarge.isEmpty, last.count == packed.groups.count
         else { return nil }
-        let lastSheets = Dictionary(
-            previous.files.map { (SheetNumber(ratio: $0.ratio, sheet: $0.sheet), $0.png) },
-            uniquingKeysWith: { first, _ in first })
         // Thrown where a sheet cannot be patched (and never shown: `compose` makes them all then).
         let notPatched = SpriteBuildError.sheet("the last build's sheet cannot be patched")
         return try? (
             eachSheet(of: plan, images: images, packed: packed) { sheet throws(SpriteBuildError) in
-                guard let png = lastSheets[SheetNumber(ratio: sheet.ratio, sheet: sheet.number)],
-                    var palette = PaletteImage(png: png), palette.size == sheet.size
+                guard var palette = last.palettes[SheetNumber(ratio: sheet.ratio, sheet: sheet.number)],
+                    palette.size == sheet.size
                 else { throw notPatched }
                 for (member, rect) in sheet.drawn {
                     guard let image = images[member].image else { continue }
@@ -267,7 +275,13 @@ struct SheetComposer: Sendable {
 }
 
 /// A sheet of a ratio.
-private struct SheetNumber: Hashable {
+struct SheetNumber: Hashable {
     let ratio: Double
     let sheet: Int
+}
+
+/// The last build's sheets as palettes (`SheetComposer.lastSheets`), and how many there are a ratio.
+struct LastSheets: Sendable {
+    let count: Int
+    let palettes: [SheetNumber: PaletteImage]
 }

@@ -115,6 +115,15 @@ public final class SpriteBuilder: Sendable {
         // The files' bytes (as many as the images' own bytes on Maki) go once they are drawn,
         // unless the taken icons may have to be drawn after all.
         let keptInputs = taken.isEmpty ? nil : inputs
+        // The last sheets are read back on another core while librsvg loads and draws.
+        let lastSheets = Locked<LastSheets?>(nil)
+        let readingLastSheets = DispatchGroup()
+        if let last, !taken.isEmpty {
+            DispatchQueue.global().async(group: readingLastSheets) {
+                let sheets = SheetComposer.lastSheets(last, cache: buildCache)
+                lastSheets.withLock { $0 = sheets }
+            }
+        }
         var results = try renderImages(
             of: sources, indices: sources.indices.filter { taken[$0] == nil }, inputs: consume inputs,
             changed: changed, recovery: recovery, progress: progress, done: taken.count)
@@ -129,12 +138,14 @@ public final class SpriteBuilder: Sendable {
         let compositionKey = composer.compositionKey(images)
         let sheets: ComposedSheets
         var sheetsFromCache = false, iconsReused = 0
+        readingLastSheets.wait()
         if let cached = buildCache.sheets(compositionKey) {
             sheets = cached
             sheetsFromCache = true
             iconsReused = taken.count
-        } else if let last, !taken.isEmpty,
-            let patched = composer.patch(images, plan: plan, last: last, cache: buildCache)
+        } else if let last, let lastSheets = lastSheets.withLock({ $0 }),
+            let patched = composer.patch(
+                images, plan: plan, last: lastSheets, layoutsKey: last.layoutsKey, cache: buildCache)
         {
             sheets = patched
             iconsReused = taken.count

@@ -8,9 +8,9 @@ import IconrRender
 /// the same digests from here instead of parsing and drawing it again, renders the others,
 /// and draws only those into the last sheets (`SheetComposer.patch`). Icons whose files refer
 /// to other files are not recorded: they are always drawn again.
-struct SpriteSetRecord {
+struct SpriteSetRecord: Sendable {
     /// One icon as the last build made it.
-    struct Icon {
+    struct Icon: Sendable {
         /// `SpriteInputs.digests(of:)` of its files when they were read.
         let digests: String
         let warnings: [String]
@@ -18,7 +18,7 @@ struct SpriteSetRecord {
     }
 
     /// One image of an icon, without its pixels.
-    struct Image {
+    struct Image: Sendable {
         let id: String
         let ratio: Double
         let isVariant: Bool
