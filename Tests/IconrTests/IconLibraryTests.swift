@@ -591,11 +591,19 @@ struct OnePathTests {
             #expect(edited.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
             #expect(edited.sheets.map(\.png) != fresh.sheets.map(\.png))
 
-            // A new sidecar: read with its icon, and in the index.
+            // A new sidecar: read with its icon, and in the index. The three other icons have the
+            // stamps the last build recorded (`SpriteSetRecord`): not read. (The sheets are RGBA,
+            // so they are drawn again, their files read then.)
             try Data(#"{"sdf": true}"#.utf8).write(to: icons.appendingPathComponent("badge.json"))
             let withSidecar = try build()
-            #expect(!withSidecar.inputsUnchanged && withSidecar.filesRead == 5)
+            #expect(!withSidecar.inputsUnchanged && withSidecar.filesRead == 2)
             #expect(withSidecar.sheets[0].entries["badge"]?.sdf == true)
+            #expect(withSidecar.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
+            // The flag as it was: read alone; the badge, not read, is drawn again with its sidecar.
+            try text.write(toFile: flag, atomically: false, encoding: .utf8)
+            let flagAgain = try build()
+            #expect(flagAgain.filesRead == 1 && flagAgain.sheets[0].entries["badge"]?.sdf == true)
+            #expect(flagAgain.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
         }
     }
 
@@ -727,7 +735,7 @@ struct OnePathTests {
         let sheets = cache + "/entries-v1/sheets/"
         for name in try FileManager.default.contentsOfDirectory(atPath: sheets) {
             var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
-            guard bytes.starts(with: Array("iconr set 1\n".utf8)) else { continue }
+            guard bytes.starts(with: Array("iconr set 2\n".utf8)) else { continue }
             bytes[bytes.count / 2] ^= 0x08
             try Data(bytes).write(to: URL(fileURLWithPath: sheets + name))
         }

@@ -79,11 +79,26 @@ public final class SpriteBuilder: Sendable {
         }
         // Files whose stamps are those of a recorded build hold its bytes: it is served
         // without reading them (a warm rebuild of osm-carto's 8.5 MB).
-        let stampKey = SpriteInputs.stampKey(
-            sources, stamps: stamps, options: options, recovery: recovery, now: clock.wallNanoseconds)
+        let now = clock.wallNanoseconds
+        let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now)
         let stampedKey = stampKey.flatMap { buildCache.inputsKey(stampKey: $0) }
         if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
-        let inputs = SpriteInputs(sources, stamps: stamps, options: options, recovery: recovery)
+        // What the last build of this set (`SpriteSetRecord`) made of each icon: an icon whose
+        // files have the stamps it recorded holds the bytes it read, and is not read again.
+        let retrying = !recovery.failed.isEmpty || !recovery.suspects.isEmpty
+        let setKey = retrying || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
+        let last = setKey.flatMap { buildCache.setRecord($0) }
+        let fileStamps = sources.map { SpriteInputs.stamps(of: $0, stamps: stamps, now: now) }
+        var unchanged: [String: String] = [:]
+        if let last {
+            for (index, source) in sources.enumerated() {
+                if let stamped = fileStamps[index], let icon = last.icons[source.id], icon.stamps == stamped {
+                    unchanged[source.id] = icon.digests
+                }
+            }
+        }
+        let inputs = SpriteInputs(
+            sources, stamps: stamps, options: options, recovery: recovery, unchanged: unchanged)
         let inputsKey = inputs.key, filesRead = inputs.filesRead
         func keepStamps() {
             guard let stampKey, let inputsKey else { return }
@@ -95,9 +110,7 @@ public final class SpriteBuilder: Sendable {
             return build
         }
         // Icons whose files are as the last build of this set read them are taken from its
-        // record (`SpriteSetRecord`), not parsed or drawn: their pixels are in its sheets.
-        let setKey = inputsKey == nil || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
-        let last = setKey.flatMap { buildCache.setRecord($0) }
+        // record, not parsed or drawn: their pixels are in its sheets.
         let digests = sources.map { inputs.digests(of: $0) }
         var taken: [Int: SourceImages] = [:]
         // Icons the last build had with other files: their images are new, drawn without
@@ -185,7 +198,7 @@ public final class SpriteBuilder: Sendable {
                         let digests = digests[index]
                     else { continue }
                     icons[source.id] = SpriteSetRecord.Icon(
-                        digests: digests, warnings: made.warnings,
+                        digests: digests, stamps: fileStamps[index] ?? [], warnings: made.warnings,
                         images: made.images.map {
                             SpriteSetRecord.Image(
                                 id: $0.id, ratio: $0.ratio, isVariant: $0.isVariant, contentKey: $0.contentKey,

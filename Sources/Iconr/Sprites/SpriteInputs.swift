@@ -15,6 +15,11 @@ struct SpriteInputs: Sendable {
     private let sidecars: [String: Result<[UInt8]?, FileReadError>]
     /// The SHA-256 of each file read and of its sidecar (or that it has none), by the file's path.
     private let fileDigests: [String: String]
+    /// `digests(of:)` of the icons not read, as a build read them when their files had the
+    /// stamps they have (by id).
+    private let unchanged: [String: String]
+    /// The icon files not read (of `unchanged` icons) that have a sidecar.
+    private let unreadSidecars: Set<String>
     /// Nil when a file could not be read, or when the build retries after a crash (a record
     /// is made by, and serves, whole builds only).
     let key: String?
@@ -26,9 +31,14 @@ struct SpriteInputs: Sendable {
     /// listeners, so that a supervisor's time limit covers it.
     init(
         _ sources: [SpriteSource], stamps: [String: FileStamp], options: SpriteOptions,
-        recovery: SpriteBuildRecovery
+        recovery: SpriteBuildRecovery, unchanged: [String: String] = [:]
     ) {
-        let paths = sources.flatMap(\.paths).filter { recovery.failed[$0] == nil }
+        self.unchanged = unchanged
+        let paths = sources.filter { unchanged[$0.id] == nil }.flatMap(\.paths).filter { recovery.failed[$0] == nil }
+        unreadSidecars = Set(
+            sources.filter { unchanged[$0.id] != nil }.flatMap(\.paths).filter {
+                stamps[SpriteImageRenderer.sidecarPath(of: $0)] != nil
+            })
         typealias Read = (
             file: Result<[UInt8], FileReadError>, sidecar: Result<[UInt8]?, FileReadError>, digests: String?
         )
@@ -67,6 +77,10 @@ struct SpriteInputs: Sendable {
         text += options.recordKeyText + "\n"
         for source in sources {
             text += "icon " + source.id + "\u{0}" + source.path + "\n"
+            if let digests = unchanged[source.id] {
+                text += digests
+                continue
+            }
             for path in source.paths {
                 guard let digests = results[path]?.digests else {
                     key = nil
@@ -96,22 +110,31 @@ struct SpriteInputs: Sendable {
             bytes += source.id.utf8
             bytes.append(0)
             bytes += source.path.utf8
-            for path in source.paths {
-                guard let stamp = stamps[path], stamp.isSettled(at: now) else { return nil }
-                bytes.append(0)
-                bytes += path.utf8
-                bytes.append(0)
-                stamp.append(to: &bytes)
-                if let sidecar = stamps[SpriteImageRenderer.sidecarPath(of: path)] {
-                    guard sidecar.isSettled(at: now) else { return nil }
-                    bytes.append(1)
-                    sidecar.append(to: &bytes)
-                } else {
-                    bytes.append(0)
-                }
-            }
+            guard let stamped = Self.stamps(of: source, stamps: stamps, now: now) else { return nil }
+            bytes += stamped
         }
         return SHA256.hex(bytes)
+    }
+
+    /// The stamps of the files of `source` and of their sidecars (or that there is none) as
+    /// the listing saw them; nil when one is missing or not settled at `now`.
+    static func stamps(of source: SpriteSource, stamps: [String: FileStamp], now: Int) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        for path in source.paths {
+            guard let stamp = stamps[path], stamp.isSettled(at: now) else { return nil }
+            bytes.append(0)
+            bytes += path.utf8
+            bytes.append(0)
+            stamp.append(to: &bytes)
+            if let sidecar = stamps[SpriteImageRenderer.sidecarPath(of: path)] {
+                guard sidecar.isSettled(at: now) else { return nil }
+                bytes.append(1)
+                sidecar.append(to: &bytes)
+            } else {
+                bytes.append(0)
+            }
+        }
+        return bytes
     }
 
     /// What is stored under `stampKey`: a magic line, the SHA-256 of the payload, and the
@@ -140,6 +163,7 @@ struct SpriteInputs: Sendable {
 
     /// The digests of the files of `source` (and of their sidecars), nil when one was not read.
     func digests(of source: SpriteSource) -> String? {
+        if let digests = unchanged[source.id] { return digests }
         var text = ""
         for path in source.paths {
             guard let digests = fileDigests[path] else { return nil }
@@ -149,14 +173,19 @@ struct SpriteInputs: Sendable {
     }
 
     /// The bytes of the icon file at `path` as read up front (a file that failed an earlier
-    /// attempt, and was not read then, is read now).
+    /// attempt, or of an icon known unchanged, and was not read then, is read now).
     func bytes(of path: String) -> Result<[UInt8], FileReadError> {
         files[path] ?? Result { () throws(FileReadError) in try FileReader.read(path) }
     }
 
-    /// The bytes of the sidecar of the icon file at `path`, nil when it has none.
+    /// The bytes of the sidecar of the icon file at `path`, nil when it has none (the
+    /// sidecar of a file not read up front is read now).
     func sidecar(of path: String) -> Result<[UInt8]?, FileReadError> {
-        sidecars[path] ?? .success(nil)
+        if let read = sidecars[path] { return read }
+        guard unreadSidecars.contains(path) else { return .success(nil) }
+        return Result { () throws(FileReadError) -> [UInt8]? in
+            try FileReader.read(SpriteImageRenderer.sidecarPath(of: path))
+        }
     }
 }
 

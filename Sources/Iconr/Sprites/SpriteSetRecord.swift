@@ -13,6 +13,8 @@ struct SpriteSetRecord: Sendable {
     struct Icon: Sendable {
         /// `SpriteInputs.digests(of:)` of its files when they were read.
         let digests: String
+        /// `SpriteInputs.stamps(of:stamps:now:)` of its files then (empty when one was not settled).
+        let stamps: [UInt8]
         let warnings: [String]
         let images: [Image]
     }
@@ -34,7 +36,7 @@ struct SpriteSetRecord: Sendable {
     /// The icons by id.
     let icons: [String: Icon]
 
-    private static let magic = Array("iconr set 1\n".utf8)
+    private static let magic = Array("iconr set 2\n".utf8)
 
     /// The key of the set `sources` with `options`: the versions, the options, each icon's id
     /// and files (not their bytes).
@@ -73,6 +75,7 @@ struct SpriteSetRecord: Sendable {
         for (id, icon) in icons.sorted(by: { $0.key < $1.key }) {
             out.string(id)
             out.string(icon.digests)
+            out.data(icon.stamps)
             out.count(icon.warnings.count)
             icon.warnings.forEach { out.string($0) }
             out.count(icon.images.count)
@@ -100,7 +103,8 @@ struct SpriteSetRecord: Sendable {
         var icons: [String: Icon] = [:]
         icons.reserveCapacity(iconCount)
         for _ in 0..<iconCount {
-            guard let id = record.string(), let digests = record.string(), let warningCount = record.count()
+            guard let id = record.string(), let digests = record.string(), let stamps = record.data(),
+                let warningCount = record.count()
             else { return nil }
             var warnings: [String] = []
             for _ in 0..<warningCount {
@@ -117,7 +121,7 @@ struct SpriteSetRecord: Sendable {
                 images.append(
                     Image(id: imageID, ratio: ratio, isVariant: isVariant, contentKey: contentKey, entry: entry))
             }
-            icons[id] = Icon(digests: digests, warnings: warnings, images: images)
+            icons[id] = Icon(digests: digests, stamps: stamps, warnings: warnings, images: images)
         }
         guard record.isAtEnd else { return nil }
         self.init(sheetsKey: sheetsKey, layoutsKey: layoutsKey, icons: icons)
@@ -142,6 +146,11 @@ private struct RecordWriter {
     mutating func string(_ text: String) {
         count(text.utf8.count)
         bytes += text.utf8
+    }
+
+    mutating func data(_ value: [UInt8]) {
+        count(value.count)
+        bytes += value
     }
 
     mutating func number(_ value: Double) {
@@ -210,7 +219,11 @@ private struct RecordReader {
     }
 
     mutating func string() -> String? {
-        count().flatMap { take($0) }.map { String(decoding: $0, as: UTF8.self) }
+        data().map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    mutating func data() -> [UInt8]? {
+        count().flatMap { take($0) }.map { Array($0) }
     }
 
     mutating func number() -> Double? {
