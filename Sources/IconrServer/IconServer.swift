@@ -29,8 +29,10 @@ public struct ServerOptions: Sendable {
     /// Renders waiting or running at most; past it a request that needs a render gets 503.
     /// Requests for a variant already queued wait for that render and take no place.
     public var renderQueueLimit = 32
-    /// Renders run at once (each in its own worker process with isolated placement).
-    public var renderThreads = max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// Renders run at once (each in its own worker process with isolated placement): twice
+    /// the cores, since a render thread waits while its worker draws and the worker while the
+    /// thread answers (misses under load: 3,813-3,961 variants/s against 3,662 with one per core).
+    public var renderThreads = max(2, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
     /// `Cache-Control: max-age` of URLs without a digest, in seconds.
     public var maxAge = 300
     /// Per-render limits (raster size, time).

@@ -72,9 +72,12 @@ enum ServeBenchmark {
         // Misses under load: every request a color never asked for, 16 connections, against
         // the same renders (render + encode, the floor of a miss) in process on every core.
         let cores = ProcessInfo.processInfo.activeProcessorCount
+        // The server's CPU (its threads and its render workers), apart from the client's.
+        let serverCPUBefore = cpuSeconds(ofTree: server.process.pid)
         let missRate = throughput(port: server.port, clients: 16, seconds: 2) { client, request in
             "/icons/flag.png?flag_color=" + String(format: "%%23%06x", (client << 19 | request) & 0xFFFFFF)
         }
+        let serverCPU = cpuSeconds(ofTree: server.process.pid) - serverCPUBefore
         // The same renders in this process on every core, in process and through isolated
         // workers (the server's placement): the floor, and what the worker hop adds to it.
         func renderRate(_ placement: RenderPlacement, threads: Int) -> Double {
@@ -103,6 +106,13 @@ enum ServeBenchmark {
         print(
             "  isolated workers, \(cores) threads \(Int(workerRate)) variants/s (\(fixed(floorRate / max(workerRate, 1e-9)))x the floor)"
         )
+        // CPU per variant: the server's over the misses it answered, the floor's over its renders
+        // (every core busy), so that the client sharing the cores does not count.
+        let serverPerVariant = serverCPU / max(missRate * 2, 1) * 1e6
+        let floorPerVariant = Double(cores) / max(floorRate, 1e-9) * 1e6
+        print(
+            "  server CPU per variant       \(Int(serverPerVariant)) us (threads and workers; the floor: "
+                + "\(Int(floorPerVariant)) us; \(fixed(serverPerVariant / floorPerVariant))x)")
 
         if let wrk = which("wrk") {
             let result = try? TestSupport.run(
@@ -127,22 +137,45 @@ enum ServeBenchmark {
     }
 
     /// Requests per second of `clients` keep-alive connections for `seconds`, client `c`'s
-    /// request `n` asking for `target(c, n)`.
+    /// request `n` asking for `target(c, n)`. Each client is a thread of its own, all at once
+    /// (`concurrentPerform` ran only as many as there are cores: 2 of 16 connections).
     static func throughput(
-        port: Int, clients: Int, seconds: Double, target: @Sendable (Int, Int) -> String
+        port: Int, clients: Int, seconds: Double, target: @escaping @Sendable (Int, Int) -> String
     ) -> Double {
         let count = Locked(0)
         let deadline = clock.now + .milliseconds(Int(seconds * 1000))
-        DispatchQueue.concurrentPerform(iterations: clients) { client in
-            guard let connection = try? HTTPConnection(port: port) else { return }
-            var done = 0
-            while clock.now < deadline {
-                guard (try? connection.request(target(client, done)))?.status == 200 else { break }
-                done += 1
-            }
-            count.withLock { $0 += done }
+        let finished = DispatchGroup()
+        for client in 0..<clients {
+            finished.enter()
+            Thread {
+                defer { finished.leave() }
+                guard let connection = try? HTTPConnection(port: port) else { return }
+                var done = 0
+                while clock.now < deadline {
+                    guard (try? connection.request(target(client, done)))?.status == 200 else { break }
+                    done += 1
+                }
+                count.withLock { $0 += done }
+            }.start()
         }
+        finished.wait()
         return Double(count.withLock { $0 }) / seconds
+    }
+
+    /// CPU seconds (user and system) of process `pid` and of its running children (the
+    /// server's render workers), from `/proc`.
+    static func cpuSeconds(ofTree pid: pid_t) -> Double {
+        var ticks = 0.0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let id = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let name = stat.lastIndex(of: ")")
+            else { continue }
+            // After the name: state, parent, ..., user time (the 12th), system time (the 13th).
+            let fields = stat[stat.index(after: name)...].split(separator: " ")
+            guard fields.count > 12, id == pid || pid_t(fields[1]) == pid else { continue }
+            ticks += (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        }
+        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func which(_ program: String) -> String? {
