@@ -762,6 +762,49 @@ struct OnePathTests {
         try expectColdBytes(gradient, "past 256 colors")
     }
 
+    /// A set record read back is the record kept; damaged, cut short or for another key, it
+    /// is not read.
+    @Test func setRecordsProveWhatTheyHold() {
+        let entry = SpriteIndexEntry(
+            rect: PixelRect(x: 0, y: 0, width: 24, height: 20), pixelRatio: 2, sdf: true,
+            content: ContentBox(left: 1, top: 2, right: 20, bottom: 18),
+            stretchX: [StretchArea(start: 2, end: 4)], stretchY: [], textFitWidth: "stretchOnly",
+            textFitHeight: nil, placeholder: nil, visible: false)
+        let record = SpriteSetRecord(
+            sheetsKey: "sheets", layoutsKey: "layouts",
+            icons: [
+                "flag": SpriteSetRecord.Icon(
+                    digests: "flag.svg\u{0}abc\n", stamps: [1, 2, 3], warnings: ["a warning"],
+                    images: [
+                        SpriteSetRecord.Image(
+                            id: "flag", ratio: 2, isVariant: false, contentKey: "digest:flag@2x", entry: entry),
+                        SpriteSetRecord.Image(
+                            id: "flag-red", ratio: 1.5, isVariant: true, contentKey: "digest:flag@1.5x",
+                            entry: SpriteIndexEntry(
+                                rect: PixelRect(x: 0, y: 0, width: 18, height: 15), pixelRatio: 1.5, sdf: false,
+                                content: nil, stretchX: [], stretchY: [], textFitWidth: nil, textFitHeight: nil,
+                                placeholder: nil, visible: nil)),
+                    ]),
+                "pin": SpriteSetRecord.Icon(digests: "pin.svg\u{0}def\n", stamps: [], warnings: [], images: []),
+            ])
+        let bytes = record.bytes(key: "key")
+        let read = SpriteSetRecord(bytes: bytes, key: "key")
+        #expect(read?.sheetsKey == "sheets" && read?.layoutsKey == "layouts")
+        #expect(read?.icons.keys.sorted() == ["flag", "pin"])
+        #expect(read?.icons["flag"]?.stamps == [1, 2, 3] && read?.icons["flag"]?.warnings == ["a warning"])
+        #expect(read?.icons["flag"]?.images.map(\.entry) == record.icons["flag"]?.images.map(\.entry))
+        #expect(read?.icons["flag"]?.images.map(\.contentKey) == ["digest:flag@2x", "digest:flag@1.5x"])
+        #expect(read?.icons["flag"]?.images.map(\.ratio) == [2, 1.5])
+        #expect(read?.icons["flag"]?.images.map(\.isVariant) == [false, true])
+        #expect(SpriteSetRecord(bytes: bytes, key: "other") == nil)
+        for index in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 60)) {
+            var damaged = bytes
+            damaged[index] ^= 0x20
+            #expect(SpriteSetRecord(bytes: damaged, key: "key") == nil, "byte \(index)")
+        }
+        #expect(SpriteSetRecord(bytes: Array(bytes.dropLast(3)), key: "key") == nil)
+    }
+
     /// A packing read back is the packing kept; damaged or for another key, it is not read.
     @Test func packingArchivesProveWhatTheyHold() {
         let layouts = [
