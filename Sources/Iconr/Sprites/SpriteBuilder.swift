@@ -89,16 +89,9 @@ public final class SpriteBuilder: Sendable {
         let setKey = retrying || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
         let last = setKey.flatMap { buildCache.setRecord($0) }
         let fileStamps = sources.map { SpriteInputs.stamps(of: $0, stamps: stamps, now: now) }
-        var unchanged: [String: String] = [:]
-        if let last {
-            for (index, source) in sources.enumerated() {
-                if let stamped = fileStamps[index], let icon = last.icons[source.id], icon.stamps == stamped {
-                    unchanged[source.id] = icon.digests
-                }
-            }
-        }
         let inputs = SpriteInputs(
-            sources, stamps: stamps, options: options, recovery: recovery, unchanged: unchanged)
+            sources, stamps: stamps, options: options, recovery: recovery,
+            unchanged: last?.unchangedIcons(sources, stamps: fileStamps) ?? [:])
         let inputsKey = inputs.key, filesRead = inputs.filesRead
         func keepStamps() {
             guard let stampKey, let inputsKey else { return }
@@ -110,21 +103,11 @@ public final class SpriteBuilder: Sendable {
             return build
         }
         // Icons whose files are as the last build of this set read them are taken from its
-        // record, not parsed or drawn: their pixels are in its sheets.
+        // record, not parsed or drawn: their pixels are in its sheets. Those it had with other
+        // files are new: drawn without asking the cache (whose pack is read whole for a
+        // lookup: 5.8 MB on Temaki).
         let digests = sources.map { inputs.digests(of: $0) }
-        var taken: [Int: SourceImages] = [:]
-        // Icons the last build had with other files: their images are new, drawn without
-        // asking the cache (whose pack is read whole for a lookup: 5.8 MB on Temaki).
-        var changed = Set<Int>()
-        if let last {
-            for (index, source) in sources.enumerated() {
-                if let digests = digests[index], let icon = last.icon(source, digests: digests) {
-                    taken[index] = icon
-                } else if last.icons[source.id] != nil {
-                    changed.insert(index)
-                }
-            }
-        }
+        let (taken, changed) = last?.icons(sources, digests: digests) ?? ([:], [])
         // The files' bytes (as many as the images' own bytes on Maki) go once they are drawn,
         // unless the taken icons may have to be drawn after all.
         let keptInputs = taken.isEmpty ? nil : inputs
@@ -192,22 +175,10 @@ public final class SpriteBuilder: Sendable {
             }
             // And what it made of each icon under the set's key, for a rebuild after some changed.
             if let setKey {
-                var icons: [String: SpriteSetRecord.Icon] = [:]
-                for (index, source) in sources.enumerated() {
-                    guard case .success(let made)? = results[index], made.references.isEmpty,
-                        let digests = digests[index]
-                    else { continue }
-                    icons[source.id] = SpriteSetRecord.Icon(
-                        digests: digests, stamps: fileStamps[index] ?? [], warnings: made.warnings,
-                        images: made.images.map {
-                            SpriteSetRecord.Image(
-                                id: $0.id, ratio: $0.ratio, isVariant: $0.isVariant, contentKey: $0.contentKey,
-                                entry: $0.entry)
-                        })
-                }
-                buildCache.keep(
-                    SpriteSetRecord(sheetsKey: compositionKey, layoutsKey: plan.layoutsKey, icons: icons),
-                    setKey: setKey)
+                let record = SpriteSetRecord(
+                    sources, made: results, digests: digests, stamps: fileStamps, sheetsKey: compositionKey,
+                    layoutsKey: plan.layoutsKey)
+                buildCache.keep(record, setKey: setKey)
             }
         }
         buildCache.flush()

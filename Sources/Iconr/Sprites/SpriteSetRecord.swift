@@ -49,8 +49,55 @@ struct SpriteSetRecord: Sendable {
         return SHA256.hex(Array(text.utf8))
     }
 
+    /// What a build of `sources` made of them (`made`, by index), with their files' `digests`
+    /// and `stamps` (by index), its sheets' and packing's keys. Icons that failed, or whose
+    /// files refer to other files, are left out.
+    init(
+        _ sources: [SpriteSource], made: [Int: Result<SourceImages, SpriteFailure>], digests: [String?],
+        stamps: [[UInt8]?], sheetsKey: String, layoutsKey: String
+    ) {
+        var icons: [String: Icon] = [:]
+        for (index, source) in sources.enumerated() {
+            guard case .success(let made)? = made[index], made.references.isEmpty, let digests = digests[index]
+            else { continue }
+            icons[source.id] = Icon(
+                digests: digests, stamps: stamps[index] ?? [], warnings: made.warnings,
+                images: made.images.map {
+                    Image(
+                        id: $0.id, ratio: $0.ratio, isVariant: $0.isVariant, contentKey: $0.contentKey, entry: $0.entry)
+                })
+        }
+        self.init(sheetsKey: sheetsKey, layoutsKey: layoutsKey, icons: icons)
+    }
+
+    /// The digests (`SpriteInputs.digests(of:)`), by id, of the icons of `sources` whose files
+    /// have the `stamps` (by index) this record kept: their bytes need not be read again.
+    func unchangedIcons(_ sources: [SpriteSource], stamps: [[UInt8]?]) -> [String: String] {
+        var unchanged: [String: String] = [:]
+        for (index, source) in sources.enumerated() {
+            if let stamped = stamps[index], let icon = icons[source.id], icon.stamps == stamped {
+                unchanged[source.id] = icon.digests
+            }
+        }
+        return unchanged
+    }
+
+    /// The icons of `sources` (by index) whose files have the recorded `digests` (by index),
+    /// as this record holds them; and those it has with other digests (new images).
+    func icons(_ sources: [SpriteSource], digests: [String?]) -> (taken: [Int: SourceImages], changed: Set<Int>) {
+        var taken: [Int: SourceImages] = [:], changed = Set<Int>()
+        for (index, source) in sources.enumerated() {
+            if let digests = digests[index], let icon = icon(source, digests: digests) {
+                taken[index] = icon
+            } else if icons[source.id] != nil {
+                changed.insert(index)
+            }
+        }
+        return (taken, changed)
+    }
+
     /// The icon `source` when its files still have `digests`.
-    func icon(_ source: SpriteSource, digests: String) -> SourceImages? {
+    private func icon(_ source: SpriteSource, digests: String) -> SourceImages? {
         guard let icon = icons[source.id], icon.digests == digests else { return nil }
         return SourceImages(
             images: icon.images.map {
