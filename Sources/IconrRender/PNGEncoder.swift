@@ -4,7 +4,8 @@ import Glibc
 import IconrCore
 import IconrSystem
 
-/// Encodes RGBA rasters as PNG with libpng.
+/// Encodes RGBA rasters as PNG: unfiltered images written here and deflated by libdeflate,
+/// adaptively filtered ones (photo-like sheets) by libpng.
 public enum PNGEncoder {
     /// Straight RGBA without filters, deflated by libdeflate at `compressionLevel` (0 stores,
     /// 1 fastest to 12 smallest; 6 is its default): the fast path for single icons. libpng
