@@ -592,8 +592,8 @@ struct OnePathTests {
             #expect(edited.sheets.map(\.png) != fresh.sheets.map(\.png))
 
             // A new sidecar: read with its icon, and in the index. The three other icons have the
-            // stamps the last build recorded (`SpriteSetRecord`): not read. (The sheets are RGBA,
-            // so they are drawn again, their files read then.)
+            // stamps the last build recorded (`SpriteSetRecord`): not read, and drawn from the
+            // last (RGBA) sheets.
             try Data(#"{"sdf": true}"#.utf8).write(to: icons.appendingPathComponent("badge.json"))
             let withSidecar = try build()
             #expect(!withSidecar.inputsUnchanged && withSidecar.filesRead == 2)
@@ -603,7 +603,16 @@ struct OnePathTests {
             try text.write(toFile: flag, atomically: false, encoding: .utf8)
             let flagAgain = try build()
             #expect(flagAgain.filesRead == 1 && flagAgain.sheets[0].entries["badge"]?.sdf == true)
+            #expect(flagAgain.iconsReused == 3)
             #expect(flagAgain.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
+            // The flag larger: another packing, so the icons not read are read now and drawn
+            // from the cache, the badge with its sidecar.
+            try text.replacingOccurrences(of: #"width="24" height="24""#, with: #"width="26" height="26""#)
+                .write(toFile: flag, atomically: false, encoding: .utf8)
+            let larger = try build()
+            #expect(larger.filesRead == 1 && larger.iconsReused == 0 && larger.renders == 2)
+            #expect(larger.sheets[0].entries["badge"]?.sdf == true)
+            #expect(larger.sheets.map(\.png) == (try build(cache: false)).sheets.map(\.png))
         }
     }
 
@@ -687,9 +696,9 @@ struct OnePathTests {
     }
 
     /// A rebuild takes the icons whose files did not change from the last build and draws
-    /// the others into its palette sheets: the bytes a cold build writes, when the palette
-    /// keeps its colors, gains some or loses some. What the last sheets cannot take (another
-    /// size, past 256 colors) or a damaged record is composed again, to the same bytes.
+    /// the others into its sheets: the bytes a cold build writes, when the palette keeps its
+    /// colors, gains some or loses some, goes past 256 colors, and on RGBA sheets. Another
+    /// size or a damaged record is composed again, to the same bytes.
     @Test func aRebuildPatchesTheLastSheetsToTheColdBuildsBytes() throws {
         let temporary = try TemporaryFolder("iconr-patch")
         defer { withExtendedLifetime(temporary) {} }
@@ -757,9 +766,14 @@ struct OnePathTests {
                 + ##"</linearGradient></defs><rect width="16" height="16" fill="url(#x)"/>"##
                 + ##"<rect width="16" height="16" fill="url(#y)"/>"##)
         let gradient = try build(in: cache)
-        #expect(gradient.iconsReused == 0 && gradient.renders == 2)
+        #expect(gradient.iconsReused == 5 && gradient.renders == 2)
         #expect(gradient.sheets.contains { PaletteImage(png: $0.png) == nil })
-        try expectColdBytes(gradient, "past 256 colors")
+        try expectColdBytes(gradient, "past 256 colors: drawn into the decoded sheet")
+        // An RGBA sheet takes a change as well.
+        try square("icon5", "#000001")
+        let rgba = try build(in: cache)
+        #expect(rgba.iconsReused == 5 && rgba.renders == 2)
+        try expectColdBytes(rgba, "an RGBA sheet")
     }
 
     /// A set record read back is the record kept; damaged, cut short or for another key, it

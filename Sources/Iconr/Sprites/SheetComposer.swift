@@ -81,14 +81,7 @@ struct SheetComposer: Sendable {
                 guard let image = images[member].image else {
                     throw SpriteBuildError.sheet("the pixels of \"\(images[member].id)\" were not drawn")
                 }
-                image.pixels.withUnsafeBufferPointer { from in
-                    for row in 0..<rect.height {
-                        let target = ((rect.y + row) * sheet.size.width + rect.x) * 4
-                        pixels.replaceSubrange(
-                            target..<(target + rect.width * 4),
-                            with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
-                    }
-                }
+                Self.draw(image, at: rect, into: &pixels, width: sheet.size.width)
             }
             do {
                 // The sheet's pixels go to the encoder, which lets them go once it has its samples.
@@ -108,18 +101,21 @@ struct SheetComposer: Sendable {
     /// the cache. Read while the changed icons are drawn (`SpriteBuilder`), on another core.
     static func lastSheets(_ last: SpriteSetRecord, cache: SpriteBuildCache) -> LastSheets? {
         guard let previous = cache.sheets(last.sheetsKey) else { return nil }
-        var palettes: [SheetNumber: PaletteImage] = [:]
+        var palettes: [SheetNumber: PaletteImage] = [:], pngs: [SheetNumber: [UInt8]] = [:]
         for file in previous.files {
-            palettes[SheetNumber(ratio: file.ratio, sheet: file.sheet)] = PaletteImage(png: file.png)
+            let number = SheetNumber(ratio: file.ratio, sheet: file.sheet)
+            palettes[number] = PaletteImage(png: file.png)
+            pngs[number] = file.png
         }
-        return LastSheets(count: previous.count, palettes: palettes)
+        return LastSheets(count: previous.count, palettes: palettes, pngs: pngs)
     }
 
-    /// The sheets of `images` drawn from the last build's: `last` (its palettes, `lastSheets`),
-    /// composed with the same packing (`plan.layoutsKey` is `layoutsKey`), with only the
-    /// images that have pixels (the icons drawn again) drawn into them. The same sheets
+    /// The sheets of `images` drawn from the last build's: `last` (`lastSheets`), composed
+    /// with the same packing (`plan.layoutsKey` is `layoutsKey`), with only the images that
+    /// have pixels (the icons drawn again) drawn into them: into a palette read back when it
+    /// holds their colors, else into the last sheet's decoded pixels. The same sheets
     /// `compose` makes, byte for byte; nil when they cannot be made so: another packing,
-    /// `unique`, a sheet not a palette (or more than 256 colors with the new images).
+    /// `unique`, a last sheet missing or not of this size.
     func patch(
         _ images: [SpriteImage], plan: Plan, last: LastSheets, layoutsKey: String, cache: SpriteBuildCache
     ) -> ComposedSheets? {
@@ -130,20 +126,49 @@ struct SheetComposer: Sendable {
         let notPatched = SpriteBuildError.sheet("the last build's sheet cannot be patched")
         return try? (
             eachSheet(of: plan, images: images, packed: packed) { sheet throws(SpriteBuildError) in
-                guard var palette = last.palettes[SheetNumber(ratio: sheet.ratio, sheet: sheet.number)],
-                    palette.size == sheet.size
-                else { throw notPatched }
-                for (member, rect) in sheet.drawn {
-                    guard let image = images[member].image else { continue }
-                    guard palette.draw(image, x: rect.x, y: rect.y) else { throw notPatched }
-                }
+                let number = SheetNumber(ratio: sheet.ratio, sheet: sheet.number)
                 do {
-                    return try palette.encoded(optimize: options.optimize, memo: cache.deflateMemo)
+                    if var palette = last.palettes[number], palette.size == sheet.size,
+                        sheet.drawn.allSatisfy({ member, rect in
+                            images[member].image.map { palette.draw($0, x: rect.x, y: rect.y) } ?? true
+                        })
+                    {
+                        return try palette.encoded(optimize: options.optimize, memo: cache.deflateMemo)
+                    }
+                    // Not a palette (RGBA), or past 256 colors now: its pixels, with the new
+                    // images drawn, encoded as a whole build encodes them (only the bands that
+                    // changed are deflated).
+                    guard let png = last.pngs[number] else { throw notPatched }
+                    let lastImage = try PNGDecoder.decode(png, maxSize: sheet.size)
+                    guard lastImage.size == sheet.size else { throw notPatched }
+                    var pixels = lastImage.pixels
+                    _ = consume lastImage
+                    for (member, rect) in sheet.drawn {
+                        if let image = images[member].image {
+                            Self.draw(image, at: rect, into: &pixels, width: sheet.size.width)
+                        }
+                    }
+                    return try PNGEncoder.encodeSmallest(
+                        RasterImage(size: sheet.size, pixels: consume pixels), optimize: options.optimize,
+                        memo: cache.deflateMemo)
                 } catch {
                     throw notPatched
                 }
             }, packed.groups.count
         )
+    }
+
+    /// Copies `image` into the RGBA `pixels` of a sheet `width` pixels wide, at `rect` (its
+    /// size, inside the sheet: `sheetFile` checked it).
+    private static func draw(_ image: RasterImage, at rect: PixelRect, into pixels: inout [UInt8], width: Int) {
+        image.pixels.withUnsafeBufferPointer { from in
+            for row in 0..<rect.height {
+                let target = ((rect.y + row) * width + rect.x) * 4
+                pixels.replaceSubrange(
+                    target..<(target + rect.width * 4),
+                    with: from[(row * rect.width * 4)..<((row + 1) * rect.width * 4)])
+            }
+        }
     }
 
     /// One sheet of one ratio to draw: where each of its images goes.
@@ -280,8 +305,10 @@ struct SheetNumber: Hashable {
     let sheet: Int
 }
 
-/// The last build's sheets as palettes (`SheetComposer.lastSheets`), and how many there are a ratio.
+/// The last build's sheets (`SheetComposer.lastSheets`): how many there are a ratio, their
+/// PNGs (decoded one at a time, when drawn), and those that are palettes read back.
 struct LastSheets: Sendable {
     let count: Int
     let palettes: [SheetNumber: PaletteImage]
+    let pngs: [SheetNumber: [UInt8]]
 }
