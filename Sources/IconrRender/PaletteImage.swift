@@ -17,76 +17,35 @@ package struct PaletteImage: Sendable {
     /// The pixels of `png` when it is a palette PNG as `PNGEncoder` writes them (8-bit
     /// indexes, not interlaced, every row unfiltered, every index in the palette); else nil.
     package init?(png: [UInt8]) {
-        guard png.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) else { return nil }
-        var header: ArraySlice<UInt8>?, palette: ArraySlice<UInt8>?, alpha: ArraySlice<UInt8> = []
-        var data: [UInt8] = []
-        var offset = 8
-        var ended = false
-        func bigEndian(_ at: Int) -> Int { png[at..<at + 4].reduce(0) { $0 << 8 | Int($1) } }
-        while !ended, offset + 12 <= png.count {
-            let length = bigEndian(offset)
-            guard length <= png.count - offset - 12 else { return nil }
-            let type = String(decoding: png[(offset + 4)..<(offset + 8)], as: UTF8.self)
-            let body = png[(offset + 8)..<(offset + 8 + length)]
-            switch type {
-            case "IHDR": header = body
-            case "PLTE": palette = body
-            case "tRNS": alpha = body
-            case "IDAT": data += body
-            case "IEND": ended = true
-            default: break
-            }
-            offset += 12 + length
-        }
-        guard ended, let header, header.count == 13, let palette, palette.count % 3 == 0,
-            alpha.count <= palette.count / 3
+        // Other color types are not inflated for nothing (openstreetmap-carto's RGBA sheets).
+        guard UnfilteredPNG.colorType(of: png) == PNG_COLOR_TYPE_PALETTE, let read = UnfilteredPNG(png: png),
+            read.colorType == PNG_COLOR_TYPE_PALETTE
         else { return nil }
-        let start = header.startIndex
-        let width = bigEndian(start), height = bigEndian(start + 4)
-        // 8 bits, palette, deflate, adaptive filtering's method, no interlace.
-        guard header[(start + 8)...].elementsEqual([8, UInt8(PNG_COLOR_TYPE_PALETTE), 0, 0, 0]), width > 0,
-            height > 0, width <= 1 << 16, height <= 1 << 16,
-            let scanlines = Deflate.inflate(data[...], count: (width + 1) * height)
-        else { return nil }
-        let colorCount = palette.count / 3
-        // The rows without their filter bytes (each 0: none), then how many pixels each index has.
-        var indexes = [UInt8](repeating: 0, count: width * height)
+        self.init(read)
+    }
+
+    /// The palette image `read` holds; nil when an index is past its palette, or the palette
+    /// is not in `PNGEncoder`'s order with each color once.
+    init?(_ read: UnfilteredPNG) {
+        let colorCount = read.palette.count / 3
+        // How many pixels each index has; every index names a color of the palette.
         var histogram = [Int](repeating: 0, count: 256)
-        var sound = true
-        scanlines.withUnsafeBufferPointer { from in
-            indexes.withUnsafeMutableBufferPointer { into in
-                guard let source = from.baseAddress, let target = into.baseAddress else { return }
-                for row in 0..<height {
-                    guard source[row * (width + 1)] == 0 else {
-                        sound = false
-                        return
-                    }
-                    (target + row * width).update(from: source + row * (width + 1) + 1, count: width)
-                }
-            }
-        }
         histogram.withUnsafeMutableBufferPointer { counts in
-            indexes.withUnsafeBufferPointer { pixels in
+            read.rows.withUnsafeBufferPointer { pixels in
                 for index in pixels { counts[Int(index)] += 1 }
             }
         }
-        // Every index names a color of the palette.
-        if histogram[colorCount...].contains(where: { $0 != 0 }) { sound = false }
-        let counts = Array(histogram.prefix(colorCount))
-        guard sound else { return nil }
-        let first = palette.startIndex
+        guard !histogram[colorCount...].contains(where: { $0 != 0 }) else { return nil }
         let colors = (0..<colorCount).map { index -> UInt32 in
-            let base = first + index * 3
-            let opacity = index < alpha.count ? alpha[alpha.startIndex + index] : 255
-            return UInt32(palette[base]) << 24 | UInt32(palette[base + 1]) << 16 | UInt32(palette[base + 2]) << 8
-                | UInt32(opacity)
+            let opacity = index < read.alpha.count ? read.alpha[index] : 255
+            return UInt32(read.palette[index * 3]) << 24 | UInt32(read.palette[index * 3 + 1]) << 16
+                | UInt32(read.palette[index * 3 + 2]) << 8 | UInt32(opacity)
         }
-        // Written by `PNGEncoder`, the palette is in its order, each color once.
         guard colors == Self.ordered(colors), Set(colors).count == colors.count else { return nil }
-        self.size = PixelSize(width: width, height: height)
+        self.size = read.size
         self.colors = colors
-        self.counts = counts
-        self.indexes = indexes
+        self.counts = Array(histogram.prefix(colorCount))
+        self.indexes = read.rows
     }
 
     /// Draws `image` with its top left corner at (`x`, `y`), replacing the pixels there.

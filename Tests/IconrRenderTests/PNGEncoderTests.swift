@@ -1,8 +1,10 @@
+import CPNG
 import Glibc
 import IconrCore
-import IconrRender
 import IconrSystem
 import Testing
+
+@testable import IconrRender
 
 /// Sheets in libdeflate's bands (and with `--optimize` at its highest levels): what they
 /// decode to, and what an RGBA sheet costs in bytes next to libpng's stream.
@@ -243,6 +245,75 @@ extension PNGEncoderTests {
                     == (try PNGEncoder.encodeSmallest(expected, optimize: true)))
             #expect(try PNGDecoder.decode(whole) == expected)
         }
+    }
+
+    /// What `PNGEncoder` writes unfiltered reads back as exactly the pixels encoded, in every
+    /// color type it writes (gray, gray and alpha, RGB, RGBA, palette), as libpng reads them;
+    /// a PNG with filtered rows is left to libpng.
+    @Test func unfilteredPNGsReadBackExactly() throws {
+        let size = PixelSize(width: 37, height: 23)
+        let count = size.width * size.height
+        func value(_ index: Int, _ salt: Int) -> UInt8 { UInt8((index * 37 + salt * 101) % 256) }
+        let palette = PaletteImage.ordered(
+            (0..<20).map { UInt32($0) << 24 | 0x3344_00 | UInt32($0 % 3 == 0 ? 128 : 255) })
+        let cases: [(String, Samples, [UInt8])] = [
+            (
+                "gray", Samples(colorType: PNG_COLOR_TYPE_GRAY, channels: 1, rows: (0..<count).map { value($0, 1) }),
+                (0..<count).flatMap { [value($0, 1), value($0, 1), value($0, 1), 255] }
+            ),
+            (
+                "gray and alpha",
+                Samples(
+                    colorType: PNG_COLOR_TYPE_GRAY_ALPHA, channels: 2,
+                    rows: (0..<count).flatMap { [value($0, 1), value($0, 2)] }),
+                (0..<count).flatMap { [value($0, 1), value($0, 1), value($0, 1), value($0, 2)] }
+            ),
+            (
+                "RGB",
+                Samples(
+                    colorType: PNG_COLOR_TYPE_RGB, channels: 3,
+                    rows: (0..<count).flatMap { [value($0, 1), value($0, 2), value($0, 3)] }),
+                (0..<count).flatMap { [value($0, 1), value($0, 2), value($0, 3), 255] }
+            ),
+            (
+                "RGBA",
+                Samples(
+                    colorType: PNG_COLOR_TYPE_RGB_ALPHA, channels: 4,
+                    rows: (0..<count).flatMap { [value($0, 1), value($0, 2), value($0, 3), value($0, 4)] }),
+                (0..<count).flatMap { [value($0, 1), value($0, 2), value($0, 3), value($0, 4)] }
+            ),
+            (
+                "palette", Samples(paletteOf: palette, rows: (0..<count).map { UInt8($0 % 20) }),
+                (0..<count).flatMap { index -> [UInt8] in
+                    let color = palette[index % 20]
+                    return [
+                        UInt8(color >> 24), UInt8(color >> 16 & 0xFF), UInt8(color >> 8 & 0xFF), UInt8(color & 0xFF),
+                    ]
+                }
+            ),
+        ]
+        for (name, samples, pixels) in cases {
+            let png = try PNGEncoder.encodeUnfiltered(samples, size, level: 6, memo: nil)
+            let expected = RasterImage(size: size, pixels: pixels)
+            #expect(UnfilteredPNG(png: png)?.rgba == expected, "\(name)")
+            #expect(try PNGDecoder.decode(png) == expected, "\(name), as libpng reads it")
+        }
+        // A smooth gradient, which adaptive filters win: not read here, but by libpng.
+        var gradient = [UInt8](repeating: 255, count: 300 * 200 * 4)
+        for y in 0..<200 {
+            for x in 0..<300 {
+                let base = (y * 300 + x) * 4
+                gradient[base] = UInt8(x * 255 / 299)
+                gradient[base + 1] = UInt8(y)
+                gradient[base + 2] = UInt8((x + y) / 2)
+            }
+        }
+        let photo = RasterImage(size: PixelSize(width: 300, height: 200), pixels: gradient)
+        let filtered = try PNGEncoder.encodeSmallest(photo)
+        #expect(UnfilteredPNG(png: filtered) == nil)
+        #expect(try PNGDecoder.decode(filtered) == photo)
+        #expect(UnfilteredPNG(png: try PNGEncoder.encode(photo))?.rgba == photo, "a single icon's encoding")
+        #expect(UnfilteredPNG(png: Array(try PNGEncoder.encode(photo).dropLast(12))) == nil, "no IEND")
     }
 
     /// What a palette sheet cannot take is refused, the sheet unchanged: an image past its

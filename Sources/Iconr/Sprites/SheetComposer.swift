@@ -139,7 +139,7 @@ struct SheetComposer: Sendable {
                     // images drawn, encoded as a whole build encodes them (only the bands that
                     // changed are deflated).
                     guard let png = last.pngs[number] else { throw notPatched }
-                    let lastImage = try PNGDecoder.decode(png, maxSize: sheet.size)
+                    let lastImage = try UnfilteredPNG(png: png)?.rgba ?? PNGDecoder.decode(png, maxSize: sheet.size)
                     guard lastImage.size == sheet.size else { throw notPatched }
                     var pixels = lastImage.pixels
                     _ = consume lastImage
