@@ -127,6 +127,11 @@ struct SheetComposer: Sendable {
         return try? (
             eachSheet(of: plan, images: images, packed: packed) { sheet throws(SpriteBuildError) in
                 let number = SheetNumber(ratio: sheet.ratio, sheet: sheet.number)
+                // A sheet none of whose images changed is the last one, to the byte (three of
+                // openstreetmap-carto's six after one icon changed).
+                if let png = last.pngs[number], sheet.drawn.allSatisfy({ images[$0.member].image == nil }) {
+                    return png
+                }
                 do {
                     if var palette = last.palettes[number], palette.size == sheet.size,
                         sheet.drawn.allSatisfy({ member, rect in
