@@ -715,10 +715,10 @@ struct OnePathTests {
         }
         let cache = temporary.url.appendingPathComponent("cache").path
         var colds = 0
+        var options = SpriteOptions()
         func build(in folder: String) throws -> SpriteBuild {
             try SpriteBuilder(
-                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: folder)),
-                placement: .inProcess
+                options: options, cache: IconCache(disk: try DiskCache(directory: folder)), placement: .inProcess
             )
             .build(directories: [icons.path])
         }
@@ -774,6 +774,16 @@ struct OnePathTests {
         let rgba = try build(in: cache)
         #expect(rgba.iconsReused == 5 && rgba.renders == 2)
         try expectColdBytes(rgba, "an RGBA sheet")
+        // Several sheets: those whose images did not change are the last ones.
+        options.maxSize = 40
+        let several = try build(in: cache)
+        #expect(several.sheetCount > 2)
+        try square("icon5", "#000002")
+        let oneSheet = try build(in: cache)
+        #expect(oneSheet.iconsReused == 5 && oneSheet.renders == 2)
+        try expectColdBytes(oneSheet, "one sheet of several")
+        let kept = zip(several.sheets, oneSheet.sheets).filter { $0.png == $1.png }.count
+        #expect(kept == oneSheet.sheets.count - 2, "the sheet of icon5, at 1x and 2x, alone changed")
     }
 
     /// A set record read back is the record kept; damaged, cut short or for another key, it
