@@ -15,10 +15,12 @@ package struct PaletteImage: Sendable {
     private var indexes: [UInt8]
 
     /// The pixels of `png` when it is a palette PNG as `PNGEncoder` writes them (8-bit
-    /// indexes, not interlaced, every row unfiltered, every index in the palette); else nil.
-    package init?(png: [UInt8]) {
+    /// indexes, not interlaced, every row unfiltered, every index in the palette) of at most
+    /// `maxSize`; else nil.
+    package init?(png: [UInt8], maxSize: PixelSize = RenderLimits.default.maxSize) {
         // Other color types are not inflated for nothing (openstreetmap-carto's RGBA sheets).
-        guard UnfilteredPNG.colorType(of: png) == PNG_COLOR_TYPE_PALETTE, let read = UnfilteredPNG(png: png),
+        guard UnfilteredPNG.colorType(of: png) == PNG_COLOR_TYPE_PALETTE,
+            let read = UnfilteredPNG(png: png, maxSize: maxSize),
             read.colorType == PNG_COLOR_TYPE_PALETTE
         else { return nil }
         self.init(read)

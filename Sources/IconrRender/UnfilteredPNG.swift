@@ -17,8 +17,9 @@ package struct UnfilteredPNG: Sendable {
     let palette: [UInt8]
     let alpha: [UInt8]
 
-    /// The samples of `png` when it is 8-bit, not interlaced, and every row unfiltered; else nil.
-    package init?(png: [UInt8]) {
+    /// The samples of `png` when it is 8-bit, not interlaced, every row unfiltered, and at
+    /// most `maxSize` (checked before anything is inflated: a header may claim any size); else nil.
+    package init?(png: [UInt8], maxSize: PixelSize = RenderLimits.default.maxSize) {
         guard png.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) else { return nil }
         var header: ArraySlice<UInt8>?, palette: ArraySlice<UInt8> = [], alpha: ArraySlice<UInt8> = []
         var data: [UInt8] = []
@@ -55,7 +56,7 @@ package struct UnfilteredPNG: Sendable {
         // 8 bits, deflate, adaptive filtering's method, no interlace; a palette only with its
         // color type, and a tRNS only for a palette (as `PNGEncoder` writes them).
         guard header[start + 8] == 8, header[(start + 10)...].elementsEqual([0, 0, 0]), width > 0, height > 0,
-            width <= 1 << 16, height <= 1 << 16,
+            width <= maxSize.width, height <= maxSize.height,
             colorType == PNG_COLOR_TYPE_PALETTE
                 ? !palette.isEmpty && palette.count % 3 == 0 && alpha.count <= palette.count / 3
                 : palette.isEmpty && alpha.isEmpty,
@@ -94,6 +95,8 @@ package struct UnfilteredPNG: Sendable {
     /// The pixels as straight RGBA: the ones `PNGEncoder` reduced to these samples (gray
     /// repeated, opaque where there is no alpha). Nil for a palette index past its palette.
     package var rgba: RasterImage? {
+        // RGBA samples are the pixels (openstreetmap-carto's 41 MB sheets are not copied).
+        if colorType == PNG_COLOR_TYPE_RGB_ALPHA { return RasterImage(size: size, pixels: rows) }
         let count = size.width * size.height
         var pixels = [UInt8](repeating: 255, count: count * 4)
         var sound = true
@@ -116,8 +119,6 @@ package struct UnfilteredPNG: Sendable {
                         (out[index * 4], out[index * 4 + 1], out[index * 4 + 2]) =
                             (samples[index * 3], samples[index * 3 + 1], samples[index * 3 + 2])
                     }
-                case PNG_COLOR_TYPE_RGB_ALPHA:
-                    for index in 0..<count * 4 { out[index] = samples[index] }
                 default:
                     let colors = palette.count / 3
                     for index in 0..<count {

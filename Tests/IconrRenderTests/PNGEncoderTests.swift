@@ -335,14 +335,31 @@ extension PNGEncoderTests {
         let manyColors = try PNGEncoder.encodeSmallest(image(width: 300, height: 200, colors: 100_000))
         #expect(PaletteImage(png: manyColors) == nil)
         #expect(PaletteImage(png: try PNGEncoder.encode(sheet)) == nil, "RGBA")
-        for index in stride(from: 8, to: png.count, by: max(1, png.count / 40)) {
+        // A header larger than allowed is refused before anything is inflated.
+        #expect(PaletteImage(png: png, maxSize: PixelSize(width: 40, height: 29)) == nil, "taller than allowed")
+        #expect(UnfilteredPNG(png: png, maxSize: PixelSize(width: 39, height: 30)) == nil, "wider than allowed")
+        #expect(UnfilteredPNG(png: png, maxSize: sheet.size) != nil)
+        // The bytes of the palette and its alpha: damaged, they give other colors, not other indexes.
+        var paletteBytes: [Range<Int>] = []
+        for type in ["PLTE", "tRNS"] {
+            guard let at = (8..<png.count - 4).first(where: { png[$0..<$0 + 4].elementsEqual(type.utf8) }) else {
+                continue
+            }
+            let length = png[at - 4..<at].reduce(0) { $0 << 8 | Int($1) }
+            paletteBytes.append(at + 4..<at + 4 + length)
+        }
+        #expect(paletteBytes.count == 2)
+        var readDamaged = 0
+        for index in stride(from: 8, to: png.count, by: max(1, png.count / 200)) {
             var damaged = png
             damaged[index] ^= 0x41
-            if let read = PaletteImage(png: damaged) {
-                // A damaged chunk it passes over (a CRC), or a palette byte: never other indexes.
-                #expect(read.size == sheet.size)
-            }
+            guard let read = PaletteImage(png: damaged) else { continue }
+            readDamaged += 1
+            // Read all the same: a byte it passes over (a CRC), or a color of the palette.
+            let pixels = try PNGDecoder.decode(try read.encoded(optimize: false, memo: nil))
+            #expect(pixels == sheet || paletteBytes.contains { $0.contains(index) }, "byte \(index)")
         }
+        #expect(readDamaged > 0, "a damaged CRC is passed over")
         #expect(PaletteImage(png: Array(png.dropLast(20))) == nil, "no IEND")
     }
 }

@@ -104,7 +104,7 @@ struct SheetComposer: Sendable {
         var palettes: [SheetNumber: PaletteImage] = [:], pngs: [SheetNumber: [UInt8]] = [:]
         for file in previous.files {
             let number = SheetNumber(ratio: file.ratio, sheet: file.sheet)
-            palettes[number] = PaletteImage(png: file.png)
+            palettes[number] = PaletteImage(png: file.png, maxSize: file.size)
             pngs[number] = file.png
         }
         return LastSheets(count: previous.count, palettes: palettes, pngs: pngs)
@@ -144,7 +144,9 @@ struct SheetComposer: Sendable {
                     // images drawn, encoded as a whole build encodes them (only the bands that
                     // changed are deflated).
                     guard let png = last.pngs[number] else { throw notPatched }
-                    let lastImage = try UnfilteredPNG(png: png)?.rgba ?? PNGDecoder.decode(png, maxSize: sheet.size)
+                    let lastImage =
+                        try UnfilteredPNG(png: png, maxSize: sheet.size)?.rgba
+                        ?? PNGDecoder.decode(png, maxSize: sheet.size)
                     guard lastImage.size == sheet.size else { throw notPatched }
                     var pixels = lastImage.pixels
                     _ = consume lastImage

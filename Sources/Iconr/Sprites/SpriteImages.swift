@@ -16,7 +16,7 @@ struct SpriteImageRenderer: Sendable {
     /// Every image of one icon, each ratio from the icon's file for that ratio
     /// (`name@2x.svg`) or else from its base file. Images known to be new (`isNew`: the
     /// icon's files changed since the last build) are drawn without asking the disk cache.
-    func images(of source: SpriteSource, isNew: Bool = false) -> Result<SourceImages, SpriteFailure> {
+    func images(of source: SpriteSource, isNew: Bool) -> Result<SourceImages, SpriteFailure> {
         var all = SourceImages()
         for (file, ratios) in source.files(for: options.ratios) {
             switch images(of: source, file: file, ratios: ratios, isNew: isNew) {
