@@ -854,6 +854,68 @@ struct OnePathTests {
         #expect(PackingArchive.packing(from: Array(bytes.dropLast(4)), key: "key") == nil)
     }
 
+    /// A packing planted in the cache under a build's layouts key, with a sound digest, is
+    /// not followed when it does not fit the build: a sheet past `maxSize`, a ratio without
+    /// its sheet, an item the build does not have. The build packs again, to a cold build's
+    /// bytes, instead of allocating the sheet asked for or indexing past its images.
+    @Test func aPlantedPackingIsNotFollowed() throws {
+        let temporary = try TemporaryFolder("iconr-planted")
+        defer { withExtendedLifetime(temporary) {} }
+        let icons = temporary.url.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        func square(_ name: String, _ color: String) throws {
+            try
+                ##"<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><rect width="12" height="12" fill="\##(color)"/></svg>"##
+                .write(to: icons.appendingPathComponent(name + ".svg"), atomically: true, encoding: .utf8)
+        }
+        for (index, color) in ["#e03c31", "#2a7de1", "#33aa55"].enumerated() { try square("icon\(index)", color) }
+        func build(in folder: URL) throws -> SpriteBuild {
+            try SpriteBuilder(
+                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: folder.path)),
+                placement: .inProcess
+            )
+            .build(directories: [icons.path])
+        }
+        let cache = temporary.url.appendingPathComponent("cache")
+        _ = try build(in: cache)
+        let sheets = cache.path + "/entries-v1/sheets/"
+        let magic = Array("iconr packing 1\n".utf8)
+        let archives = try FileManager.default.contentsOfDirectory(atPath: sheets).compactMap {
+            name -> (path: String, key: String, packing: Packing)? in
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
+            let keyStart = magic.count + 64
+            guard bytes.starts(with: magic), bytes.count > keyStart + 64 else { return nil }
+            let key = String(decoding: bytes[keyStart..<keyStart + 64], as: UTF8.self)
+            return PackingArchive.packing(from: bytes, key: key).map { (sheets + name, key, $0) }
+        }
+        let archive = try #require(archives.first)
+        #expect(archives.count == 1)
+        var huge = archive.packing
+        huge.groups[0].sheets[0].width = 5000
+        huge.groups[0].sheets[0].height = 5000
+        var ratioMissing = archive.packing
+        ratioMissing.groups[0].sheets.removeLast()
+        var strangeItem = archive.packing
+        strangeItem.groups[0].members.append(99)
+        for sheet in strangeItem.groups[0].sheets.indices {
+            strangeItem.groups[0].sheets[sheet].placements[99] = PixelRect(x: 0, y: 0, width: 1, height: 1)
+        }
+        for (index, (planted, what)) in [
+            (huge, "a 5000 px sheet"), (ratioMissing, "a ratio without its sheet"), (strangeItem, "an item not built"),
+        ].enumerated() {
+            try Data(PackingArchive.bytes(of: planted, key: archive.key)).write(to: URL(fileURLWithPath: archive.path))
+            #expect(
+                PackingArchive.packing(
+                    from: try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive.path))), key: archive.key) != nil)
+            try square("icon1", "#2a7de\(index)")
+            let rebuilt = try build(in: cache)
+            let cold = try build(in: temporary.url.appendingPathComponent("cold \(index)"))
+            let sameBytes = rebuilt.sheets.map(\.png) == cold.sheets.map(\.png)
+            #expect(sameBytes, "\(what)")
+            #expect(rebuilt.sheets.allSatisfy { $0.size.width <= 4096 && $0.size.height <= 4096 }, "\(what)")
+        }
+    }
+
     /// Every option of a sprite build is in the key of its record: changing any one changes
     /// the key's text, and a new option fails here until it joins the key.
     @Test func everySpriteOptionKeysTheRecord() {

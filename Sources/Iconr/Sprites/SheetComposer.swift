@@ -63,7 +63,7 @@ struct SheetComposer: Sendable {
     {
         guard !plan.ratios.isEmpty else { return ([], 0) }
         let packed: Packing
-        if let known = cache.packing(plan.layoutsKey) {
+        if let known = knownPacking(for: plan, cache: cache) {
             packed = known
         } else {
             packed = SpritePacker.groups(plan.layouts, maxSide: options.maxSize)
@@ -96,6 +96,21 @@ struct SheetComposer: Sendable {
         return (sheets, packed.groups.count)
     }
 
+    /// The packing found before for `plan`'s layouts, when it is one for them: every sheet
+    /// within `maxSize`, one per ratio, and only the plan's items. An archive is checked by a
+    /// plain digest, so a planted one must reach neither an index nor an allocation.
+    private func knownPacking(for plan: Plan, cache: SpriteBuildCache) -> Packing? {
+        guard let packing = cache.packing(plan.layoutsKey) else { return nil }
+        let items = plan.ids.indices
+        let fits =
+            packing.tooLarge.allSatisfy(items.contains)
+            && packing.groups.allSatisfy { group in
+                group.sheets.count == plan.ratios.count && group.members.allSatisfy(items.contains)
+                    && group.sheets.allSatisfy { $0.width <= options.maxSize && $0.height <= options.maxSize }
+            }
+        return fits ? packing : nil
+    }
+
     /// The last build's sheets (`last.sheetsKey`) read back from the cache as palettes, by
     /// ratio and number (a sheet that is not a palette has none); nil when they are not in
     /// the cache. Read while the changed icons are drawn (`SpriteBuilder`), on another core.
@@ -120,7 +135,8 @@ struct SheetComposer: Sendable {
         _ images: [SpriteImage], plan: Plan, last: LastSheets, layoutsKey: String, cache: SpriteBuildCache
     ) -> ComposedSheets? {
         guard !options.unique, !plan.ratios.isEmpty, plan.layoutsKey == layoutsKey,
-            let packed = cache.packing(plan.layoutsKey), packed.tooLarge.isEmpty, last.count == packed.groups.count
+            let packed = knownPacking(for: plan, cache: cache), packed.tooLarge.isEmpty,
+            last.count == packed.groups.count
         else { return nil }
         // Thrown where a sheet cannot be patched (and never shown: `compose` makes them all then).
         let notPatched = SpriteBuildError.sheet("the last build's sheet cannot be patched")
