@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import IconrCore
 import IconrRender
 import IconrSystem
@@ -36,9 +37,12 @@ public final class IconSource: Sendable {
     private let baseFile: String?
     /// The document as librsvg loaded it in this process, once it was needed.
     private let loaded = Locked<LoadedSVG?>(nil)
-    /// The last recolored document: the ratios of one variant render in a row (a sprite
-    /// build), and parsing is about half the cost of a small icon.
-    private let recolored = Locked<(params: ResolvedParameters, document: LoadedSVG)?>(nil)
+    /// The last recolored document and the thread that loaded it: the ratios of one variant
+    /// render in a row (a sprite build), and parsing is about half the cost of a small icon.
+    /// Only that thread takes or replaces it: a librsvg tree freed by another thread takes
+    /// the allocator's lock of the thread that made it for each of its thousands of blocks,
+    /// and two threads recoloring one icon then spent a third of their time waiting.
+    private let recolored = Locked<(params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)?>(nil)
 
     /// The parameters the template declares, with their defaults.
     public var parameters: [TemplateParameter] { template.parameters }
@@ -194,9 +198,17 @@ public final class IconSource: Sendable {
     }
 
     private func recoloredDocument(_ params: ResolvedParameters) throws(RenderError) -> LoadedSVG {
-        if let last = recolored.withLock({ $0 }), last.params == params { return last.document }
+        let thread = pthread_self()
+        let last = recolored.withLock { $0 }
+        if let last, last.params == params { return last.document }
         let document = try LoadedSVG(bytes: template.apply(params), baseFile: baseFile)
-        recolored.withLock { $0 = (params, document) }
+        guard last == nil || last?.thread == thread else { return document }
+        var replaced: (params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)? = (params, document, thread)
+        recolored.withLock { slot in
+            // Another thread may have filled the slot meanwhile: its document stays.
+            if slot == nil || slot?.thread == thread { swap(&slot, &replaced) }
+        }
+        // The last document is freed here, outside the lock.
         return document
     }
 
