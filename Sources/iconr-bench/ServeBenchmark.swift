@@ -113,6 +113,13 @@ enum ServeBenchmark {
         print(
             "  server CPU per variant       \(Int(serverPerVariant)) us (threads and workers; the floor: "
                 + "\(Int(floorPerVariant)) us; \(fixed(serverPerVariant / floorPerVariant))x)")
+        if let rawFloor = rawFloorPerVariant(repository: repository, scratch: scratch.path, cores: cores) {
+            print(
+                "  raw librsvg + cairo + libpng \(Int(rawFloor)) us a variant (variant-floor.c on \(cores) cores: "
+                    + "issue 28's floor; the server is \(fixed(serverPerVariant / rawFloor))x that)")
+        } else {
+            print("  raw librsvg + cairo + libpng: needs cc, pkg-config and librsvg2-dev; not measured")
+        }
 
         if let wrk = which("wrk") {
             let result = try? TestSupport.run(
@@ -129,6 +136,44 @@ enum ServeBenchmark {
         server.process.signal(SIGTERM)
         server.process.wait(timeout: 20)
         ServeAttacks.run(repository: repository, scratch: scratch)
+    }
+
+    /// The CPU a variant of the flag costs with raw librsvg, cairo and libpng: issue 28's
+    /// floor (Benchmarks/variant-floor.c). 800 colors of the flag, applied to its SVG as the
+    /// server applies them, are each loaded from memory, rendered and encoded as a PNG into
+    /// memory, by one process per core at once (as the server's cores are all busy). The
+    /// median of 3 runs of the processes' mean, in microseconds; nil without a C compiler or
+    /// librsvg2-dev.
+    static func rawFloorPerVariant(repository: URL, scratch: String, cores: Int) -> Double? {
+        let folder = scratch + "/raw-floor"
+        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil,
+            let floor = compileFloorProgram("variant-floor", into: folder),
+            let bytes = try? [UInt8](Data(contentsOf: repository.appendingPathComponent("icons/flag.svg"))),
+            let template = try? SVGTemplate(bytes: bytes, file: "flag.svg")
+        else { return nil }
+        let files = (0..<800).map { index in
+            let value = (index * 2_654_435_761) & 0xFFFFFF
+            let color = Color(red: UInt8(value >> 16), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
+            let file = folder + "/flag-\(index).svg"
+            FileManager.default.createFile(
+                atPath: file, contents: Data(template.apply(template.resolve(colors: ["flag_color": color]))))
+            return file
+        }
+        var runs: [Double] = []
+        for _ in 0..<3 {
+            let means = Locked<[Double]>([])
+            DispatchQueue.concurrentPerform(iterations: cores) { _ in
+                guard let result = try? TestSupport.run(floor, files, timeout: 120), result.status == 0,
+                    let mean = Double(
+                        String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+                else { return }
+                means.withLock { $0.append(mean) }
+            }
+            let all = means.withLock { $0 }
+            guard all.count == cores else { return nil }
+            runs.append(all.reduce(0, +) / Double(all.count))
+        }
+        return median(runs)
     }
 
     /// Requests per second of `clients` keep-alive connections asking for `target` for `seconds`.
