@@ -30,8 +30,16 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
 
     /// The canonical spelling: `#rrggbb` when opaque, else `#rrggbbaa`.
     public var hexString: String {
-        let hex = "#" + [red, green, blue].map(Self.twoHexDigits).joined()
-        return alpha8 == 255 ? hex : hex + Self.twoHexDigits(alpha8)
+        // Spelled byte by byte: every miss of the server and every variant key spells colors.
+        let channels = alpha8 == 255 ? [red, green, blue] : [red, green, blue, alpha8]
+        return String(unsafeUninitializedCapacity: 1 + channels.count * 2) { text in
+            text[0] = UInt8(ascii: "#")
+            for (index, channel) in channels.enumerated() {
+                text[1 + index * 2] = Self.hexDigits[Int(channel >> 4)]
+                text[2 + index * 2] = Self.hexDigits[Int(channel & 15)]
+            }
+            return 1 + channels.count * 2
+        }
     }
 
     /// A spelling every CSS parser (librsvg's included) reads: `#rrggbb` or `rgba(r,g,b,a)`.
@@ -44,10 +52,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
     /// The canonical spelling, `hexString`.
     public var description: String { hexString }
 
-    private static func twoHexDigits(_ value: UInt8) -> String {
-        let digits = Array("0123456789abcdef")
-        return String([digits[Int(value >> 4)], digits[Int(value & 15)]])
-    }
+    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 extension Color {
