@@ -70,7 +70,8 @@ enum ServeBenchmark {
         )
 
         // Misses under load: every request a color never asked for, 16 connections, against
-        // the same renders (render + encode, the floor of a miss) in process on every core.
+        // the same renders (render + encode) in process on every core, and against issue 28's
+        // floor, raw librsvg + cairo + libpng.
         let cores = ProcessInfo.processInfo.activeProcessorCount
         // The server's CPU (its threads and its render workers), apart from the client's.
         let serverCPUBefore = cpuSeconds(ofTree: server.process.pid)
@@ -79,7 +80,7 @@ enum ServeBenchmark {
         }
         let serverCPU = cpuSeconds(ofTree: server.process.pid) - serverCPUBefore
         // The same renders in this process on every core, in process and through isolated
-        // workers (the server's placement): the floor, and what the worker hop adds to it.
+        // workers (the server's placement): what the worker hop adds to iconr's own render.
         func renderRate(_ placement: RenderPlacement, threads: Int) -> Double {
             guard let source = try? IconSource(path: repository.appendingPathComponent("icons/flag.svg").path) else {
                 return .nan
@@ -94,25 +95,25 @@ enum ServeBenchmark {
             }
             return Double(threads * perCore) / (milliseconds(clock.now - started) / 1000)
         }
-        let floorRate = renderRate(.inProcess, threads: cores)
+        let inProcessRate = renderRate(.inProcess, threads: cores)
         let workerRate = renderRate(.isolated(TestSupport.isolated), threads: cores)
         print(
             "\nmisses under load (new colors of flag at 1x, 16 connections, 2 s; the server renders without a disk cache):"
         )
         print("  over HTTP                    \(Int(missRate)) variants/s")
         print(
-            "  in process on \(cores) cores     \(Int(floorRate)) variants/s (render + encode: the floor; "
-                + "the server is \(fixed(floorRate / max(missRate, 1e-9)))x that per variant)")
+            "  in process on \(cores) cores     \(Int(inProcessRate)) variants/s (iconr's render + encode; "
+                + "the server is \(fixed(inProcessRate / max(missRate, 1e-9)))x that per variant)")
         print(
-            "  isolated workers, \(cores) threads \(Int(workerRate)) variants/s (\(fixed(floorRate / max(workerRate, 1e-9)))x the floor)"
+            "  isolated workers, \(cores) threads \(Int(workerRate)) variants/s (\(fixed(inProcessRate / max(workerRate, 1e-9)))x in process)"
         )
-        // CPU per variant: the server's over the misses it answered, the floor's over its renders
+        // CPU per variant: the server's over the misses it answered, in process over its renders
         // (every core busy), so that the client sharing the cores does not count.
         let serverPerVariant = serverCPU / max(missRate * 2, 1) * 1e6
-        let floorPerVariant = Double(cores) / max(floorRate, 1e-9) * 1e6
+        let inProcessPerVariant = Double(cores) / max(inProcessRate, 1e-9) * 1e6
         print(
-            "  server CPU per variant       \(Int(serverPerVariant)) us (threads and workers; the floor: "
-                + "\(Int(floorPerVariant)) us; \(fixed(serverPerVariant / floorPerVariant))x)")
+            "  server CPU per variant       \(Int(serverPerVariant)) us (threads and workers; in process: "
+                + "\(Int(inProcessPerVariant)) us; \(fixed(serverPerVariant / inProcessPerVariant))x)")
         if let rawFloor = rawFloorPerVariant(repository: repository, scratch: scratch.path, cores: cores) {
             print(
                 "  raw librsvg + cairo + libpng \(Int(rawFloor)) us a variant (variant-floor.c on \(cores) cores: "
