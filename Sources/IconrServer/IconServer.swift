@@ -124,7 +124,10 @@ public final class IconServer: Sendable {
             return .now(finished(response, route: route))
         case .later(let work):
             return .later { send in
-                let queued = self.builds.submit { send(self.finished(work(), route: route)) }
+                let queued = self.builds.submit {
+                    let response = self.finished(work(), route: route)
+                    return { send(response) }
+                }
                 if !queued { send(self.finished(Self.error(Self.full("the build queue")), route: route)) }
             }
         case .render(let job, let respond):
@@ -332,13 +335,15 @@ public final class IconServer: Sendable {
         }
         let queued = renders.submit {
             let started = ContinuousClock.now
+            let result: Result<IconVariant, RouteError>
             do throws(IconrError) {
                 let variant = try self.renderer.variant(of: job.source, job.resolved, scale: job.scale, key: job.key)
                 self.metrics.rendered(seconds: Self.seconds(ContinuousClock.now - started))
-                finish(.success(variant))
+                result = .success(variant)
             } catch {
-                finish(.failure(self.failed(job.key, error)))
+                result = .failure(self.failed(job.key, error))
             }
+            return { finish(result) }
         }
         if !queued { finish(.failure(Self.full("the render queue"))) }
     }

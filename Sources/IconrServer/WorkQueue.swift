@@ -38,7 +38,9 @@ final class WorkQueue: Sendable {
     }
 
     /// Queues `work` unless `limit` items already wait or run (then false, and nothing runs).
-    func submit(_ work: @escaping @Sendable () -> Void) -> Bool {
+    /// `work` returns its answer (what sends the response), which runs once the item's place
+    /// is given back: a client that has its answer finds the place free for its next request.
+    func submit(_ work: @escaping @Sendable () -> @Sendable () -> Void) -> Bool {
         let accepted = shared.state.withLock { state -> Bool in
             guard state.count < limit else { return false }
             state.count += 1
@@ -55,19 +57,20 @@ final class WorkQueue: Sendable {
     /// What the threads share; they hold it, not the queue, so that the queue's `deinit`
     /// can stop them.
     private final class Shared: Sendable {
-        let state = Locked((waiting: [@Sendable () -> Void](), count: 0, stopping: false))
+        let state = Locked((waiting: [@Sendable () -> @Sendable () -> Void](), count: 0, stopping: false))
         let ready = DispatchSemaphore(value: 0)
         let threads = Atomic<Int>(0)
 
         func run() {
             while true {
                 ready.wait()
-                let next = state.withLock { state -> (@Sendable () -> Void)? in
+                let next = state.withLock { state -> (@Sendable () -> @Sendable () -> Void)? in
                     state.stopping || state.waiting.isEmpty ? nil : state.waiting.removeFirst()
                 }
                 guard let next else { return }
-                next()
+                let answer = next()
                 state.withLock { $0.count -= 1 }
+                answer()
             }
         }
     }
