@@ -388,7 +388,7 @@ enum CacheEntry {
     }
 
     private static func hexDigest(_ bytes: [UInt8], secret: [UInt8]) -> String {
-        SHA256.hmac(key: secret, bytes).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        SHA256.hexText(SHA256.hmac(key: secret, bytes))
     }
 }
 

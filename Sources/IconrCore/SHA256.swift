@@ -23,8 +23,12 @@ package struct SHA256: Sendable {
     package static func hex<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
         var hasher = SHA256()
         hasher.update(bytes)
-        let digest = hasher.finalize()
-        return String(unsafeUninitializedCapacity: 64) { text in
+        return hexText(hasher.finalize())
+    }
+
+    /// `digest` as lowercase hex digits, two a byte.
+    package static func hexText(_ digest: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: digest.count * 2) { text in
             let digits: StaticString = "0123456789abcdef"
             digits.withUTF8Buffer { digits in
                 for (index, byte) in digest.enumerated() {
@@ -32,7 +36,7 @@ package struct SHA256: Sendable {
                     text[index * 2 + 1] = digits[Int(byte & 15)]
                 }
             }
-            return 64
+            return digest.count * 2
         }
     }
 
