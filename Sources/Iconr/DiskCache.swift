@@ -43,6 +43,13 @@ public final class DiskCache: Sendable {
     /// Where evictions run, one at a time: off the writing thread when `evictsInBackground`.
     private let evictions = DispatchQueue(label: "iconr.disk-cache.eviction", qos: .utility)
     private let evictsInBackground: Bool
+    /// Where single entries are written, in order, when `writesInBackground`.
+    private let writes = DispatchQueue(label: "iconr.disk-cache.writes", qos: .utility)
+    private let writesInBackground: Bool
+    /// The cost (`IconVariant.byteCost`) of the variants waiting to be written.
+    private let waitingBytes = Atomic<Int>(0)
+    /// Past this many bytes of variants waiting, `store` writes at once.
+    private static let waitingLimit = 32 << 20
     private let scans = Atomic<Int>(0)
     private let batch: Batch?
     /// The cache's own key (the file `key` beside `entries-v1`, mode 0600, made with the cache): entries carry an
@@ -53,13 +60,17 @@ public final class DiskCache: Sendable {
     /// batch's pack: `store` keeps them in memory, and `flush()` writes the pack with every
     /// entry this run read or stored. `evictsInBackground` (a long-lived process, a server):
     /// the write that crosses the limit does not wait for the eviction; else it runs it, so
-    /// that a short process does not exit with the eviction undone.
+    /// that a short process does not exit with the eviction undone. `writesInBackground` (a
+    /// server): `store` hands the entry to a writer thread and returns, so that a miss's answer
+    /// does not wait for the file system (`finishWriting()` waits for the writes).
     public init(
-        directory: String, byteLimit: Int = 256 << 20, batch: String? = nil, evictsInBackground: Bool = false
+        directory: String, byteLimit: Int = 256 << 20, batch: String? = nil, evictsInBackground: Bool = false,
+        writesInBackground: Bool = false
     ) throws(IconrError) {
         self.directory = directory
         self.byteLimit = byteLimit
         self.evictsInBackground = evictsInBackground
+        self.writesInBackground = writesInBackground
         let entries = directory + "/entries-v1"
         self.entries = entries
         // A pack may take a quarter of the cache (64 MiB by default).
@@ -184,10 +195,28 @@ public final class DiskCache: Sendable {
     public func store(_ variant: IconVariant, as format: ImageFormat = .png) {
         if let batch {
             batch.keep(PackEntry.kept(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
-        } else {
-            // A variant that cannot be encoded is not stored: a later run renders it again.
-            if let file = try? variant.encoded(as: format) { write(file, for: variant.key, as: format) }
+            return
         }
+        let cost = variant.byteCost
+        guard writesInBackground, waitingBytes.add(cost, ordering: .relaxed).newValue <= Self.waitingLimit else {
+            if writesInBackground { waitingBytes.subtract(cost, ordering: .relaxed) }
+            writeEntry(of: variant, as: format)
+            return
+        }
+        writes.async {
+            self.writeEntry(of: variant, as: format)
+            self.waitingBytes.subtract(cost, ordering: .relaxed)
+        }
+    }
+
+    /// Returns when every entry `store` handed to the writer thread is written.
+    package func finishWriting() {
+        writes.sync {}
+    }
+
+    private func writeEntry(of variant: IconVariant, as format: ImageFormat) {
+        // A variant that cannot be encoded is not stored: a later run renders it again.
+        if let file = try? variant.encoded(as: format) { write(file, for: variant.key, as: format) }
     }
 
     /// Writes the batch's pack: every entry read or stored since the cache was made (a run

@@ -159,6 +159,8 @@ enum ServeCommand: Command {
         )
         // Within the 10 s the docs promise: what is not done by then is answered 503.
         http.stop(drainingFor: .seconds(9), unanswered: IconServer.stopping)
+        // The disk cache writes behind the answers: what was rendered is kept for next time.
+        iconServer.finishWriting()
         return 0
     }
 

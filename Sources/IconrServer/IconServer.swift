@@ -85,7 +85,9 @@ public final class IconServer: Sendable {
         let source = Array(IconrJS.source(maxScale: options.maxScale).utf8)
         script = (source, Self.entityTag(source))
         let disk = try options.cacheDirectory.map { directory throws(IconrError) in
-            try DiskCache(directory: directory, byteLimit: options.cacheByteLimit, evictsInBackground: true)
+            try DiskCache(
+                directory: directory, byteLimit: options.cacheByteLimit, evictsInBackground: true,
+                writesInBackground: true)
         }
         let cache = IconCache(memoryLimit: 128 << 20, disk: disk)
         renderer = IconRenderer(cache: cache, placement: placement, limits: options.limits)
@@ -112,6 +114,12 @@ public final class IconServer: Sendable {
             styles[style.name] = ServedStyle(name: style.name, sprite: sprite)
         }
         self.styles = styles
+    }
+
+    /// Returns when the disk cache has written every variant rendered so far (its writes run
+    /// behind the answers): for a server that stops.
+    package func finishWriting() {
+        renderer.cache.disk?.finishWriting()
     }
 
     /// Answers one request: at once when nothing must be rendered or built, else later,

@@ -61,6 +61,24 @@ struct IconLibraryTests {
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
     }
 
+    /// A server's disk cache writes behind its answers: every variant stored is on disk,
+    /// whole and served by another instance, once `finishWriting` returns; and a variant past
+    /// what may wait (32 MiB of variants) is written at once.
+    @Test func writesInBackgroundAllLandWhenFinished() throws {
+        let disk = try DiskCache(directory: cacheDirectory, writesInBackground: true)
+        let library = IconLibrary(directory: icons, cache: IconCache(disk: disk))
+        let colors = (0..<40).map { "#" + String(format: "%06x", 0x30_0000 + $0 * 997) }
+        let rendered = try colors.map { try library.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) }
+        disk.finishWriting()
+        let reader = try DiskCache(directory: cacheDirectory)
+        #expect(rendered.allSatisfy { reader.read($0.key)?.image == $0.image })
+        #expect(reader.statistics().entries == colors.count)
+        // 2,048 x 2,048: 32 MiB of cost, past what may wait behind the answers.
+        let large = try library.blockingIcon(named: "flag", params: ["flag_color": "#123456"], scale: 2048 / 24)
+        #expect(large.size == PixelSize(width: 2048, height: 2048))
+        #expect(reader.read(large.key)?.image == large.image, "written before the render returned")
+    }
+
     @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
         let disk = try DiskCache(directory: cacheDirectory)
         _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).blockingIcon(named: "flag", scale: 2)
