@@ -454,6 +454,24 @@ struct ServeCommandTests {
         #expect(throws: (any Error).self) { try HTTPConnection(port: port) }
     }
 
+    /// A server writes its renders to the disk cache behind their answers, and all of them
+    /// by the time it exits on SIGTERM: the next server answers them from disk.
+    @Test func rendersReachTheDiskCacheByTheTimeTheServerStops() throws {
+        let arguments = ["--icons", "icons=bundled", "--cache-dir", directory.appendingPathComponent("cache").path]
+        let colors = (0..<12).map { String(format: "%%23%06x", 0x40_0000 + $0 * 4099) }
+        let first = try ServerProcess(arguments, directory: directory)
+        for color in colors { #expect(try first.get("/icons/flag@2x.png?flag_color=\(color)").status == 200) }
+        first.process.signal(SIGTERM)
+        #expect(first.process.wait(timeout: 30) == 0)
+        let second = try ServerProcess(arguments, directory: directory)
+        for color in colors { #expect(try second.get("/icons/flag@2x.png?flag_color=\(color)").status == 200) }
+        let metrics = try second.get("/metrics").text
+        #expect(metrics.contains("iconr_cache_hits_total{cache=\"disk\"} \(colors.count)"), "\(metrics)")
+        #expect(metrics.contains("iconr_cache_misses_total 0"), "\(metrics)")
+        second.process.signal(SIGTERM)
+        #expect(second.process.wait(timeout: 30) == 0)
+    }
+
     /// libmicrohttpd is opened by a server (and by nothing else: CacheCommandTests).
     @Test func aServerOpensLibmicrohttpd() throws {
         let log = directory.appendingPathComponent("ld-serve").path
