@@ -44,15 +44,31 @@ enum ServeBenchmark {
 
         // Misses: 200 colors never asked for, one client, each a render in a worker.
         let colors = (0..<200).map { String(format: "%%23%06x", ($0 * 2_654_435_761) & 0xFFFFFF) }
-        var missTimes: [Double] = []
-        if let connection = try? HTTPConnection(port: server.port) {
+        func oneClientMisses(port: Int) -> [Double] {
+            var times: [Double] = []
+            guard let connection = try? HTTPConnection(port: port) else { return times }
             for color in colors {
                 let started = clock.now
                 guard (try? connection.request("/icons/flag@2x.png?flag_color=\(color)"))?.status == 200 else {
                     continue
                 }
-                missTimes.append(milliseconds(clock.now - started))
+                times.append(milliseconds(clock.now - started))
             }
+            return times
+        }
+        let missTimes = oneClientMisses(port: server.port)
+        // The same with a disk cache (the default), whose entries are written behind the answers.
+        var diskMissTimes: [Double] = []
+        if let cached = try? ServerProcess(
+            [
+                "--icons", repository.appendingPathComponent("icons").path, "--cache-dir", scratch.path + "/cache",
+                "--threads", "4",
+            ],
+            directory: scratch)
+        {
+            diskMissTimes = oneClientMisses(port: cached.port)
+            cached.process.signal(SIGTERM)
+            cached.process.wait(timeout: 20)
         }
         var renderTimes: [Double] = []
         if let source = try? IconSource(path: repository.appendingPathComponent("icons/flag.svg").path) {
@@ -65,6 +81,11 @@ enum ServeBenchmark {
         let miss = median(missTimes), render = median(renderTimes)
         print("\nmisses (200 new colors of flag@2x, one client):")
         print("  over HTTP, isolated worker   median \(fixed(miss)) ms, p99 \(fixed(percentile(missTimes, 0.99))) ms")
+        if !diskMissTimes.isEmpty {
+            print(
+                "  the same with a disk cache   median \(fixed(median(diskMissTimes))) ms, "
+                    + "p99 \(fixed(percentile(diskMissTimes, 0.99))) ms")
+        }
         print(
             "  in process, render + encode  median \(fixed(render)) ms  (HTTP + isolation: \(fixed(miss / max(render, 1e-9)))x)"
         )
