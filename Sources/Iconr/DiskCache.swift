@@ -197,11 +197,11 @@ public final class DiskCache: Sendable {
             batch.keep(PackEntry.kept(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
             return
         }
+        guard writesInBackground else { return writeEntry(of: variant, as: format) }
         let cost = variant.byteCost
-        guard writesInBackground, waitingBytes.add(cost, ordering: .relaxed).newValue <= Self.waitingLimit else {
-            if writesInBackground { waitingBytes.subtract(cost, ordering: .relaxed) }
-            writeEntry(of: variant, as: format)
-            return
+        guard waitingBytes.add(cost, ordering: .relaxed).newValue <= Self.waitingLimit else {
+            waitingBytes.subtract(cost, ordering: .relaxed)
+            return writeEntry(of: variant, as: format)
         }
         writes.async {
             self.writeEntry(of: variant, as: format)
@@ -417,7 +417,7 @@ enum CacheEntry {
     }
 
     private static func hexDigest(_ bytes: [UInt8], secret: [UInt8]) -> String {
-        SHA256.hexText(SHA256.hmac(key: secret, bytes))
+        hexText(SHA256.hmac(key: secret, bytes))
     }
 }
 

@@ -198,14 +198,12 @@ public final class IconSource: Sendable {
     }
 
     private func recoloredDocument(_ params: ResolvedParameters) throws(RenderError) -> LoadedSVG {
-        let thread = pthread_self()
-        let last = recolored.withLock { $0 }
-        if let last, last.params == params { return last.document }
+        if let last = recolored.withLock({ $0 }), last.params == params { return last.document }
         let document = try LoadedSVG(bytes: template.apply(params), baseFile: baseFile)
-        guard last == nil || last?.thread == thread else { return document }
+        let thread = pthread_self()
         var replaced: (params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)? = (params, document, thread)
         recolored.withLock { slot in
-            // Another thread may have filled the slot meanwhile: its document stays.
+            // Another thread's document stays.
             if slot == nil || slot?.thread == thread { swap(&slot, &replaced) }
         }
         // The last document is freed here, outside the lock.

@@ -30,16 +30,7 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
 
     /// The canonical spelling: `#rrggbb` when opaque, else `#rrggbbaa`.
     public var hexString: String {
-        // Spelled byte by byte: every miss of the server and every variant key spells colors.
-        let channels = alpha8 == 255 ? [red, green, blue] : [red, green, blue, alpha8]
-        return String(unsafeUninitializedCapacity: 1 + channels.count * 2) { text in
-            text[0] = UInt8(ascii: "#")
-            for (index, channel) in channels.enumerated() {
-                text[1 + index * 2] = Self.hexDigits[Int(channel >> 4)]
-                text[2 + index * 2] = Self.hexDigits[Int(channel & 15)]
-            }
-            return 1 + channels.count * 2
-        }
+        "#" + hexText(alpha8 == 255 ? [red, green, blue] : [red, green, blue, alpha8])
     }
 
     /// A spelling every CSS parser (librsvg's included) reads: `#rrggbb` or `rgba(r,g,b,a)`.
@@ -51,8 +42,6 @@ public struct Color: Hashable, Sendable, CustomStringConvertible {
 
     /// The canonical spelling, `hexString`.
     public var description: String { hexString }
-
-    private static let hexDigits = Array("0123456789abcdef".utf8)
 }
 
 extension Color {

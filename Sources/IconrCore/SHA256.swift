@@ -26,20 +26,6 @@ package struct SHA256: Sendable {
         return hexText(hasher.finalize())
     }
 
-    /// `digest` as lowercase hex digits, two a byte.
-    package static func hexText(_ digest: [UInt8]) -> String {
-        String(unsafeUninitializedCapacity: digest.count * 2) { text in
-            let digits: StaticString = "0123456789abcdef"
-            digits.withUTF8Buffer { digits in
-                for (index, byte) in digest.enumerated() {
-                    text[index * 2] = digits[Int(byte >> 4)]
-                    text[index * 2 + 1] = digits[Int(byte & 15)]
-                }
-            }
-            return digest.count * 2
-        }
-    }
-
     /// HMAC-SHA-256 (RFC 2104) of `message` under `key` (at most 64 bytes): a digest only a
     /// holder of the key can make.
     package static func hmac<Bytes: Sequence>(key: [UInt8], _ message: Bytes) -> [UInt8] where Bytes.Element == UInt8 {

@@ -872,6 +872,34 @@ struct OnePathTests {
         #expect(PackingArchive.packing(from: Array(bytes.dropLast(4)), key: "key") == nil)
     }
 
+    /// A sheet archive is read only with whole, in-range counts and sizes: a planted one with a
+    /// sound digest and a width of 1e300 (which `Int(_:)` traps on), 1.5, -1 or 1e10 is not read.
+    @Test func sheetArchivesTakeOnlyWholeSizes() {
+        func archive(width: String) -> [UInt8] {
+            var payload: [UInt8] = []
+            func field(_ bytes: [UInt8]) {
+                withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
+                payload += bytes
+            }
+            field(Array("key".utf8))
+            field(Array("1".utf8))
+            field(
+                Array(
+                    #"{"ratio":1,"sheet":0,"width":\#(width),"height":2,"ids":1,"images":1,"fill":1,"packing":1}"#
+                        .utf8))
+            field(Array("{}".utf8))
+            field(Array("{}".utf8))
+            field([1, 2, 3])
+            return Array("iconr sheets 2\n".utf8) + Array(SHA256.hex(payload).utf8) + payload
+        }
+        #expect(
+            SheetArchive.sheets(from: archive(width: "2"), key: "key")?.files.first?.size
+                == PixelSize(width: 2, height: 2))
+        for width in ["1e300", "1.5", "-1", "1e10"] {
+            #expect(SheetArchive.sheets(from: archive(width: width), key: "key") == nil, "width \(width)")
+        }
+    }
+
     /// A packing planted in the cache under a build's layouts key, with a sound digest, is
     /// not followed when it does not fit the build: a sheet past `maxSize`, a ratio without
     /// its sheet, an item the build does not have. The build packs again, to a cold build's

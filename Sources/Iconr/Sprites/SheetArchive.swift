@@ -60,16 +60,18 @@ enum SheetArchive {
                 if case .number(let value)? = header[key] { return value }
                 return nil
             }
-            guard let ratio = number("ratio"), let sheet = number("sheet"), let width = number("width"),
-                let height = number("height"),
-                let ids = number("ids"), let images = number("images"), let fill = number("fill"),
-                let packing = number("packing")
+            // A count or a size: whole and in range (`Int(_:)` of any other number traps).
+            func whole(_ key: String) -> Int? {
+                number(key).flatMap { $0 >= 0 && $0 <= Double(Int32.max) ? Int(exactly: $0) : nil }
+            }
+            guard let ratio = number("ratio"), let sheet = whole("sheet"), let width = whole("width"),
+                let height = whole("height"), let ids = whole("ids"), let images = whole("images"),
+                let fill = number("fill"), let packing = number("packing")
             else { return nil }
             files.append(
                 SpriteSheetFile(
-                    ratio: ratio, sheet: Int(sheet), png: png,
-                    size: PixelSize(width: Int(width), height: Int(height)), ids: Int(ids), images: Int(images),
-                    fill: fill, packing: packing, index: (prettyIndex, indexBytes)))
+                    ratio: ratio, sheet: sheet, png: png, size: PixelSize(width: width, height: height), ids: ids,
+                    images: images, fill: fill, packing: packing, index: (prettyIndex, indexBytes)))
         }
         return (files, count)
     }

@@ -113,11 +113,13 @@ struct SheetComposer: Sendable {
 
     /// The last build's sheets (`last.sheetsKey`) read back from the cache as palettes, by
     /// ratio and number (a sheet that is not a palette has none); nil when they are not in
-    /// the cache. Read while the changed icons are drawn (`SpriteBuilder`), on another core.
-    static func lastSheets(_ last: SpriteSetRecord, cache: SpriteBuildCache) -> LastSheets? {
+    /// the cache. A sheet past `maxSize` on a side is left out (an archive is checked by a plain
+    /// digest: its sizes must not ask for any allocation). Read while the changed icons are
+    /// drawn (`SpriteBuilder`), on another core.
+    static func lastSheets(_ last: SpriteSetRecord, maxSize: Int, cache: SpriteBuildCache) -> LastSheets? {
         guard let previous = cache.sheets(last.sheetsKey) else { return nil }
         var palettes: [SheetNumber: PaletteImage] = [:], pngs: [SheetNumber: [UInt8]] = [:]
-        for file in previous.files {
+        for file in previous.files where file.size.width <= maxSize && file.size.height <= maxSize {
             let number = SheetNumber(ratio: file.ratio, sheet: file.sheet)
             palettes[number] = PaletteImage(png: file.png, maxSize: file.size)
             pngs[number] = file.png

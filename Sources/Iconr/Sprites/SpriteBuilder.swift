@@ -115,8 +115,9 @@ public final class SpriteBuilder: Sendable {
         let lastSheets = Locked<LastSheets?>(nil)
         let readingLastSheets = DispatchGroup()
         if let last, !taken.isEmpty {
+            let maxSize = options.maxSize
             DispatchQueue.global().async(group: readingLastSheets) {
-                let sheets = SheetComposer.lastSheets(last, cache: buildCache)
+                let sheets = SheetComposer.lastSheets(last, maxSize: maxSize, cache: buildCache)
                 lastSheets.withLock { $0 = sheets }
             }
         }
