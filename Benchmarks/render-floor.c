@@ -9,9 +9,7 @@
  * writer writes OUT_DIR/<name>.png. No cache, no parameters, no checks, no temporary file:
  * the work a batch cannot avoid.
  */
-#include <cairo.h>
-#include <librsvg/rsvg.h>
-#include <math.h>
+#include "floor-render.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,19 +21,8 @@ static int renderOne(const char *path, const char *outDir) {
         fprintf(stderr, "render-floor: %s: %s\n", path, error ? error->message : "cannot load");
         return 1;
     }
-    gdouble width = 0, height = 0;
-    if (!rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height)) {
-        RsvgRectangle ink, logical;
-        rsvg_handle_get_geometry_for_element(handle, NULL, &ink, &logical, NULL);
-        width = logical.width;
-        height = logical.height;
-    }
-    int pixelsWide = width < 1 ? 1 : (int)lround(width), pixelsHigh = height < 1 ? 1 : (int)lround(height);
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, pixelsWide, pixelsHigh);
-    cairo_t *cairo = cairo_create(surface);
-    RsvgRectangle viewport = {0, 0, pixelsWide, pixelsHigh};
-    int failed = !rsvg_handle_render_document(handle, cairo, &viewport, NULL);
-    cairo_destroy(cairo);
+    int failed;
+    cairo_surface_t *surface = renderAtIntrinsicSize(handle, &failed);
     const char *slash = strrchr(path, '/');
     const char *name = slash ? slash + 1 : path;
     size_t length = strlen(name);

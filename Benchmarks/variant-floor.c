@@ -10,9 +10,7 @@
  * premultiplied alpha, and encoded by libpng with its defaults into memory. Prints the mean
  * microseconds of CPU per variant. No cache, no parameters, no checks, no files written.
  */
-#include <cairo.h>
-#include <librsvg/rsvg.h>
-#include <math.h>
+#include "floor-render.h"
 #include <png.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,15 +46,10 @@ static double cpuMicroseconds(void) {
 static int variant(const gchar *svg, gsize length, Buffer *png) {
     RsvgHandle *handle = rsvg_handle_new_from_data((const guint8 *)svg, length, NULL);
     if (!handle) return 1;
-    gdouble width = 0, height = 0;
-    if (!rsvg_handle_get_intrinsic_size_in_pixels(handle, &width, &height)) width = height = 0;
-    int wide = width < 1 ? 1 : (int)lround(width), high = height < 1 ? 1 : (int)lround(height);
-    cairo_surface_t *surface = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, wide, high);
-    cairo_t *cairo = cairo_create(surface);
-    RsvgRectangle viewport = {0, 0, wide, high};
-    int failed = !rsvg_handle_render_document(handle, cairo, &viewport, NULL);
-    cairo_destroy(cairo);
+    int failed;
+    cairo_surface_t *surface = renderAtIntrinsicSize(handle, &failed);
     g_object_unref(handle);
+    int wide = cairo_image_surface_get_width(surface), high = cairo_image_surface_get_height(surface);
     cairo_surface_flush(surface);
     const unsigned char *pixels = cairo_image_surface_get_data(surface);
     int stride = cairo_image_surface_get_stride(surface);

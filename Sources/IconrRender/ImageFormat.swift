@@ -59,9 +59,10 @@ public struct ImageFormat: Hashable, Sendable, CustomStringConvertible {
 }
 
 extension ImageFormat {
-    /// PNG by libpng, straight RGBA at zlib level 6 (the fast path for single icons; sprite
-    /// sheets use `PNGEncoder.encodeSmallest`). A note is a private ancillary chunk, `icKy`,
-    /// right before `IEND`: the file is still a PNG any viewer opens.
+    /// PNG: straight RGBA, unfiltered, deflated by libdeflate at level 6 (`PNGEncoder.encode`,
+    /// the fast path for single icons; sprite sheets use `PNGEncoder.encodeSmallest`); read by
+    /// libpng. A note is a private ancillary chunk, `icKy`, right before `IEND`: the file is
+    /// still a PNG any viewer opens.
     public static let png = ImageFormat(
         name: "png", mediaType: "image/png",
         encoder: { image throws(RenderError) in try PNGEncoder.encode(image, compressionLevel: 6) },
@@ -74,7 +75,7 @@ private enum PNGNote {
     static let chunkType = Array("icKy".utf8)
 
     static func add(_ note: [UInt8], to png: [UInt8]) -> [UInt8]? {
-        // IEND is the last 12 bytes of every PNG libpng writes.
+        // IEND is the last 12 bytes of every PNG `PNGEncoder` (and libpng) writes.
         guard png.count >= 20, png.suffix(8).prefix(4).elementsEqual("IEND".utf8) else { return nil }
         let end = png.count - 12
         var chunk: [UInt8] = []

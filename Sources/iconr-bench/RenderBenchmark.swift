@@ -4,7 +4,7 @@ import IconrSystem
 /// `iconr render` of a whole folder at 1x in one process, side by side with the C floor
 /// (Benchmarks/render-floor.c: raw librsvg + cairo + libpng on one thread) and with shell
 /// loops of a process per icon (resvg, rsvg-convert, iconr); then one icon per process:
-/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit against `true`'s.
+/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit and `iconr --version` against `true`'s.
 enum RenderBenchmark {
     static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 2) {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
@@ -75,7 +75,7 @@ enum RenderBenchmark {
         let count = max(20, runs * 3)
         var cold: [(wall: Double, cpu: Double)] = [], hit: [(wall: Double, cpu: Double)] = []
         var rsvgOne: [(wall: Double, cpu: Double)] = [], resvgOne: [(wall: Double, cpu: Double)] = []
-        var trueRuns: [(wall: Double, cpu: Double)] = []
+        var trueRuns: [(wall: Double, cpu: Double)] = [], versionRuns: [(wall: Double, cpu: Double)] = []
         _ = timedRun(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
         for _ in 0..<count {
             cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--no-cache"]))
@@ -83,6 +83,7 @@ enum RenderBenchmark {
             if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", singleOutput])) }
             if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, singleOutput])) }
             trueRuns.append(timedRunWithCPU("/bin/true", []))
+            versionRuns.append(timedRunWithCPU(iconr, ["--version"]))
         }
         print("\nOne icon per process (\((icon as NSString).lastPathComponent), medians of \(count) runs):")
         func single(
@@ -98,6 +99,7 @@ enum RenderBenchmark {
         if !rsvgOne.isEmpty { single("  rsvg-convert", rsvgOne, against: [], "") }
         if !resvgOne.isEmpty { single("  resvg", resvgOne, against: [], "") }
         single("  iconr render (cache hit)", hit, against: trueRuns, "true")
+        single("  iconr --version (starting iconr)", versionRuns, against: trueRuns, "true")
         single("  true", trueRuns, against: [], "")
     }
 

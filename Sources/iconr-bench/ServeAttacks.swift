@@ -63,7 +63,7 @@ enum ServeAttacks {
             let serverPID = server.process.pid
             Thread.detachNewThread {
                 while killer.load(ordering: .relaxed) {
-                    for child in children(of: serverPID) { kill(child, SIGKILL) }
+                    for child in TestSupport.children(of: serverPID) { kill(child, SIGKILL) }
                     usleep(50_000)
                 }
             }
@@ -335,17 +335,6 @@ enum ServeAttacks {
         }
         group.wait()
         return results.withLock { all in (0..<count).compactMap { all[$0] } }
-    }
-
-    /// The processes whose parent is `parent`.
-    static func children(of parent: pid_t) -> [pid_t] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { Int32($0) }.filter {
-            guard let stat = try? String(contentsOfFile: "/proc/\($0)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { return false }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            return fields.count > 1 && Int32(fields[1]) == parent
-        }
     }
 
     static func histogram(_ statuses: [Int]) -> String {

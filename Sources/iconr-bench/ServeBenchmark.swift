@@ -232,15 +232,10 @@ enum ServeBenchmark {
     /// CPU seconds (user and system) of process `pid` and of its running children (the
     /// server's render workers), from `/proc`.
     static func cpuSeconds(ofTree pid: pid_t) -> Double {
-        var ticks = 0.0
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let id = pid_t(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let name = stat.lastIndex(of: ")")
-            else { continue }
-            // After the name: state, parent, ..., user time (the 12th), system time (the 13th).
-            let fields = stat[stat.index(after: name)...].split(separator: " ")
-            guard fields.count > 12, id == pid || pid_t(fields[1]) == pid else { continue }
-            ticks += (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
+        let ticks = ([pid] + TestSupport.children(of: pid)).reduce(0.0) { total, process in
+            let fields = TestSupport.processStat(process)
+            guard fields.count > 12 else { return total }
+            return total + (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
         }
         return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     }

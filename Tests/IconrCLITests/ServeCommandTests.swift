@@ -189,7 +189,7 @@ struct ServeCommandTests {
     @Test func killedWorkersAreReplacedAndPoisonNothing() throws {
         let server = try serve()
         #expect(try server.get("/icons/flag.png?flag_color=111111").status == 200)
-        let idle = Self.children(of: server.process.pid)
+        let idle = TestSupport.children(of: server.process.pid)
         #expect(!idle.isEmpty, "an idle render worker")
         for pid in idle { kill(pid, SIGKILL) }
         let after = try server.get("/icons/flag.png?flag_color=123456")
@@ -200,7 +200,7 @@ struct ServeCommandTests {
         let killer = Thread {
             let deadline = ContinuousClock.now + .seconds(20)
             while !killed.load(ordering: .relaxed), ContinuousClock.now < deadline {
-                for pid in Self.children(of: serverPID) where Self.isBusy(pid) {
+                for pid in TestSupport.children(of: serverPID) where Self.isBusy(pid) {
                     kill(pid, SIGKILL)
                     killed.store(true, ordering: .relaxed)
                 }
@@ -295,25 +295,8 @@ struct ServeCommandTests {
         #expect(answered.withLock { $0 } == 1500)
     }
 
-    /// The processes whose parent is `parent` (from /proc).
-    static func children(of parent: pid_t) -> [pid_t] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { Int32($0) }.filter {
-            statFields($0).count > 1 && Int32(statFields($0)[1]) == parent
-        }
-    }
-
     /// Whether a process is running (state R) rather than waiting.
-    static func isBusy(_ pid: pid_t) -> Bool { statFields(pid).first == "R" }
-
-    /// The fields of `/proc/<pid>/stat` after the command name: state, parent, ...; none
-    /// when the process is gone.
-    private static func statFields(_ pid: pid_t) -> [Substring] {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return [] }
-        return stat[stat.index(after: close)...].split(separator: " ")
-    }
+    static func isBusy(_ pid: pid_t) -> Bool { TestSupport.processStat(pid).first == "R" }
 
     @Test func concurrentRequestsForOneVariantRenderItOnce() throws {
         let server = try serve()

@@ -127,6 +127,23 @@ public enum TestSupport {
             status: result.status, output: result.stdout, stderr: String(decoding: result.stderr, as: UTF8.self))
     }
 
+    /// The fields of `/proc/<pid>/stat` after the command name: state, parent, ..., user and
+    /// system time (fields 11 and 12, in clock ticks); none when the process is gone.
+    public static func processStat(_ pid: pid_t) -> [Substring] {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return [] }
+        return stat[stat.index(after: close)...].split(separator: " ")
+    }
+
+    /// The processes whose parent is `parent` (from /proc).
+    public static func children(of parent: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { pid_t($0) }.filter {
+            let fields = processStat($0)
+            return fields.count > 1 && pid_t(fields[1]) == parent
+        }
+    }
+
     /// The full path of a program on PATH, or nil.
     public static func which(_ program: String) -> String? {
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
