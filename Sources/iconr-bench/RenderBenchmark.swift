@@ -1,10 +1,12 @@
 import Foundation
 import IconrSystem
+import IconrTestSupport
 
 /// `iconr render` of a whole folder at 1x in one process, side by side with the C floor
 /// (Benchmarks/render-floor.c: raw librsvg + cairo + libpng on one thread) and with shell
 /// loops of a process per icon (resvg, rsvg-convert, iconr); then one icon per process:
-/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit and `iconr --version` against `true`'s.
+/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit and `iconr --version` against `true`'s;
+/// then the same processes counted in instructions by callgrind, which the machine's noise does not move.
 enum RenderBenchmark {
     static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 2) {
         let files = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter {
@@ -101,6 +103,40 @@ enum RenderBenchmark {
         single("  iconr render (cache hit)", hit, against: trueRuns, "true")
         single("  iconr --version (starting iconr)", versionRuns, against: trueRuns, "true")
         single("  true", trueRuns, against: [], "")
+
+        guard let valgrind = executable("valgrind") else {
+            print("\nInstructions: needs valgrind (apt install valgrind); not counted")
+            return
+        }
+        /// Instructions the process ran in user space (its loader included), by callgrind.
+        func instructions(_ program: String, _ arguments: [String]) -> Double? {
+            let result = try? TestSupport.run(
+                valgrind, ["--tool=callgrind", "--callgrind-out-file=/dev/null", program] + arguments, timeout: 120)
+            let text = String(decoding: result?.stderr ?? Data(), as: UTF8.self)
+            guard let line = text.split(separator: "\n").first(where: { $0.contains("Collected :") }),
+                let count = line.split(separator: " ").last.flatMap({ Double($0) })
+            else { return nil }
+            return count
+        }
+        print("\nThe same, in instructions (callgrind, one run each):")
+        let coldCount = instructions(iconr, ["render", icon, "-o", singleOutput, "--no-cache"])
+        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", singleOutput]) }
+        let resvgCount = resvg.flatMap { instructions($0, [icon, singleOutput]) }
+        let hitCount = instructions(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
+        let versionCount = instructions(iconr, ["--version"]), trueCount = instructions("/bin/true", [])
+        func counted(_ label: String, _ count: Double?, against peer: Double? = nil, _ peerName: String = "") {
+            guard let count else { return }
+            let versus = peer.map { ", \(times(count / $0)) \(peerName)'s" } ?? ""
+            print(
+                label.padding(toLength: 44, withPad: " ", startingAt: 0)
+                    + "\(String((count / 1e5).rounded() / 10)) million\(versus)")
+        }
+        counted("  iconr render (--no-cache)", coldCount, against: rsvgCount, "rsvg-convert")
+        counted("  rsvg-convert", rsvgCount)
+        counted("  resvg", resvgCount)
+        counted("  iconr render (cache hit)", hitCount, against: trueCount, "true")
+        counted("  iconr --version (starting iconr)", versionCount, against: trueCount, "true")
+        counted("  true", trueCount)
     }
 
     /// `name` on PATH, skipping pyenv's shims (a shell script that would start a Python
