@@ -135,7 +135,8 @@ enum ServeBenchmark {
         print(
             "  server CPU per variant       \(Int(serverPerVariant)) us (threads and workers; in process: "
                 + "\(Int(inProcessPerVariant)) us; \(fixed(serverPerVariant / inProcessPerVariant))x)")
-        if let rawFloor = rawFloorPerVariant(repository: repository, scratch: scratch.path, cores: cores) {
+        let rawFloor = rawFloorPerVariant(repository: repository, scratch: scratch.path, cores: cores)
+        if let rawFloor {
             print(
                 "  raw librsvg + cairo + libpng \(Int(rawFloor)) us a variant (variant-floor.c on \(cores) cores: "
                     + "issue 28's floor; the server is \(fixed(serverPerVariant / rawFloor))x that)")
@@ -151,6 +152,7 @@ enum ServeBenchmark {
                 .filter { $0.contains("Requests/sec") || $0.contains(" 50%") || $0.contains(" 99%") }
             print("\nwrk -t2 -c32 -d3s, an icon from memory:")
             lines.forEach { print("  " + $0.trimmingCharacters(in: .whitespaces)) }
+            wrkMisses(wrk, server: server, scratch: scratch, rawFloor: rawFloor)
         }
         let metrics = (try? server.get("/metrics").text) ?? ""
         let misses = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total") } ?? ""
@@ -158,6 +160,51 @@ enum ServeBenchmark {
         server.process.signal(SIGTERM)
         server.process.wait(timeout: 20)
         ServeAttacks.run(repository: repository, scratch: scratch)
+    }
+
+    /// Misses under `wrk -t2 -c16` (a C client, lighter on the shared cores than the bench's
+    /// own): every request a color of flag at 1x never asked for (from 0x800000 up, above
+    /// the colors asked before), and the server's CPU per miss split between its own threads
+    /// and its render workers, next to issue 28's floor.
+    static func wrkMisses(_ wrk: String, server: ServerProcess, scratch: URL, rawFloor: Double?) {
+        let script = scratch.appendingPathComponent("misses.lua")
+        let text = """
+            local threads = 0
+            function setup(thread)
+              threads = threads + 1
+              thread:set("id", threads)
+            end
+            local n = 0
+            request = function()
+              n = n + 1
+              local color = 0x800000 + (id - 1) * 0x200000 + n
+              return wrk.format("GET", string.format("/icons/flag.png?flag_color=%%23%06x", color))
+            end
+            """
+        guard (try? Data(text.utf8).write(to: script)) != nil else { return }
+        func missCount() -> Double {
+            let metrics = (try? server.get("/metrics").text) ?? ""
+            let line = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total ") }
+            return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
+        }
+        let workers = TestSupport.children(of: server.process.pid)
+        let missesBefore = missCount(), threadsBefore = cpuSeconds(of: server.process.pid)
+        let workersBefore = workers.reduce(0) { $0 + cpuSeconds(of: $1) }
+        let result = try? TestSupport.run(
+            wrk, ["-t2", "-c16", "-d4s", "-s", script.path, server.url], directory: scratch, timeout: 30)
+        let misses = missCount() - missesBefore
+        // Workers started during the run count from zero.
+        let workersAfter = TestSupport.children(of: server.process.pid).reduce(0) { $0 + cpuSeconds(of: $1) }
+        let threads = (cpuSeconds(of: server.process.pid) - threadsBefore) / max(misses, 1) * 1e6
+        let renderers = (workersAfter - workersBefore) / max(misses, 1) * 1e6
+        let rate =
+            String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
+            .first { $0.contains("Requests/sec") }.map { $0.trimmingCharacters(in: .whitespaces) } ?? "no rate"
+        print("\nwrk -t2 -c16 -d4s, new colors of flag at 1x (\(Int(misses)) misses; \(rate)):")
+        let versus = rawFloor.map { ", \(fixed((threads + renderers) / $0))x the raw floor's \(Int($0)) us" } ?? ""
+        print(
+            "  server CPU per miss          \(Int(threads + renderers)) us (its threads \(Int(threads)) us, "
+                + "its render workers \(Int(renderers)) us\(versus))")
     }
 
     /// The CPU a variant of the flag costs with raw librsvg, cairo and libpng: issue 28's
@@ -173,14 +220,19 @@ enum ServeBenchmark {
             let bytes = try? [UInt8](Data(contentsOf: repository.appendingPathComponent("icons/flag.svg"))),
             let template = try? SVGTemplate(bytes: bytes, file: "flag.svg")
         else { return nil }
-        let files = (0..<800).map { index in
+        var written: [String] = []
+        for index in 0..<800 {
             let value = (index * 2_654_435_761) & 0xFFFFFF
             let color = Color(red: UInt8(value >> 16), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
             let file = folder + "/flag-\(index).svg"
-            FileManager.default.createFile(
-                atPath: file, contents: Data(template.apply(template.resolve(colors: ["flag_color": color]))))
-            return file
+            // A variant not written would measure librsvg's error path instead of a render.
+            guard
+                FileManager.default.createFile(
+                    atPath: file, contents: Data(template.apply(template.resolve(colors: ["flag_color": color]))))
+            else { return nil }
+            written.append(file)
         }
+        let files = written
         var runs: [Double] = []
         for _ in 0..<3 {
             let means = Locked<[Double]>([])
@@ -232,12 +284,14 @@ enum ServeBenchmark {
     /// CPU seconds (user and system) of process `pid` and of its running children (the
     /// server's render workers), from `/proc`.
     static func cpuSeconds(ofTree pid: pid_t) -> Double {
-        let ticks = ([pid] + TestSupport.children(of: pid)).reduce(0.0) { total, process in
-            let fields = TestSupport.processStat(process)
-            guard fields.count > 12 else { return total }
-            return total + (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)
-        }
-        return ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+        ([pid] + TestSupport.children(of: pid)).reduce(0) { $0 + cpuSeconds(of: $1) }
+    }
+
+    /// CPU seconds (user and system) of process `pid`, from `/proc`; 0 once it is gone.
+    static func cpuSeconds(of pid: pid_t) -> Double {
+        let fields = TestSupport.processStat(pid)
+        guard fields.count > 12 else { return 0 }
+        return ((Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0)) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     static func which(_ program: String) -> String? {
