@@ -62,6 +62,8 @@ typedef struct {
                                                             RsvgRectangle *ink, RsvgRectangle *logical, GError **error);
     gboolean (*_Nonnull rsvg_handle_render_document)(RsvgHandle *handle, cairo_t *cr, const RsvgRectangle *viewport,
                                                      GError **error);
+    gboolean (*_Nonnull rsvg_handle_set_stylesheet)(RsvgHandle *handle, const uint8_t *css, gsize css_len,
+                                                    GError **error);
     void (*_Nonnull g_object_unref)(void *object);
     void (*_Nonnull g_error_free)(GError *error);
     GInputStream *(*_Nonnull g_memory_input_stream_new_from_data)(const void *data, gssize length, void (*destroy)(void *));

@@ -43,6 +43,11 @@ public final class IconSource: Sendable {
     /// the allocator's lock of the thread that made it for each of its thousands of blocks,
     /// and two threads recoloring one icon then spent a third of their time waiting.
     private let recolored = Locked<(params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)?>(nil)
+    /// How parameters restyle the loaded template instead, when they can
+    /// (`SVGTemplate.Restyling`), and its marked document once loaded: every variant is then
+    /// drawn from that one parse.
+    private let restyling: SVGTemplate.Restyling?
+    private let restyled = Locked<LoadedSVG?>(nil)
 
     /// The parameters the template declares, with their defaults.
     public var parameters: [TemplateParameter] { template.parameters }
@@ -78,6 +83,7 @@ public final class IconSource: Sendable {
             baseFile = nil
         }
         self.warnings = warnings
+        restyling = template.restyling
     }
 
     /// The icon name of a template file: its file name without `.svg` or `.svgz`, in any
@@ -145,9 +151,10 @@ public final class IconSource: Sendable {
         try render(resolve(parameters(parsing: params)), scale: scale, placement: placement, limits: limits)
     }
 
-    /// Renders with parameters already resolved against this template: in a worker when
-    /// isolated; else from the loaded document when no color changes; else by loading the
-    /// document with the new colors.
+    /// Renders with parameters already resolved against this template, in a worker when
+    /// isolated: the loaded document when no color changes; else the marked template loaded
+    /// once and restyled (`SVGTemplate.Restyling`) when the template allows it; else the
+    /// document with the new colors, loaded anew.
     /// - Throws: `IconrError.render` (a document librsvg refuses, a raster too large, a crash
     ///   or timeout in a worker).
     public func render(
@@ -166,11 +173,22 @@ public final class IconSource: Sendable {
             let image: RasterImage
             switch placement {
             case .isolated(let workers):
-                image = try workers.render(template.apply(params), scale: scale, limits: limits, baseFile: baseFile)
+                if let restyling, !params.replacements.isEmpty {
+                    image = try workers.render(
+                        restyling.bytes, scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
+                } else {
+                    image = try workers.render(
+                        template.apply(params), scale: scale, limits: limits, baseFile: baseFile)
+                }
             case .inProcess where params.replacements.isEmpty:
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:
-                image = try recoloredDocument(params).render(scale: scale, limits: limits)
+                if let restyling {
+                    image = try restyledDocument(restyling).render(
+                        scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
+                } else {
+                    image = try recoloredDocument(params).render(scale: scale, limits: limits)
+                }
             }
             return image
         } catch {
@@ -208,6 +226,16 @@ public final class IconSource: Sendable {
         }
         // The last document is freed here, outside the lock.
         return document
+    }
+
+    /// The marked document of `restyling`, loaded once (it reads no other file).
+    private func restyledDocument(_ restyling: SVGTemplate.Restyling) throws(RenderError) -> LoadedSVG {
+        if let document = restyled.withLock({ $0 }) { return document }
+        let document = try LoadedSVG(bytes: restyling.bytes)
+        return restyled.withLock { slot in
+            if slot == nil { slot = document }
+            return slot ?? document
+        }
     }
 
     private func loadedDocument() throws(RenderError) -> LoadedSVG {

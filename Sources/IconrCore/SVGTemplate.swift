@@ -7,11 +7,11 @@
 /// sets none), a point to insert a presentation attribute. Applying parameters rewrites the
 /// colors equal to a parameter's default and hands librsvg the new document, so librsvg's
 /// own cascade decides which declaration wins, exactly as it would have for the default.
-/// This was chosen over swapping a user stylesheet on one loaded handle
-/// (`rsvg_handle_set_stylesheet`): a user rule selects elements, not the color the cascade
-/// resolved for them, so it could not be exact without a cascade of our own. Measured with
-/// `iconr-bench` on the Maki icons, resolving and rewriting cost 12-16 us of a 250-370 us
-/// variant; the parse it forces is what the stylesheet route would have saved.
+/// Where only presentation attributes and initial values declare the edited paints, the same
+/// variant is drawn without a new parse: a user stylesheet on the loaded, marked template
+/// (`restyling`), whose rules win exactly where the rewritten attributes would have, since
+/// nothing else declares those paints. A user rule selects elements, not the color the
+/// cascade resolved for them, so templates with style sheets or `style` paints are rewritten.
 public struct SVGTemplate: Sendable {
     /// The XML namespace of Mapbox's icon metadata (`m:parameters`, `m:stretch-x`, ...).
     public static let mapboxNamespace = "https://www.mapbox.com"
@@ -37,6 +37,9 @@ public struct SVGTemplate: Sendable {
     /// targets that are neither `#fragments` nor `data:` URLs.
     public let externalReferences: [String]
     let paintEdits: [PaintEdit]
+    /// The paint edits a user stylesheet can make instead (`restyling`); nil when some
+    /// other declaration could override them.
+    let restyleEdits: [RestyleEdit]?
 
     /// Parses `bytes` as a template. `file` only names the file in errors.
     public init(bytes: [UInt8], file: String? = nil) throws(TemplateError) {
@@ -52,6 +55,10 @@ public struct SVGTemplate: Sendable {
             legacyAreaIDs = parser.legacyAreaIDs
             externalReferences = parser.externalReferences
             paintEdits = parser.edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
+            let ownStylesheets = [Array("<?xml-stylesheet".utf8), Array("data-iconr".utf8)].contains {
+                bytes.firstRange(of: $0) != nil
+            }
+            restyleEdits = parser.restylingBlocked || ownStylesheets ? nil : parser.restyleEdits
         } catch {
             var error = error
             error.file = file
@@ -79,6 +86,9 @@ private struct TemplateParser {
     var content: ContentBox?
     var warnings: [TemplateWarning] = []
     var edits: [PaintEdit] = []
+    var restyleEdits: [RestyleEdit] = []
+    /// A declaration was seen that a user stylesheet could wrongly override.
+    var restylingBlocked = false
     var legacyAreaIDs: [String] = []
     var externalReferences: [String] = []
 
@@ -174,10 +184,12 @@ private struct TemplateParser {
             }
             for property in [PaintProperty.fill, .color] where tag.attribute(property.rawValue) == nil {
                 edits.append(.insertion(of: property, at: tag.attributeInsertionPoint))
+                restyleEdits.append(.initialValue(of: property, element: tag.attributeInsertionPoint))
             }
         }
         if localName == "stop", tag.attribute(PaintProperty.stopColor.rawValue) == nil {
             edits.append(.insertion(of: .stopColor, at: tag.attributeInsertionPoint))
+            restyleEdits.append(.initialValue(of: .stopColor, element: tag.attributeInsertionPoint))
         }
         for attribute in tag.attributes {
             if attribute.name == "id", case let id = try scanner.value(of: attribute), LegacyAreas.kind(of: id) != nil {
@@ -188,17 +200,37 @@ private struct TemplateParser {
             } else if bytes[attribute.valueRange].contains(UInt8(ascii: "(")) {
                 noteURLs(in: try scanner.value(of: attribute))
             }
-            if PaintProperty(name: attribute.name) != nil {
+            if let property = PaintProperty(name: attribute.name) {
                 try collectAttribute(attribute) { decoded in
                     PaintEdit.colorToken(in: decoded, value: CSSDeclarations.trimmed(decoded, 0..<decoded.count))
                         .map { [$0] } ?? []
                 }
+                noteRestyleEdit(property, attribute, element: tag.attributeInsertionPoint)
             } else if attribute.name == "style" {
                 try collectAttribute(attribute) { decoded in
                     Self.paintTokens(in: decoded, declarations: CSSDeclarations.inList(decoded))
                 }
+                let declared = CSSDeclarations.inList(Array(try scanner.value(of: attribute).utf8))
+                if declared.contains(where: { PaintProperty(name: $0.name) != nil }) { restylingBlocked = true }
             }
         }
+    }
+
+    /// Keeps a presentation attribute's color as a restyle edit; a value a stylesheet rule
+    /// would not write back the same (character references, a `url()` paint) blocks restyling.
+    private mutating func noteRestyleEdit(_ property: PaintProperty, _ attribute: XMLAttribute, element: Int) {
+        guard !attribute.hasReferences else {
+            restylingBlocked = true
+            return
+        }
+        let raw = Array(bytes[attribute.valueRange])
+        let whole = CSSDeclarations.trimmed(raw, 0..<raw.count)
+        guard let (token, color) = PaintEdit.colorToken(in: raw, value: whole) else { return }
+        guard token == whole else {
+            restylingBlocked = true
+            return
+        }
+        restyleEdits.append(RestyleEdit(element: element, property: property, rgb: color.rgb, value: raw, token: token))
     }
 
     /// Keeps a reference to another file (not `#fragment`, not `data:`).
@@ -265,6 +297,8 @@ private struct TemplateParser {
     }
 
     private mutating func collectStylesheet(range: Range<Int>, isCDATA: Bool) throws(XMLSyntaxError) {
+        // Its rules may set the paints a user stylesheet would override.
+        restylingBlocked = true
         let raw = Array(bytes[range])
         if isCDATA || !raw.contains(UInt8(ascii: "&")) {
             edits += PaintEdit.inPlace(

@@ -25,13 +25,16 @@ public final class IsolatedRenderer: Sendable {
     }
 
     /// Like `Rasterizer.render`, in a worker process, within `limits.timeout` seconds;
-    /// `baseFile` is where relative references resolve (nil: the document reads no file).
+    /// `baseFile` is where relative references resolve (nil: the document reads no file);
+    /// `stylesheet`, the user stylesheet to draw with (`LoadedSVG.render`).
     public func render(
-        _ svg: [UInt8], scale: Double, limits: RenderLimits = .default, baseFile: String? = nil
+        _ svg: [UInt8], scale: Double, limits: RenderLimits = .default, baseFile: String? = nil,
+        stylesheet: [UInt8]? = nil
     ) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
-        let reply = try perform(
-            RenderRequest(svg: svg, scale: scale, maxSize: limits.maxSize, baseFile: baseFile), timeout: limits.timeout)
+        let request = RenderRequest(
+            svg: svg, scale: scale, maxSize: limits.maxSize, baseFile: baseFile, stylesheet: stylesheet)
+        let reply = try perform(request, timeout: limits.timeout)
         guard case .image(let image) = reply else { throw RenderError.workerFailed("expected an image in the reply") }
         return image
     }

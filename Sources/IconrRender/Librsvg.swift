@@ -83,6 +83,11 @@ enum Librsvg {
                     OpaquePointer?, OpaquePointer?, UnsafePointer<RsvgRectangle>?,
                     UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?
                 ) -> gboolean).self),
+            rsvg_handle_set_stylesheet: symbol(
+                "rsvg_handle_set_stylesheet",
+                as: (@convention(c) (
+                    OpaquePointer?, UnsafePointer<UInt8>?, gsize, UnsafeMutablePointer<UnsafeMutablePointer<GError>?>?
+                ) -> gboolean).self),
             g_object_unref: symbol("g_object_unref", as: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self),
             g_error_free: symbol("g_error_free", as: (@convention(c) (UnsafeMutablePointer<GError>?) -> Void).self),
             g_memory_input_stream_new_from_data: symbol(

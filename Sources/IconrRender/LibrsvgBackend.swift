@@ -100,15 +100,17 @@ final class LibrsvgParsedSVG: ParsedSVG {
         let document: SVGDocument
     }
 
-    func draw(size: PixelSize, limit: PixelSize) throws(RenderError) -> RasterImage {
+    func draw(size: PixelSize, limit: PixelSize, stylesheet: [UInt8]?) throws(RenderError) -> RasterImage {
         let intrinsic = intrinsicSize
+        func draw(_ document: SVGDocument) throws(RenderError) -> RasterImage {
+            if let stylesheet { try document.setStylesheet(stylesheet) }
+            return try document.render(size: size, intrinsic: intrinsic, limit: limit)
+        }
         let result = document.withLockIfAvailable { handle -> Result<RasterImage, RenderError> in
-            Result { () throws(RenderError) in
-                try handle.document.render(size: size, intrinsic: intrinsic, limit: limit)
-            }
+            Result { () throws(RenderError) in try draw(handle.document) }
         }
         if let result { return try result.get() }
-        return try SVGDocument(bytes: bytes, baseFile: baseFile).render(size: size, intrinsic: intrinsic, limit: limit)
+        return try draw(SVGDocument(bytes: bytes, baseFile: baseFile))
     }
 
     func box(of id: String) -> SVGMeasurement.Box? {

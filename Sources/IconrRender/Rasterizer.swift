@@ -40,11 +40,15 @@ public final class LoadedSVG: Sendable {
         self.baseFile = baseFile
     }
 
-    /// Draws the document at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster.
-    public func render(scale: Double, limits: RenderLimits = .default) throws(RenderError) -> RasterImage {
+    /// Draws the document at `scale` into a `max(1, round(W*s)) x max(1, round(H*s))` raster,
+    /// with `stylesheet` as its user stylesheet (a `SVGTemplate.Restyling`'s, for a document
+    /// loaded from its marked bytes, and then on every draw).
+    public func render(
+        scale: Double, limits: RenderLimits = .default, stylesheet: [UInt8]? = nil
+    ) throws(RenderError) -> RasterImage {
         guard scale.isFinite, scale > 0 else { throw RenderError.invalidScale(scale) }
         let size = PixelSize.raster(width: intrinsicWidth, height: intrinsicHeight, scale: scale)
-        return try parsed.draw(size: size, limit: limits.maxSize)
+        return try parsed.draw(size: size, limit: limits.maxSize, stylesheet: stylesheet)
     }
 
     /// The boxes of the elements with the given ids, in pixels at scale 1; ids not found are left out.

@@ -9,6 +9,8 @@ struct RenderRequest {
     var elementIDs: [String] = []
     /// Where the document's relative references resolve (its file); empty for none.
     var baseFile = ""
+    /// The user stylesheet to draw with (`SVGTemplate.Restyling`); empty for none.
+    var stylesheet: [UInt8] = []
 
     var isMeasurement: Bool { scale == 0 }
 
@@ -25,15 +27,21 @@ struct RenderRequest {
         }
         bytes.append(littleEndian: UInt64(baseFile.utf8.count))
         bytes += Array(baseFile.utf8)
+        bytes.append(littleEndian: UInt64(stylesheet.count))
+        bytes += stylesheet
         return bytes + svg
     }
 
-    init(svg: [UInt8], scale: Double, maxSize: PixelSize, elementIDs: [String] = [], baseFile: String? = nil) {
+    init(
+        svg: [UInt8], scale: Double, maxSize: PixelSize, elementIDs: [String] = [], baseFile: String? = nil,
+        stylesheet: [UInt8]? = nil
+    ) {
         self.svg = svg
         self.scale = scale
         self.maxSize = maxSize
         self.elementIDs = elementIDs
         self.baseFile = baseFile ?? ""
+        self.stylesheet = stylesheet ?? []
     }
 
     init?(decoding bytes: [UInt8]) {
@@ -51,6 +59,8 @@ struct RenderRequest {
             !base.contains(0)
         else { return nil }
         baseFile = String(decoding: base, as: UTF8.self)
+        guard let cssLength = reader.uint64(), let css = reader.bytes(Int(clamping: cssLength)) else { return nil }
+        stylesheet = css
         svg = reader.rest()
     }
 }

@@ -11,8 +11,10 @@ public enum RenderWorker {
         exitWhenOrphaned()
         CrashSignals.endProcessAtOnce()
         // The document of the last render: a sprite build asks for one icon at several
-        // scales in a row, and parsing is about half the cost of a small icon.
-        var lastDocument: LoadedSVG?
+        // scales in a row, and parsing is about half the cost of a small icon; the variants
+        // of a restyled template share its marked document. A document drawn with a user
+        // stylesheet is only ever drawn with one (librsvg keeps what an earlier one set).
+        var lastDocument: (document: LoadedSVG, styled: Bool)?
         while let request = readFrame(from: input) {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
@@ -22,15 +24,20 @@ public enum RenderWorker {
                         return .measurement(
                             try Rasterizer.measure(request.svg, elementIDs: request.elementIDs, baseFile: baseFile))
                     }
+                    let styled = !request.stylesheet.isEmpty
                     let document =
-                        if let lastDocument, lastDocument.bytes == request.svg, lastDocument.baseFile == baseFile {
-                            lastDocument
+                        if let (last, wasStyled) = lastDocument, last.bytes == request.svg, last.baseFile == baseFile,
+                            wasStyled == styled
+                        {
+                            last
                         } else {
                             try LoadedSVG(bytes: request.svg, baseFile: baseFile)
                         }
-                    lastDocument = document
+                    lastDocument = (document, styled)
                     return .image(
-                        try document.render(scale: request.scale, limits: RenderLimits(maxSize: request.maxSize)))
+                        try document.render(
+                            scale: request.scale, limits: RenderLimits(maxSize: request.maxSize),
+                            stylesheet: styled ? request.stylesheet : nil))
                 }
                 reply = RenderReply.encode(result)
             } else {

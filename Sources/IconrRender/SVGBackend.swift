@@ -30,8 +30,9 @@ public protocol ParsedSVG: Sendable {
     var intrinsicSize: (width: Double, height: Double) { get }
 
     /// Draws the document stretched to fill `size` exactly; a size beyond `limit` is
-    /// refused before any allocation.
-    func draw(size: PixelSize, limit: PixelSize) throws(RenderError) -> RasterImage
+    /// refused before any allocation. With a `stylesheet`, that user stylesheet is set
+    /// first (`SVGTemplate.Restyling`); a document drawn with one is always drawn with one.
+    func draw(size: PixelSize, limit: PixelSize, stylesheet: [UInt8]?) throws(RenderError) -> RasterImage
 
     /// The box of the element with `id`, in pixels at scale 1 as drawn (its geometry
     /// without stroke, with every transform above it), or nil when there is none.

@@ -86,6 +86,18 @@ final class SVGDocument {
 
     /// The box of the element with `id` as drawn into a `width` x `height` viewport (its
     /// geometry without stroke, with every transform above it), or nil when there is none.
+    /// Sets the user stylesheet the document is drawn with, in place of the last one. A
+    /// property an earlier stylesheet set keeps its value until another sets it.
+    func setStylesheet(_ css: [UInt8]) throws(RenderError) {
+        var error: UnsafeMutablePointer<GError>?
+        let set = css.withUnsafeBufferPointer { buffer in
+            api.rsvg_handle_set_stylesheet(handle, buffer.baseAddress, gsize(buffer.count), &error)
+        }
+        guard set != 0 else {
+            throw RenderError.drawingFailed(consumeMessage(error, fallback: "librsvg refused the stylesheet"))
+        }
+    }
+
     func box(of id: String, width: Double, height: Double) -> SVGMeasurement.Box? {
         var viewport = RsvgRectangle(x: 0, y: 0, width: width, height: height)
         var ink = RsvgRectangle(), logical = RsvgRectangle()
