@@ -37,17 +37,25 @@ public final class IconSource: Sendable {
     private let baseFile: String?
     /// The document as librsvg loaded it in this process, once it was needed.
     private let loaded = Locked<LoadedSVG?>(nil)
-    /// The last recolored document and the thread that loaded it: the ratios of one variant
-    /// render in a row (a sprite build), and parsing is about half the cost of a small icon.
-    /// Only that thread takes or replaces it: a librsvg tree freed by another thread takes
-    /// the allocator's lock of the thread that made it for each of its thousands of blocks,
-    /// and two threads recoloring one icon then spent a third of their time waiting.
-    private let recolored = Locked<(params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)?>(nil)
-    /// How parameters restyle the loaded template instead, when they can
-    /// (`SVGTemplate.Restyling`), and its marked document once loaded: every variant is then
-    /// drawn from that one parse.
-    private let restyling: SVGTemplate.Restyling?
-    private let restyled = Locked<LoadedSVG?>(nil)
+    /// What recoloring keeps (one lock, made with the source: each generic type the Swift
+    /// runtime makes at start costs a cache hit some 60,000 instructions).
+    private let recoloring = Locked(Recoloring())
+
+    private struct Recoloring: Sendable {
+        /// The last recolored document and the thread that loaded it: the ratios of one
+        /// variant render in a row (a sprite build), and parsing is about half the cost of a
+        /// small icon. Only that thread takes or replaces it: a librsvg tree freed by another
+        /// thread takes the allocator's lock of the thread that made it for each of its
+        /// thousands of blocks, and two threads recoloring one icon then spent a third of
+        /// their time waiting.
+        var last: (params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)?
+        /// How parameters restyle the loaded template instead, when they can
+        /// (`SVGTemplate.Restyling`): nil until the first recolored render works it out, so
+        /// that a cache hit never does.
+        var restyling: SVGTemplate.Restyling??
+        /// Its marked document once loaded: every variant is drawn from that one parse.
+        var restyled: LoadedSVG?
+    }
 
     /// The parameters the template declares, with their defaults.
     public var parameters: [TemplateParameter] { template.parameters }
@@ -83,7 +91,6 @@ public final class IconSource: Sendable {
             baseFile = nil
         }
         self.warnings = warnings
-        restyling = template.restyling
     }
 
     /// The icon name of a template file: its file name without `.svg` or `.svgz`, in any
@@ -173,7 +180,7 @@ public final class IconSource: Sendable {
             let image: RasterImage
             switch placement {
             case .isolated(let workers):
-                if let restyling, !params.replacements.isEmpty {
+                if !params.replacements.isEmpty, let restyling = restyling() {
                     image = try workers.render(
                         restyling.bytes, scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -183,7 +190,7 @@ public final class IconSource: Sendable {
             case .inProcess where params.replacements.isEmpty:
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:
-                if let restyling {
+                if let restyling = restyling() {
                     image = try restyledDocument(restyling).render(
                         scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -216,25 +223,35 @@ public final class IconSource: Sendable {
     }
 
     private func recoloredDocument(_ params: ResolvedParameters) throws(RenderError) -> LoadedSVG {
-        if let last = recolored.withLock({ $0 }), last.params == params { return last.document }
+        if let last = recoloring.withLock({ $0.last }), last.params == params { return last.document }
         let document = try LoadedSVG(bytes: template.apply(params), baseFile: baseFile)
         let thread = pthread_self()
         var replaced: (params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)? = (params, document, thread)
-        recolored.withLock { slot in
+        recoloring.withLock { state in
             // Another thread's document stays.
-            if slot == nil || slot?.thread == thread { swap(&slot, &replaced) }
+            if state.last == nil || state.last?.thread == thread { swap(&state.last, &replaced) }
         }
         // The last document is freed here, outside the lock.
         return document
     }
 
+    /// The template's restyling, worked out once.
+    private func restyling() -> SVGTemplate.Restyling? {
+        if let known = recoloring.withLock({ $0.restyling }) { return known }
+        let restyling = template.restyling
+        return recoloring.withLock { state in
+            if state.restyling == nil { state.restyling = .some(restyling) }
+            return state.restyling ?? restyling
+        }
+    }
+
     /// The marked document of `restyling`, loaded once (it reads no other file).
     private func restyledDocument(_ restyling: SVGTemplate.Restyling) throws(RenderError) -> LoadedSVG {
-        if let document = restyled.withLock({ $0 }) { return document }
+        if let document = recoloring.withLock({ $0.restyled }) { return document }
         let document = try LoadedSVG(bytes: restyling.bytes)
-        return restyled.withLock { slot in
-            if slot == nil { slot = document }
-            return slot ?? document
+        return recoloring.withLock { state in
+            if state.restyled == nil { state.restyled = document }
+            return state.restyled ?? document
         }
     }
 

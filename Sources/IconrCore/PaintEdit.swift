@@ -11,6 +11,9 @@ struct PaintEdit: Sendable {
     /// The bytes this edit replaces; empty for an insertion.
     var range: Range<Int>
     var pieces: [Piece]
+    /// The element and paint a user stylesheet would set instead (`SVGTemplate.Restyling`):
+    /// a presentation attribute's color, or an initial value; nil for other edits.
+    var target: RestyleTarget?
 
     func applies(to replacements: [UInt32: [UInt8]]) -> Bool {
         pieces.contains { piece in
@@ -18,6 +21,15 @@ struct PaintEdit: Sendable {
             return false
         }
     }
+}
+
+/// Where a user stylesheet rule would set a paint: the element (by its attribute insertion
+/// point, where its marker goes), the property, and the attribute's value in the template's
+/// bytes (nil for an initial value, black).
+struct RestyleTarget: Sendable {
+    var element: Int
+    var property: PaintProperty
+    var value: Range<Int>?
 }
 
 /// The paint properties a parameter reaches. `color` is among them because `currentColor`
@@ -84,7 +96,8 @@ extension PaintEdit {
                 .literal(Array(" \(property.rawValue)=\"".utf8)),
                 .color(rgb: Color.black.rgb, original: []),
                 .literal([UInt8(ascii: "\"")]),
-            ])
+            ],
+            target: RestyleTarget(element: offset, property: property, value: nil))
     }
 }
 

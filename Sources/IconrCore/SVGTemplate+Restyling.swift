@@ -1,26 +1,3 @@
-/// A paint edit that a user stylesheet on the loaded template can make instead of a new
-/// document: a presentation attribute's color, or an initial value an attribute would be
-/// inserted for (see `SVGTemplate.Restyling`).
-struct RestyleEdit: Sendable {
-    /// The element's attribute insertion point: where its marker goes, and what names it.
-    var element: Int
-    var property: PaintProperty
-    /// The default color a parameter replaces.
-    var rgb: UInt32
-    /// The value as declared (`black`, the initial value, for an insertion), and the range
-    /// of its color in it.
-    var value: [UInt8]
-    var token: Range<Int>
-}
-
-extension RestyleEdit {
-    /// A property left at its initial value, black, where an attribute would be inserted.
-    static func initialValue(of property: PaintProperty, element: Int) -> RestyleEdit {
-        RestyleEdit(
-            element: element, property: property, rgb: Color.black.rgb, value: Array("black".utf8), token: 0..<5)
-    }
-}
-
 extension SVGTemplate {
     /// The template with a marker attribute (`data-iconr="N"`) on each element whose paint a
     /// parameter reaches, and the user stylesheet that gives those paints a variant's
@@ -37,23 +14,32 @@ extension SVGTemplate {
     /// own. Other templates are rewritten (`apply`) as before. A stylesheet sets every edited
     /// paint, the defaults included, since librsvg keeps what an earlier one set.
     public struct Restyling: Sendable {
+        /// One edited paint: its element's marker and property, the default color a
+        /// parameter replaces, and the value as declared with the range of that color in it.
+        struct Rule: Sendable {
+            var marker: Int
+            var property: PaintProperty
+            var rgb: UInt32
+            var value: [UInt8]
+            var token: Range<Int>
+        }
+
         /// The marked document, for librsvg.
         public let bytes: [UInt8]
-        /// The edits a parameter reaches, with their markers.
-        let rules: [(marker: Int, edit: RestyleEdit)]
+        let rules: [Rule]
 
         /// The user stylesheet for `parameters`: every edited paint, replaced or as declared.
         public func stylesheet(_ parameters: ResolvedParameters) -> [UInt8] {
             var css: [UInt8] = []
             css.reserveCapacity(rules.count * 48)
-            for (marker, edit) in rules {
-                css += Array("[data-iconr=\"\(marker)\"]{\(edit.property.rawValue):".utf8)
-                if let color = parameters.replacements[edit.rgb] {
-                    css += edit.value[..<edit.token.lowerBound]
+            for rule in rules {
+                css += Array("[data-iconr=\"\(rule.marker)\"]{\(rule.property.rawValue):".utf8)
+                if let color = parameters.replacements[rule.rgb] {
+                    css += rule.value[..<rule.token.lowerBound]
                     css += Array(color.cssString.utf8)
-                    css += edit.value[edit.token.upperBound...]
+                    css += rule.value[rule.token.upperBound...]
                 } else {
-                    css += edit.value
+                    css += rule.value
                 }
                 css += Array(" !important}\n".utf8)
             }
@@ -62,23 +48,56 @@ extension SVGTemplate {
     }
 
     /// The restyling of this template, or nil when its parameters must be applied by
-    /// rewriting it (see `Restyling`), or it has none.
+    /// rewriting it (see `Restyling`), or it has none. Worked out when asked (a render), not
+    /// while scanning: a cache hit never pays for it.
     public var restyling: Restyling? {
-        guard let edits = restyleEdits, !parameters.isEmpty, externalReferences.isEmpty else { return nil }
+        guard !restylingBlocked, !parameters.isEmpty, externalReferences.isEmpty else { return nil }
+        // A loop of our own: `firstRange(of:)` cost 1.4 million instructions a search here,
+        // most of them the Swift runtime making its searcher's types.
+        let declaredElsewhere = [Array("<?xml-stylesheet".utf8), Array("data-iconr".utf8)].contains { text in
+            bytes.indices.contains { start in bytes[start] == text[0] && bytes[start...].starts(with: text) }
+        }
+        guard !declaredElsewhere else { return nil }
         let defaults = Set(parameters.map(\.defaultColor.rgb))
-        let live = edits.filter { defaults.contains($0.rgb) }
+        var live: [(element: Int, rule: Restyling.Rule)] = []
+        for edit in paintEdits {
+            let colors = edit.pieces.compactMap { piece -> UInt32? in
+                if case .color(let rgb, _) = piece { return rgb }
+                return nil
+            }
+            guard colors.contains(where: defaults.contains) else { continue }
+            // Every edit a parameter reaches must be one a rule can make.
+            guard let target = edit.target, colors.count == 1 else { return nil }
+            var rule = Restyling.Rule(
+                marker: 0, property: target.property, rgb: colors[0], value: Array("black".utf8), token: 0..<5)
+            if let valueRange = target.value {
+                rule.value = Array(bytes[valueRange])
+                rule.token =
+                    (edit.range.lowerBound - valueRange.lowerBound)..<(edit.range.upperBound - valueRange.lowerBound)
+                // A color that is not the whole value (a paint server's fallback) is rewritten.
+                guard rule.token == CSSDeclarations.trimmed(rule.value, 0..<rule.value.count) else { return nil }
+            }
+            live.append((target.element, rule))
+        }
         guard !live.isEmpty else { return nil }
         let elements = Array(Set(live.map(\.element))).sorted()
-        let markers = Dictionary(uniqueKeysWithValues: elements.enumerated().map { ($1, $0) })
+        var markers: [Int: Int] = [:]
         var marked: [UInt8] = []
         marked.reserveCapacity(bytes.count + elements.count * 20)
         var cursor = 0
         for (marker, element) in elements.enumerated() {
+            markers[element] = marker
             marked += bytes[cursor..<element]
             marked += Array(" data-iconr=\"\(marker)\"".utf8)
             cursor = element
         }
         marked += bytes[cursor...]
-        return Restyling(bytes: marked, rules: live.compactMap { edit in markers[edit.element].map { ($0, edit) } })
+        return Restyling(
+            bytes: marked,
+            rules: live.map { element, rule in
+                var rule = rule
+                rule.marker = markers[element] ?? 0
+                return rule
+            })
     }
 }

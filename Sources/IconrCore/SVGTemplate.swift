@@ -37,9 +37,8 @@ public struct SVGTemplate: Sendable {
     /// targets that are neither `#fragments` nor `data:` URLs.
     public let externalReferences: [String]
     let paintEdits: [PaintEdit]
-    /// The paint edits a user stylesheet can make instead (`restyling`); nil when some
-    /// other declaration could override them.
-    let restyleEdits: [RestyleEdit]?
+    /// A declaration was seen that a user stylesheet could wrongly override (`restyling`).
+    let restylingBlocked: Bool
 
     /// Parses `bytes` as a template. `file` only names the file in errors.
     public init(bytes: [UInt8], file: String? = nil) throws(TemplateError) {
@@ -55,10 +54,7 @@ public struct SVGTemplate: Sendable {
             legacyAreaIDs = parser.legacyAreaIDs
             externalReferences = parser.externalReferences
             paintEdits = parser.edits.sorted { $0.range.lowerBound < $1.range.lowerBound }
-            let ownStylesheets = [Array("<?xml-stylesheet".utf8), Array("data-iconr".utf8)].contains {
-                bytes.firstRange(of: $0) != nil
-            }
-            restyleEdits = parser.restylingBlocked || ownStylesheets ? nil : parser.restyleEdits
+            restylingBlocked = parser.restylingBlocked
         } catch {
             var error = error
             error.file = file
@@ -86,8 +82,8 @@ private struct TemplateParser {
     var content: ContentBox?
     var warnings: [TemplateWarning] = []
     var edits: [PaintEdit] = []
-    var restyleEdits: [RestyleEdit] = []
-    /// A declaration was seen that a user stylesheet could wrongly override.
+    /// A declaration was seen that a user stylesheet could wrongly override: a style sheet,
+    /// a `style` attribute declaring a paint, a paint attribute with character references.
     var restylingBlocked = false
     var legacyAreaIDs: [String] = []
     var externalReferences: [String] = []
@@ -184,12 +180,10 @@ private struct TemplateParser {
             }
             for property in [PaintProperty.fill, .color] where tag.attribute(property.rawValue) == nil {
                 edits.append(.insertion(of: property, at: tag.attributeInsertionPoint))
-                restyleEdits.append(.initialValue(of: property, element: tag.attributeInsertionPoint))
             }
         }
         if localName == "stop", tag.attribute(PaintProperty.stopColor.rawValue) == nil {
             edits.append(.insertion(of: .stopColor, at: tag.attributeInsertionPoint))
-            restyleEdits.append(.initialValue(of: .stopColor, element: tag.attributeInsertionPoint))
         }
         for attribute in tag.attributes {
             if attribute.name == "id", case let id = try scanner.value(of: attribute), LegacyAreas.kind(of: id) != nil {
@@ -201,36 +195,27 @@ private struct TemplateParser {
                 noteURLs(in: try scanner.value(of: attribute))
             }
             if let property = PaintProperty(name: attribute.name) {
+                let count = edits.count
                 try collectAttribute(attribute) { decoded in
                     PaintEdit.colorToken(in: decoded, value: CSSDeclarations.trimmed(decoded, 0..<decoded.count))
                         .map { [$0] } ?? []
                 }
-                noteRestyleEdit(property, attribute, element: tag.attributeInsertionPoint)
-            } else if attribute.name == "style" {
-                try collectAttribute(attribute) { decoded in
-                    Self.paintTokens(in: decoded, declarations: CSSDeclarations.inList(decoded))
+                if attribute.hasReferences {
+                    restylingBlocked = true
+                } else if edits.count > count {
+                    edits[count].target = RestyleTarget(
+                        element: tag.attributeInsertionPoint, property: property, value: attribute.valueRange)
                 }
-                let declared = CSSDeclarations.inList(Array(try scanner.value(of: attribute).utf8))
-                if declared.contains(where: { PaintProperty(name: $0.name) != nil }) { restylingBlocked = true }
+            } else if attribute.name == "style" {
+                var declaresPaint = false
+                try collectAttribute(attribute) { decoded in
+                    let declarations = CSSDeclarations.inList(decoded)
+                    declaresPaint = declarations.contains { PaintProperty(name: $0.name) != nil }
+                    return Self.paintTokens(in: decoded, declarations: declarations)
+                }
+                if declaresPaint { restylingBlocked = true }
             }
         }
-    }
-
-    /// Keeps a presentation attribute's color as a restyle edit; a value a stylesheet rule
-    /// would not write back the same (character references, a `url()` paint) blocks restyling.
-    private mutating func noteRestyleEdit(_ property: PaintProperty, _ attribute: XMLAttribute, element: Int) {
-        guard !attribute.hasReferences else {
-            restylingBlocked = true
-            return
-        }
-        let raw = Array(bytes[attribute.valueRange])
-        let whole = CSSDeclarations.trimmed(raw, 0..<raw.count)
-        guard let (token, color) = PaintEdit.colorToken(in: raw, value: whole) else { return }
-        guard token == whole else {
-            restylingBlocked = true
-            return
-        }
-        restyleEdits.append(RestyleEdit(element: element, property: property, rgb: color.rgb, value: raw, token: token))
     }
 
     /// Keeps a reference to another file (not `#fragment`, not `data:`).
