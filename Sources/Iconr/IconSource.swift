@@ -55,6 +55,8 @@ public final class IconSource: Sendable {
         var restyling: SVGTemplate.Restyling??
         /// Its marked document once loaded: every variant is drawn from that one parse.
         var restyled: LoadedSVG?
+        /// Recolored renders in this process so far.
+        var recolors = 0
     }
 
     /// The parameters the template declares, with their defaults.
@@ -180,7 +182,7 @@ public final class IconSource: Sendable {
             let image: RasterImage
             switch placement {
             case .isolated(let workers):
-                if !params.replacements.isEmpty, let restyling = restyling() {
+                if !params.replacements.isEmpty, let restyling = restyling(inProcess: false) {
                     image = try workers.render(
                         restyling.bytes, scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -190,7 +192,7 @@ public final class IconSource: Sendable {
             case .inProcess where params.replacements.isEmpty:
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:
-                if let restyling = restyling() {
+                if let restyling = restyling(inProcess: true) {
                     image = try restyledDocument(restyling).render(
                         scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -235,9 +237,17 @@ public final class IconSource: Sendable {
         return document
     }
 
-    /// The template's restyling, worked out once.
-    private func restyling() -> SVGTemplate.Restyling? {
-        if let known = recoloring.withLock({ $0.restyling }) { return known }
+    /// The template's restyling, worked out once; in process, only from the second recolored
+    /// render on: a single variant is drawn sooner rewritten (one parse) than restyled (a
+    /// parse and the stylesheet's cascade). Render workers keep the marked documents they
+    /// loaded, so they restyle from the first.
+    private func restyling(inProcess: Bool) -> SVGTemplate.Restyling? {
+        let (known, recolors) = recoloring.withLock { state in
+            state.recolors += inProcess ? 1 : 0
+            return (state.restyling, state.recolors)
+        }
+        if inProcess, recolors < 2 { return nil }
+        if let known { return known }
         let restyling = template.restyling
         return recoloring.withLock { state in
             if state.restyling == nil { state.restyling = .some(restyling) }

@@ -98,19 +98,27 @@ final class LibrsvgParsedSVG: ParsedSVG {
     /// handed out. That is what makes this box, and no other, `@unchecked Sendable`.
     private struct GuardedHandle: @unchecked Sendable {
         let document: SVGDocument
+        /// The user stylesheet last set on it: setting the same one again (the ratios of one
+        /// variant) would only cost its cascade again.
+        var stylesheet: [UInt8]?
     }
 
     func draw(size: PixelSize, limit: PixelSize, stylesheet: [UInt8]?) throws(RenderError) -> RasterImage {
         let intrinsic = intrinsicSize
-        func draw(_ document: SVGDocument) throws(RenderError) -> RasterImage {
-            if let stylesheet { try document.setStylesheet(stylesheet) }
-            return try document.render(size: size, intrinsic: intrinsic, limit: limit)
-        }
         let result = document.withLockIfAvailable { handle -> Result<RasterImage, RenderError> in
-            Result { () throws(RenderError) in try draw(handle.document) }
+            Result { () throws(RenderError) in
+                if let stylesheet, stylesheet != handle.stylesheet {
+                    handle.stylesheet = nil
+                    try handle.document.setStylesheet(stylesheet)
+                    handle.stylesheet = stylesheet
+                }
+                return try handle.document.render(size: size, intrinsic: intrinsic, limit: limit)
+            }
         }
         if let result { return try result.get() }
-        return try draw(SVGDocument(bytes: bytes, baseFile: baseFile))
+        let copy = try SVGDocument(bytes: bytes, baseFile: baseFile)
+        if let stylesheet { try copy.setStylesheet(stylesheet) }
+        return try copy.render(size: size, intrinsic: intrinsic, limit: limit)
     }
 
     func box(of id: String) -> SVGMeasurement.Box? {

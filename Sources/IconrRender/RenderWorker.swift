@@ -10,11 +10,12 @@ public enum RenderWorker {
         let input = FileDescriptor(rawValue: 0), output = FileDescriptor.standardOutput
         exitWhenOrphaned()
         CrashSignals.endProcessAtOnce()
-        // The document of the last render: a sprite build asks for one icon at several
-        // scales in a row, and parsing is about half the cost of a small icon; the variants
-        // of a restyled template share its marked document. A document drawn with a user
-        // stylesheet is only ever drawn with one (librsvg keeps what an earlier one set).
-        var lastDocument: (document: LoadedSVG, styled: Bool)?
+        // The documents of the last renders, the latest first: a sprite build asks for one
+        // icon at several scales in a row, parsing is about half the cost of a small icon,
+        // and the variants of a restyled template share its marked document (a server asks
+        // for several icons in turn). A document drawn with a user stylesheet is only ever
+        // drawn with one: librsvg keeps what an earlier one set.
+        var recent: [(document: LoadedSVG, styled: Bool)] = []
         while let request = readFrame(from: input) {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
@@ -25,15 +26,19 @@ public enum RenderWorker {
                             try Rasterizer.measure(request.svg, elementIDs: request.elementIDs, baseFile: baseFile))
                     }
                     let styled = !request.stylesheet.isEmpty
+                    let kept = recent.firstIndex {
+                        $0.styled == styled && $0.document.baseFile == baseFile && $0.document.bytes == request.svg
+                    }
                     let document =
-                        if let (last, wasStyled) = lastDocument, last.bytes == request.svg, last.baseFile == baseFile,
-                            wasStyled == styled
-                        {
-                            last
-                        } else {
+                        if let kept { recent.remove(at: kept).document } else {
                             try LoadedSVG(bytes: request.svg, baseFile: baseFile)
                         }
-                    lastDocument = (document, styled)
+                    recent.insert((document, styled), at: 0)
+                    // At most 8, and the others' sources within 16 MiB (librsvg's trees are larger).
+                    while recent.count > 8 || recent.dropFirst().reduce(0, { $0 + $1.document.bytes.count }) > 16 << 20
+                    {
+                        recent.removeLast()
+                    }
                     return .image(
                         try document.render(
                             scale: request.scale, limits: RenderLimits(maxSize: request.maxSize),

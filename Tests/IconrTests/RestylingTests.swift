@@ -117,6 +117,23 @@ struct RestylingTests {
         #expect(failures.withLock { $0 }.isEmpty)
     }
 
+    /// Render workers keep the marked documents of recent icons: variants of several icons in
+    /// turn, and their defaults (no stylesheet), each get their own pixels.
+    @Test func workersDrawVariantsOfSeveralIconsInTurn() throws {
+        let sources = try TestSupport.svgFiles(in: TestSupport.icons.path).map { try IconSource(path: $0.path) }
+        for round in 0..<3 {
+            for source in sources {
+                let name = try #require(source.parameters.first?.name)
+                let colors = round == 1 ? [:] : [name: String(format: "#%06x", (round * 7_919 + name.count) & 0xFFFFFF)]
+                let params = source.resolve(try IconParameters(parsing: colors))
+                let isolated = try source.render(params, scale: 2, placement: .isolated(TestSupport.isolated)).image
+                let rewritten = try LoadedSVG(bytes: source.template.apply(params)).render(scale: 2)
+                let same = isolated == rewritten
+                #expect(same, "\(source.name) in round \(round)")
+            }
+        }
+    }
+
     @Test func theRepositorysIconsRestyleAsTheyRewrite() throws {
         for file in TestSupport.svgFiles(in: TestSupport.icons.path) {
             let template = try SVGTemplate(bytes: [UInt8](try Data(contentsOf: file)))
