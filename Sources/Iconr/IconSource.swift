@@ -55,8 +55,8 @@ public final class IconSource: Sendable {
         var restyling: SVGTemplate.Restyling??
         /// Its marked document once loaded: every variant is drawn from that one parse.
         var restyled: LoadedSVG?
-        /// Recolored renders in this process so far.
-        var recolors = 0
+        /// Recolored renders in process that the last rewritten document could not serve.
+        var variants = 0
     }
 
     /// The parameters the template declares, with their defaults.
@@ -182,7 +182,7 @@ public final class IconSource: Sendable {
             let image: RasterImage
             switch placement {
             case .isolated(let workers):
-                if !params.replacements.isEmpty, let restyling = restyling(inProcess: false) {
+                if !params.replacements.isEmpty, let restyling = restyling(inProcessFor: nil) {
                     image = try workers.render(
                         restyling.bytes, scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -192,7 +192,7 @@ public final class IconSource: Sendable {
             case .inProcess where params.replacements.isEmpty:
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:
-                if let restyling = restyling(inProcess: true) {
+                if let restyling = restyling(inProcessFor: params) {
                     image = try restyledDocument(restyling).render(
                         scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -237,16 +237,19 @@ public final class IconSource: Sendable {
         return document
     }
 
-    /// The template's restyling, worked out once; in process, only from the second recolored
-    /// render on: a single variant is drawn sooner rewritten (one parse) than restyled (a
-    /// parse and the stylesheet's cascade). Render workers keep the marked documents they
-    /// loaded, so they restyle from the first.
-    private func restyling(inProcess: Bool) -> SVGTemplate.Restyling? {
-        let (known, recolors) = recoloring.withLock { state in
-            state.recolors += inProcess ? 1 : 0
-            return (state.restyling, state.recolors)
+    /// The template's restyling, worked out once. In process (`params` given) only from the
+    /// second variant on, and not for the variant whose rewritten document is loaded already
+    /// (its other ratios): a single variant is drawn sooner rewritten (one parse) than
+    /// restyled (a parse and the stylesheet's cascade). Render workers keep the marked
+    /// documents they loaded, so they restyle from the first.
+    private func restyling(inProcessFor params: ResolvedParameters?) -> SVGTemplate.Restyling? {
+        let (known, variants) = recoloring.withLock { state -> (SVGTemplate.Restyling??, Int) in
+            guard let params else { return (state.restyling, 0) }
+            if state.last?.params == params { return (.some(nil), 0) }
+            state.variants += 1
+            return (state.restyling, state.variants)
         }
-        if inProcess, recolors < 2 { return nil }
+        if params != nil, variants < 2 { return nil }
         if let known { return known }
         let restyling = template.restyling
         return recoloring.withLock { state in

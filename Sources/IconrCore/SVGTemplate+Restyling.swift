@@ -13,7 +13,7 @@ extension SVGTemplate {
     /// in an edited value, no other file drawn, no `data-iconr` attribute of the document's
     /// own. Other templates are rewritten (`apply`) as before. A stylesheet sets every edited
     /// paint, the defaults included, since librsvg keeps what an earlier one set.
-    public struct Restyling: Sendable {
+    package struct Restyling: Sendable {
         /// One edited paint: its element's marker and property, the default color a
         /// parameter replaces, and the value as declared with the range of that color in it.
         struct Rule: Sendable {
@@ -25,11 +25,11 @@ extension SVGTemplate {
         }
 
         /// The marked document, for librsvg.
-        public let bytes: [UInt8]
+        package let bytes: [UInt8]
         let rules: [Rule]
 
         /// The user stylesheet for `parameters`: every edited paint, replaced or as declared.
-        public func stylesheet(_ parameters: ResolvedParameters) -> [UInt8] {
+        package func stylesheet(_ parameters: ResolvedParameters) -> [UInt8] {
             var css: [UInt8] = []
             css.reserveCapacity(rules.count * 48)
             for rule in rules {
@@ -50,7 +50,7 @@ extension SVGTemplate {
     /// The restyling of this template, or nil when its parameters must be applied by
     /// rewriting it (see `Restyling`), or it has none. Worked out when asked (a render), not
     /// while scanning: a cache hit never pays for it.
-    public var restyling: Restyling? {
+    package var restyling: Restyling? {
         guard !restylingBlocked, !parameters.isEmpty, externalReferences.isEmpty else { return nil }
         // A loop of our own: `firstRange(of:)` cost 1.4 million instructions a search here,
         // most of them the Swift runtime making its searcher's types.

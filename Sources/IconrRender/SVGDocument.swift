@@ -84,8 +84,6 @@ final class SVGDocument {
         return (ink.width, ink.height)
     }
 
-    /// The box of the element with `id` as drawn into a `width` x `height` viewport (its
-    /// geometry without stroke, with every transform above it), or nil when there is none.
     /// Sets the user stylesheet the document is drawn with, in place of the last one. A
     /// property an earlier stylesheet set keeps its value until another sets it.
     func setStylesheet(_ css: [UInt8]) throws(RenderError) {
@@ -98,6 +96,8 @@ final class SVGDocument {
         }
     }
 
+    /// The box of the element with `id` as drawn into a `width` x `height` viewport (its
+    /// geometry without stroke, with every transform above it), or nil when there is none.
     func box(of id: String, width: Double, height: Double) -> SVGMeasurement.Box? {
         var viewport = RsvgRectangle(x: 0, y: 0, width: width, height: height)
         var ink = RsvgRectangle(), logical = RsvgRectangle()

@@ -134,6 +134,23 @@ struct RestylingTests {
         }
     }
 
+    /// In process, one variant at two ratios is one parse (its rewritten document), and many
+    /// variants are two (the first rewritten, then the marked template for all the others).
+    @Test func restylingStartsWithTheSecondVariant() throws {
+        let path = TestSupport.icons.appendingPathComponent("badge.svg").path
+        func parses(colors: [String], scales: [Double]) throws -> Int {
+            let badge = try IconSource(path: path)
+            let before = LibrsvgCounters.documentsLoadedOnThisThread
+            for color in colors {
+                let params = badge.resolve(try IconParameters(parsing: ["badge_color": color]))
+                for scale in scales { _ = try badge.render(params, scale: scale) }
+            }
+            return LibrsvgCounters.documentsLoadedOnThisThread - before
+        }
+        #expect(try parses(colors: ["#ff0000"], scales: [1, 2]) == 1)
+        #expect(try parses(colors: ["#ff0000", "#00ff00", "#0000ff", "teal", "navy"], scales: [1, 2]) == 2)
+    }
+
     @Test func theRepositorysIconsRestyleAsTheyRewrite() throws {
         for file in TestSupport.svgFiles(in: TestSupport.icons.path) {
             let template = try SVGTemplate(bytes: [UInt8](try Data(contentsOf: file)))
