@@ -178,10 +178,17 @@ final class WorkerProcess: @unchecked Sendable {
         } catch {
             throw reasonForEnd()
         }
-        let header = try receive(count: 8, deadline: deadline)
-        let length = header.withUnsafeBytes { Int(UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self))) }
-        guard length <= 1 << 34 else { throw Failure.io("reply of \(length) bytes is not a render") }
-        return try receive(count: length, deadline: deadline)
+        var replies = FrameReader()
+        let reply = try replies.next(limit: 1 << 34) { (buffer) throws(Failure) -> Int in
+            try waitForInput(until: deadline)
+            guard let count = try? socket.read(into: buffer), count > 0 else { throw reasonForEnd() }
+            return count
+        }
+        switch reply {
+        case .message(let bytes): return bytes
+        case .end: throw reasonForEnd()
+        case .tooLong(let length): throw Failure.io("reply of \(length) bytes is not a render")
+        }
     }
 
     /// Kills the worker (if still running) and reaps it.
@@ -194,10 +201,9 @@ final class WorkerProcess: @unchecked Sendable {
         reaped = true
     }
 
-    private func receive(count: Int, deadline: ContinuousClock.Instant) throws(Failure) -> [UInt8] {
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(count)
-        while buffer.count < count {
+    /// Returns once the socket has input (or has closed), or throws `timedOut` at `deadline`.
+    private func waitForInput(until deadline: ContinuousClock.Instant) throws(Failure) {
+        while true {
             let remaining = ContinuousClock.now.duration(to: deadline)
             guard remaining > .zero else { throw Failure.timedOut }
             let milliseconds = Int32(
@@ -206,14 +212,10 @@ final class WorkerProcess: @unchecked Sendable {
                     3_600_000))
             var descriptor = pollfd(fd: socket.rawValue, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return }
             // Interrupted or not ready yet: wait again, for what is left of the time.
             if ready < 0, errno != EINTR { throw Failure.io("\(SystemError("poll"))") }
-            if ready <= 0 { continue }
-            let chunk = try? socket.read(upTo: count - buffer.count)
-            guard let chunk, !chunk.isEmpty else { throw reasonForEnd() }
-            buffer += chunk
         }
-        return buffer
     }
 
     /// After the socket closed: how the worker ended.

@@ -211,3 +211,67 @@ extension Array where Element == UInt8 {
         for index in 0..<8 { append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
     }
 }
+
+/// Framed messages read from a stream, as `frame` writes them: an 8-byte little-endian
+/// length, then that many bytes. Each read asks for up to 16 KiB more than the frame still
+/// needs, so that a small message comes with its header in one read (a server's miss was
+/// two reads and two polls); bytes past a frame are kept for the next.
+struct FrameReader {
+    enum Frame {
+        case message([UInt8])
+        /// The stream ended before a whole frame.
+        case end
+        /// A length over the limit.
+        case tooLong(UInt64)
+    }
+
+    private static let readAhead = 16 << 10
+    /// Bytes read: those from `start` to `end` are not returned yet.
+    private var buffer: [UInt8] = []
+    private var start = 0, end = 0
+
+    /// The next frame, its length at most `limit`, read with `read`: it fills the start of
+    /// the buffer it is given and returns how many bytes it read, 0 at the stream's end.
+    mutating func next<Failure: Error>(
+        limit: UInt64, read: (UnsafeMutableRawBufferPointer) throws(Failure) -> Int
+    ) throws(Failure) -> Frame {
+        // The bytes from `start` the frame takes: its header's, then (once the header is in) all.
+        var needed = 8
+        while true {
+            if needed == 8, end - start >= 8 {
+                let length = buffer.withUnsafeBytes {
+                    UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: start, as: UInt64.self))
+                }
+                guard length <= limit else { return .tooLong(length) }
+                needed = 8 + Int(length)
+            }
+            if end - start >= needed {
+                let message = Array(buffer[start + 8..<start + needed])
+                start += needed
+                return .message(message)
+            }
+            // What is pending moves to the front, and the buffer grows to hold the frame and the read-ahead.
+            if start > 0 {
+                buffer.withUnsafeMutableBytes { bytes in
+                    guard let base = bytes.baseAddress else { return }
+                    // copyMemory is a memmove: the two may overlap.
+                    base.copyMemory(from: base + start, byteCount: end - start)
+                }
+                end -= start
+                start = 0
+            }
+            if buffer.count < needed + Self.readAhead {
+                buffer.append(contentsOf: repeatElement(0, count: needed + Self.readAhead - buffer.count))
+            }
+            let filled = end
+            let result = buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(Failure) -> Int in
+                    try read(UnsafeMutableRawBufferPointer(rebasing: bytes[filled...]))
+                }
+            }
+            let count = try result.get()
+            guard count > 0 else { return .end }
+            end += min(count, buffer.count - end)
+        }
+    }
+}

@@ -16,7 +16,9 @@ public enum RenderWorker {
         // for several icons in turn). A document drawn with a user stylesheet is only ever
         // drawn with one: librsvg keeps what an earlier one set.
         var recent: [(document: LoadedSVG, styled: Bool)] = []
-        while let request = readFrame(from: input) {
+        var requests = FrameReader()
+        // A failed read ends the stream, as its end does.
+        while case .message(let request) = requests.next(limit: 1 << 32, read: { (try? input.read(into: $0)) ?? 0 }) {
             let reply: [UInt8]
             if let request = RenderRequest(decoding: request) {
                 let result = Result { () throws(RenderError) -> RenderReply in
@@ -65,12 +67,5 @@ public enum RenderWorker {
                 _exit(0)
             }, UnsafeMutableRawPointer(bitPattern: Int(getppid())))
         pthread_detach(thread)
-    }
-
-    private static func readFrame(from input: FileDescriptor) -> [UInt8]? {
-        guard let header = try? input.read(exactly: 8) else { return nil }
-        var reader = ByteReader(header)
-        guard let length = reader.uint64(), length <= 1 << 32 else { return nil }
-        return try? input.read(exactly: Int(length))
     }
 }

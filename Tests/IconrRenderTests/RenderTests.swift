@@ -55,6 +55,57 @@ struct RenderTests {
         #expect(throws: RenderError.self) { try RenderReply.decode([0, 1]) }
     }
 
+    /// Frames come back whole however the stream splits them: several in one read, one over
+    /// many reads of a byte, a message larger than a read asks for; a stream that ends
+    /// inside a frame is `.end`, and a length over the limit is refused before its bytes.
+    @Test func framesSurviveAnySplitOfTheStream() throws {
+        let messages: [[UInt8]] = [[], [7], Array(0..<200).map { UInt8($0) }, [UInt8](repeating: 9, count: 40_000)]
+        let stream = messages.flatMap(frame)
+        for chunkLimit in [1, 3, 8, 9, 4096, Int.max] {
+            var offset = 0
+            var reader = FrameReader()
+            func read(_ buffer: UnsafeMutableRawBufferPointer) -> Int {
+                let count = min(buffer.count, chunkLimit, stream.count - offset)
+                buffer.copyBytes(from: stream[offset..<offset + count])
+                offset += count
+                return count
+            }
+            for message in messages {
+                guard case .message(let received) = reader.next(limit: 1 << 20, read: read) else {
+                    Issue.record("no message \(message.count) with reads of at most \(chunkLimit) bytes")
+                    return
+                }
+                #expect(received == message, "reads of at most \(chunkLimit) bytes")
+            }
+            guard case .end = reader.next(limit: 1 << 20, read: read) else {
+                Issue.record("more than the messages sent")
+                return
+            }
+        }
+        var cut = Array(frame([1, 2, 3]).dropLast())
+        var reader = FrameReader()
+        let end = reader.next(limit: 1 << 20) { buffer in
+            let count = min(buffer.count, cut.count)
+            buffer.copyBytes(from: cut.prefix(count))
+            cut.removeFirst(count)
+            return count
+        }
+        guard case .end = end else {
+            Issue.record("a frame cut short came back as \(end)")
+            return
+        }
+        var long = FrameReader()
+        let header = frame([UInt8](repeating: 0, count: 2000)).prefix(8)
+        let refused = long.next(limit: 1999) { buffer in
+            buffer.copyBytes(from: header)
+            return header.count
+        }
+        guard case .tooLong(2000) = refused else {
+            Issue.record("a length over the limit came back as \(refused)")
+            return
+        }
+    }
+
     /// 10,000 loads and renders (default colors through one loaded document, new colors
     /// through one-shot loads, failures too) leave no librsvg handle alive. Other tests of the
     /// process hold a few handles at any moment; a handle kept per render would be thousands.
