@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the command line needs, and nothing else (librsvg and cairo, which iconr opens
 # when it first renders; libpng's and libdeflate's headers to build; libmicrohttpd for
-# `iconr serve`), builds iconr, and renders the bundled flag in red, yellow and #800080 at
+# `iconr serve`; make), builds iconr (`make`: the Makefile's release build), and renders the bundled flag in red, yellow and #800080 at
 # 1x and 2x into out/flags. The test tools (Chromium, MapLibre, nginx, ...) are
 # .ci/install's, which `swift test` needs.
 set -euo pipefail
@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 missing=()
-for package in librsvg2-2 libcairo2 libpng-dev libdeflate-dev libmicrohttpd12; do
+for package in librsvg2-2 libcairo2 libpng-dev libdeflate-dev libmicrohttpd12 make; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -20,7 +20,7 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 # The command line only: the benchmarks (iconr-bench) use Foundation, whose static library
 # prints a link warning of its own.
-swift build -c release --static-swift-stdlib --product iconr
+make --no-print-directory
 iconr=.build/release/iconr
 out=out/flags
 mkdir -p "$out"

@@ -34,6 +34,12 @@ enum Librsvg {
         // fontconfig, ...) then bind only the functions a render calls, not ~1,200 others
         // (2.3 million fewer instructions in a cold `iconr render`, by callgrind). Debian's
         // packages keep the libraries' symbols in step; our own functions are checked below.
+        // The shared libstdc++, which librsvg's tree needs (through ICU) and a release iconr
+        // does not link (the Makefile puts the static one in), is loaded first, into the
+        // global scope: as a deep dependency of librsvg, each of its ~1,700 symbol bindings
+        // searched through the ~45 libraries before it, 4.7 million instructions instead of
+        // 1.9. Where it is missing, librsvg's own load says what is.
+        _ = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_GLOBAL)
         guard let library = dlopen(soname, RTLD_LAZY | RTLD_GLOBAL) else {
             return .failure(
                 .drawingFailed("cannot load \(soname): \(dlerror().map { String(cString: $0) } ?? "not found")"))

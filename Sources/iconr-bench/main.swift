@@ -6,7 +6,8 @@ import IconrRender
 // iconr-bench: where the time of an icon goes, against the raw cost of the same work, all
 // measured interleaved in one run so that machine noise hits both sides alike.
 //
-//   swift build -c release --static-swift-stdlib && .build/release/iconr-bench [folder] [rounds]
+//   make && swift build -c release --static-swift-stdlib --product iconr-bench
+//   .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
 //   .build/release/iconr-bench memory [icons]  (peak memory of a sprite build: MemoryBenchmark.swift)
@@ -206,7 +207,7 @@ let rsvgConvert = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert"].first
     FileManager.default.isExecutableFile(atPath: $0)
 }
 if !FileManager.default.isExecutableFile(atPath: iconr) {
-    print("skipped: no iconr executable beside iconr-bench (swift build -c release --static-swift-stdlib)")
+    print("skipped: no iconr executable beside iconr-bench (make)")
 } else if let rsvgConvert {
     let output = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-bench-\(getpid()).png").path
     defer { try? FileManager.default.removeItem(atPath: output) }

@@ -25,6 +25,8 @@ installed="$root/usr/bin/iconr"
 check "the binary is installed" test -x "$installed"
 check "the binary is stripped" bash -c "! readelf -S '$installed' | grep -q '\.symtab'"
 check "the binary needs no Swift library" bash -c "! readelf -d '$installed' | grep -q 'libswift'"
+# The Makefile links libstdc++ in (its shared library's bindings were most of a start).
+check "the binary needs no shared libstdc++" bash -c "! readelf -d '$installed' | grep -q 'libstdc++'"
 plain=(env -i PATH=/usr/bin:/bin HOME="$scratch")
 check "--version" test "$("${plain[@]}" "$installed" --version)" = "$version"
 check "a render from the installed binary" "${plain[@]}" "$installed" render icons/flag.svg -p flag_color=#800080 -s 2 \
