@@ -30,7 +30,7 @@ STATIC_LIBSTDCXX := $(if $(filter /%,$(LIBSTDCXX_A)),$(if $(wildcard $(LIBSTDCXX
 # Always asks SwiftPM, which rebuilds only what changed.
 $(BINARY): FORCE
 ifeq ($(STATIC_LIBSTDCXX),yes)
-	mkdir -p "$(LINK_DIR)" && echo 'INPUT($(LIBSTDCXX_A))' > "$(LINK_DIR)/libstdc++.so"
+	@mkdir -p "$(LINK_DIR)" && echo 'INPUT($(LIBSTDCXX_A))' > "$(LINK_DIR)/libstdc++.so"
 	swift build -c release --static-swift-stdlib --product iconr -Xlinker -L"$(LINK_DIR)"
 else
 	swift build -c release --static-swift-stdlib --product iconr
