@@ -77,21 +77,6 @@ package struct FileDescriptor: Hashable, Sendable {
         return buffer
     }
 
-    /// Reads exactly `count` bytes; nil when the file ends first.
-    package func read(exactly count: Int) throws(SystemError) -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var received = 0
-        while received < count {
-            let result = buffer.withUnsafeMutableBytes { raw in
-                retryingInterrupted { Glibc.read(rawValue, raw.baseAddress.map { $0 + received }, count - received) }
-            }
-            guard result >= 0 else { throw SystemError("read") }
-            if result == 0 { return nil }
-            received += result
-        }
-        return buffer
-    }
-
     /// Closes it; an error (a delayed write failure on some file systems) is thrown, not lost.
     /// Not retried on `EINTR`: on Linux the descriptor is closed even then.
     package func close() throws(SystemError) {

@@ -152,7 +152,23 @@ enum ServeBenchmark {
                 .filter { $0.contains("Requests/sec") || $0.contains(" 50%") || $0.contains(" 99%") }
             print("\nwrk -t2 -c32 -d3s, an icon from memory:")
             lines.forEach { print("  " + $0.trimmingCharacters(in: .whitespaces)) }
-            wrkMisses(wrk, server: server, scratch: scratch, rawFloor: rawFloor)
+            let withoutCache = wrkMisses(wrk, server: server, scratch: scratch, rawFloor: rawFloor, label: "")
+            // The same against a server with a disk cache (the default) in a new folder: each
+            // miss also makes its entry's file, behind the answer.
+            if let cached = try? ServerProcess(
+                [
+                    "--icons", repository.appendingPathComponent("icons").path, "--cache-dir",
+                    scratch.path + "/cache-wrk", "--threads", "4",
+                ],
+                directory: scratch)
+            {
+                let withCache = wrkMisses(
+                    wrk, server: cached, scratch: scratch, rawFloor: rawFloor,
+                    label: ", with a disk cache in a new folder")
+                print("  the disk cache's entry files: \(Int(withCache - withoutCache)) us a miss more")
+                cached.process.signal(SIGTERM)
+                cached.process.wait(timeout: 20)
+            }
         }
         let metrics = (try? server.get("/metrics").text) ?? ""
         let misses = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total") } ?? ""
@@ -166,8 +182,10 @@ enum ServeBenchmark {
     /// own), three rounds: every request a color of flag at 1x never asked for (from 0x800000
     /// up, above the colors asked before, each round its own range), and the server's CPU per
     /// miss split between its own threads and its render workers, next to issue 28's floor;
-    /// then the median round, since one round moves by a fifth on this machine.
-    static func wrkMisses(_ wrk: String, server: ServerProcess, scratch: URL, rawFloor: Double?) {
+    /// then the median round, since one round moves by a fifth on this machine; it is returned.
+    static func wrkMisses(
+        _ wrk: String, server: ServerProcess, scratch: URL, rawFloor: Double?, label: String
+    ) -> Double {
         let script = scratch.appendingPathComponent("misses.lua")
         let text = """
             local threads = 0
@@ -186,7 +204,7 @@ enum ServeBenchmark {
               return wrk.format("GET", string.format("/icons/flag.png?flag_color=%%23%06x", color))
             end
             """
-        guard (try? Data(text.utf8).write(to: script)) != nil else { return }
+        guard (try? Data(text.utf8).write(to: script)) != nil else { return .nan }
         func missCount() -> Double {
             let metrics = (try? server.get("/metrics").text) ?? ""
             let line = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total ") }
@@ -200,6 +218,8 @@ enum ServeBenchmark {
             let result = try? TestSupport.run(
                 wrk, ["-t2", "-c16", "-d4s", "-s", script.path, server.url, "--", "\(round)"], directory: scratch,
                 timeout: 30)
+            // Entries still being written behind the answers count too.
+            usleep(500_000)
             let misses = missCount() - missesBefore
             // Workers started during the run count from zero.
             let workersAfter = TestSupport.children(of: server.process.pid).reduce(0) { $0 + cpuSeconds(of: $1) }
@@ -209,7 +229,7 @@ enum ServeBenchmark {
             let rate =
                 String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
                 .first { $0.contains("Requests/sec") }.map { $0.trimmingCharacters(in: .whitespaces) } ?? "no rate"
-            if round == 0 { print("\nwrk -t2 -c16 -d4s, new colors of flag at 1x, three rounds:") }
+            if round == 0 { print("\nwrk -t2 -c16 -d4s, new colors of flag at 1x\(label), three rounds:") }
             let versus = rawFloor.map { ", \(fixed((threads + renderers) / $0))x the raw floor's \(Int($0)) us" } ?? ""
             print(
                 "  \(Int(misses)) misses (\(rate)): server CPU per miss \(Int(threads + renderers)) us "
@@ -218,6 +238,7 @@ enum ServeBenchmark {
         let middle = perMiss.sorted()[perMiss.count / 2]
         let versus = rawFloor.map { ", \(fixed(middle / $0))x the raw floor" } ?? ""
         print("  median round: \(Int(middle)) us a miss\(versus)")
+        return middle
     }
 
     /// The CPU a variant of the flag costs with raw librsvg, cairo and libpng: issue 28's
