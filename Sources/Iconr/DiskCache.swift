@@ -27,7 +27,9 @@ import Synchronization
 /// written to one pack file, `packs/<batch>.pack`, because creating hundreds of small files
 /// cost a cold Maki sprite build more than rendering it (and up to 10 times more on a busy
 /// ext4). A pack holds pixels, not PNGs (`PackEntry`): a sprite build needs nothing else,
-/// and encoding Temaki's 1,078 images cost its cold build about 45 ms of CPU.
+/// and encoding Temaki's 1,078 images cost its cold build about 45 ms of CPU. A server
+/// (`writesInBackground`) appends its entries to a journal of two packs (`DiskJournal`)
+/// behind its answers, and reads single entries too.
 public final class DiskCache: Sendable {
     /// The cache folder.
     public let directory: String
@@ -43,9 +45,13 @@ public final class DiskCache: Sendable {
     /// Where evictions run, one at a time: off the writing thread when `evictsInBackground`.
     private let evictions = DispatchQueue(label: "iconr.disk-cache.eviction", qos: .utility)
     private let evictsInBackground: Bool
-    /// Where single entries are written, in order, when `writesInBackground`.
+    /// Where the journal is written, when `writesInBackground`.
     private let writes = DispatchQueue(label: "iconr.disk-cache.writes", qos: .utility)
-    private let writesInBackground: Bool
+    /// A server's entries (`writesInBackground`).
+    private let journal: DiskJournal?
+    /// How long an entry may wait for the journal's next write (20 ms): a write for every
+    /// entry cost a wake-up of the writing thread for each.
+    private let journalDelay: DispatchTimeInterval
     /// The cost (`IconVariant.byteCost`) of the variants waiting to be written.
     private let waitingBytes = Atomic<Int>(0)
     /// Past this many bytes of variants waiting, `store` writes at once.
@@ -61,22 +67,36 @@ public final class DiskCache: Sendable {
     /// entry this run read or stored. `evictsInBackground` (a long-lived process, a server):
     /// the write that crosses the limit does not wait for the eviction; else it runs it, so
     /// that a short process does not exit with the eviction undone. `writesInBackground` (a
-    /// server): `store` hands the entry to a writer thread and returns, so that a miss's answer
-    /// does not wait for the file system (`finishWriting()` waits for the writes).
-    public init(
+    /// server): `store` hands the entry to the journal, which a writer thread appends to disk
+    /// within 20 ms, so that a miss's answer does not wait for the file system
+    /// (`finishWriting()` waits for the writes).
+    public convenience init(
         directory: String, byteLimit: Int = 256 << 20, batch: String? = nil, evictsInBackground: Bool = false,
         writesInBackground: Bool = false
     ) throws(IconrError) {
+        try self.init(
+            directory: directory, byteLimit: byteLimit, batch: batch, evictsInBackground: evictsInBackground,
+            writesInBackground: writesInBackground, journalDelay: .milliseconds(20))
+    }
+
+    /// `init(directory:byteLimit:batch:evictsInBackground:writesInBackground:)` whose journal
+    /// writes within `journalDelay` of an entry (tests wait for `finishWriting()` instead).
+    package init(
+        directory: String, byteLimit: Int, batch: String? = nil, evictsInBackground: Bool = false,
+        writesInBackground: Bool, journalDelay: DispatchTimeInterval
+    ) throws(IconrError) {
         self.directory = directory
+        self.journalDelay = journalDelay
         self.byteLimit = byteLimit
         self.evictsInBackground = evictsInBackground
-        self.writesInBackground = writesInBackground
         let entries = directory + "/entries-v1"
         self.entries = entries
-        // A pack may take a quarter of the cache (64 MiB by default).
+        // A pack may take a quarter of the cache (64 MiB by default), and so may each of
+        // the journal's two.
         self.batch = batch.map {
             Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4)
         }
+        journal = writesInBackground ? DiskJournal(folder: entries + "/packs", limit: byteLimit / 4) : nil
         for path in [directory, entries, entries + "/packs"] {
             do {
                 try FileReader.makeFolder(path)
@@ -133,6 +153,12 @@ public final class DiskCache: Sendable {
         _ key: VariantKey, as format: ImageFormat = .png, maxSize: PixelSize = RenderLimits.default.maxSize
     ) -> (file: [UInt8]?, image: RasterImage)? {
         let name = entryName(key)
+        if let journal, let (entry, fromPrevious) = journal.entry(name),
+            let (png, image) = PackEntry.contents(of: entry, key: key, maxSize: maxSize, secret: secret)
+        {
+            if fromPrevious { keepInJournal(name) { Array(entry) } }
+            return (png, image)
+        }
         if let batch, let entry = batch.stored(name) {
             if let image = PackEntry.image(of: entry, key: key, maxSize: maxSize, secret: secret) {
                 batch.keep(.encoded(entry), as: name)
@@ -197,21 +223,34 @@ public final class DiskCache: Sendable {
             batch.keep(PackEntry.kept(variant.image, key: variant.key, secret: secret), as: entryName(variant.key))
             return
         }
-        guard writesInBackground else { return writeEntry(of: variant, as: format) }
-        let cost = variant.byteCost
-        guard waitingBytes.add(cost, ordering: .relaxed).newValue <= Self.waitingLimit else {
-            waitingBytes.subtract(cost, ordering: .relaxed)
-            return writeEntry(of: variant, as: format)
+        guard journal != nil, format == .png else { return writeEntry(of: variant, as: format) }
+        let cost = variant.byteCost, secret = secret
+        waitingBytes.add(cost, ordering: .relaxed)
+        keepInJournal(entryName(variant.key)) {
+            defer { self.waitingBytes.subtract(cost, ordering: .relaxed) }
+            guard let png = try? variant.encoded(as: .png) else { return nil }
+            return PackEntry.make(png: png, size: variant.size, identity: variant.key.identity, secret: secret)
         }
-        writes.async {
-            self.writeEntry(of: variant, as: format)
-            self.waitingBytes.subtract(cost, ordering: .relaxed)
-        }
+        if waitingBytes.load(ordering: .relaxed) > Self.waitingLimit { finishWriting() }
+    }
+
+    /// Has the journal append the entry `make` makes at its next write, due `journalDelay`
+    /// after the first entry waiting.
+    private func keepInJournal(_ name: String, make: @escaping @Sendable () -> [UInt8]?) {
+        guard let journal, journal.keep(as: name, make: make) else { return }
+        writes.asyncAfter(deadline: .now() + journalDelay) { self.writeJournal() }
+    }
+
+    private func writeJournal() {
+        guard let journal else { return }
+        let (appended, dropped) = journal.flush()
+        if dropped > 0 { knownBytes.withLock { known in known = known.map { max(0, $0 - dropped) } } }
+        if appended > 0 { counted(adding: appended) }
     }
 
     /// Returns when every entry `store` handed to the writer thread is written.
     package func finishWriting() {
-        writes.sync {}
+        writes.sync { writeJournal() }
     }
 
     private func writeEntry(of variant: IconVariant, as format: ImageFormat) {
@@ -278,15 +317,20 @@ public final class DiskCache: Sendable {
         evictions.sync {}
     }
 
-    /// How many entries the directory holds now, and the disk space they take.
+    /// How many entries the directory holds now (a pack's records each count), and the disk
+    /// space they take.
     public func statistics() -> (entries: Int, bytes: Int) {
         let files = listEntries()
-        return (files.count, files.reduce(0) { $0 + $1.size })
+        let entries = files.reduce(0) { count, file in
+            count + (file.name.hasSuffix(".pack") ? PackFile.recordCount(at: file.folder + "/" + file.name) : 1)
+        }
+        return (entries, files.reduce(0) { $0 + $1.size })
     }
 
     /// Removes every entry.
     public func clear() {
         for file in listEntries() { file.remove() }
+        journal?.forget()
         knownBytes.withLock { $0 = 0 }
     }
 
@@ -423,7 +467,8 @@ enum CacheEntry {
 
 /// A pack's entry: the variant key's identity, a NUL, the width and height (little-endian
 /// 32-bit), a format byte, the straight RGBA pixels (format 0) or, for images of more than
-/// `rawLimit` bytes, a zlib stream of them at libdeflate's fastest level (format 1), and the
+/// `rawLimit` bytes, a zlib stream of them at libdeflate's fastest level (format 1), or the
+/// image's PNG file (format 2, a server's journal, which answers with it), and the
 /// HMAC-SHA-256 under the cache's key of all that before it. Served only when the identity is the key's, the size is
 /// within the limit, the digest holds and the pixels come out at exactly the size's length.
 /// A small icon is stored as it is, a copy and a digest (PNG-encoding every image cost a
@@ -450,16 +495,31 @@ enum PackEntry {
     /// Appends the entry of `image`, the variant whose key has `identity`, to `bytes`.
     static func append(_ image: RasterImage, identity: String, secret: [UInt8], to bytes: inout [UInt8]) {
         let deflated = image.pixels.count > rawLimit ? try? Deflate.zlib(image.pixels, level: 1) : nil
-        let payload = deflated ?? image.pixels
+        append(
+            deflated ?? image.pixels, format: deflated == nil ? 0 : 1, size: image.size, identity: identity,
+            secret: secret, to: &bytes)
+    }
+
+    /// The entry of a variant of `size` whose PNG is `png`, the variant whose key has `identity`.
+    static func make(png: [UInt8], size: PixelSize, identity: String, secret: [UInt8]) -> [UInt8] {
+        var entry: [UInt8] = []
+        append(png, format: 2, size: size, identity: identity, secret: secret, to: &entry)
+        return entry
+    }
+
+    private static func append(
+        _ payload: [UInt8], format: UInt8, size: PixelSize, identity: String, secret: [UInt8],
+        to bytes: inout [UInt8]
+    ) {
         let start = bytes.count
         // Room for this entry alone: a deflated image's entry is kept at its own size.
         bytes.reserveCapacity(start + length(identity: identity, payload: payload.count))
         bytes += identity.utf8
         bytes.append(0)
-        for side in [image.size.width, image.size.height] {
+        for side in [size.width, size.height] {
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: side).littleEndian) { bytes += $0 }
         }
-        bytes.append(deflated == nil ? 0 : 1)
+        bytes.append(format)
         bytes += payload
         bytes += SHA256.hmac(key: secret, bytes[start...])
     }
@@ -474,6 +534,14 @@ enum PackEntry {
     static func image(
         of entry: ArraySlice<UInt8>, key: VariantKey, maxSize: PixelSize, secret: [UInt8]
     ) -> RasterImage? {
+        contents(of: entry, key: key, maxSize: maxSize, secret: secret)?.image
+    }
+
+    /// The image inside `entry`, and its PNG when the entry holds one, when it is a sound
+    /// entry of `key` at most `maxSize`; else nil.
+    static func contents(
+        of entry: ArraySlice<UInt8>, key: VariantKey, maxSize: PixelSize, secret: [UInt8]
+    ) -> (png: [UInt8]?, image: RasterImage)? {
         // Offsets below are from the entry's start (a slice of a pack keeps the pack's indices).
         let start = entry.startIndex, end = entry.endIndex
         let identity = key.identity.utf8
@@ -489,8 +557,14 @@ enum PackEntry {
         guard SHA256.hmac(key: secret, entry[..<(end - 32)]).elementsEqual(entry[(end - 32)...]) else { return nil }
         let payload = entry[(start + header)..<(end - 32)], count = size.width * size.height * 4
         switch entry[start + header - 1] {
-        case 0 where payload.count == count: return RasterImage(size: size, pixels: Array(payload))
-        case 1: return Deflate.inflate(payload, count: count).map { RasterImage(size: size, pixels: $0) }
+        case 0 where payload.count == count: return (nil, RasterImage(size: size, pixels: Array(payload)))
+        case 1: return Deflate.inflate(payload, count: count).map { (nil, RasterImage(size: size, pixels: $0)) }
+        case 2:
+            let png = Array(payload)
+            guard let image = try? ImageFormat.png.decode(png, maxSize: maxSize), image.size == size else {
+                return nil
+            }
+            return (png, image)
         default: return nil
         }
     }
@@ -535,9 +609,7 @@ struct PackPieces: Sequence, IteratorProtocol {
         while record < records.count, piece.count < 1 << 20 {
             let (name, entry) = records[record]
             record += 1
-            withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { piece += $0 }
-            piece += name.utf8
-            withUnsafeBytes(of: UInt32(entry.length).littleEndian) { piece += $0 }
+            PackFile.appendRecordHead(name: name, entryLength: entry.length, to: &piece)
             switch entry {
             case .encoded(let entry): piece += entry
             case .image(let image, let identity):
@@ -557,7 +629,6 @@ struct PackPieces: Sequence, IteratorProtocol {
 private final class Batch: Sendable {
     let path: String
     let limit: Int
-    private static let header = Array("iconr pack 3\n".utf8)
     /// The pack as read (loaded at the first lookup: its entries are slices of the one
     /// buffer read) with its names in their order, and the entries of this run.
     private let state = Locked<
@@ -584,7 +655,7 @@ private final class Batch: Sendable {
         // images: 122 MB): it is read up to the whole cache's size.
         let records =
             (try? FileReader.read(path, followingLinks: false, maxSize: max(FileReader.maxSize, 4 * limit)))
-            .map { Self.entries(of: $0) } ?? []
+            .map { PackFile.records(in: $0) } ?? []
         state.stored = Dictionary(records, uniquingKeysWith: { first, _ in first })
         state.order = records.map(\.name)
     }
@@ -608,10 +679,10 @@ private final class Batch: Sendable {
         guard let file = try? FileDescriptor.open(path, O_RDWR | O_APPEND | O_NOFOLLOW) else { return nil }
         defer { try? file.close() }
         var status = stat()
-        var head = [UInt8](repeating: 0, count: Self.header.count)
+        var head = [UInt8](repeating: 0, count: PackFile.header.count)
         guard fstat(file.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
             Int(status.st_size) + bytes.count <= limit,
-            pread(file.rawValue, &head, head.count, 0) == head.count, head == Self.header,
+            pread(file.rawValue, &head, head.count, 0) == head.count, head == PackFile.header,
             (try? file.writeAll(bytes)) != nil
         else { return nil }
         return bytes.count
@@ -628,29 +699,76 @@ private final class Batch: Sendable {
         }
         guard !kept.isEmpty else { return nil }
         var records = kept.sorted(by: { $0.key < $1.key }).map { (name: $0.key, entry: $0.value) }
-        var total = Self.header.count + records.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.entry.length }
+        var total = PackFile.header.count + records.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.entry.length }
         for name in order where kept[name] == nil {
             guard let entry = stored[name], total + entry.count + name.utf8.count + 8 <= limit else { continue }
             records.append((name, .encoded(entry)))
             total += entry.count + name.utf8.count + 8
         }
-        return (PackPieces(header: Self.header, records: records, secret: secret), total)
+        return (PackPieces(header: PackFile.header, records: records, secret: secret), total)
+    }
+}
+
+/// The pack file format: a header, then records of `name length, name, entry length, entry`
+/// (little-endian 32-bit lengths). Sprite builds' packs (`Batch`) and a server's journal
+/// (`DiskJournal`) are both written in it.
+enum PackFile {
+    static let header = Array("iconr pack 3\n".utf8)
+
+    /// Appends a record's lengths and name to `bytes`; its entry's `entryLength` bytes follow.
+    static func appendRecordHead(name: String, entryLength: Int, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { bytes += $0 }
+        bytes += name.utf8
+        withUnsafeBytes(of: UInt32(entryLength).littleEndian) { bytes += $0 }
     }
 
-    private static func entries(of pack: [UInt8]) -> [(name: String, entry: ArraySlice<UInt8>)] {
+    /// How many whole records the pack at `path` holds (its lengths read, not its entries).
+    static func recordCount(at path: String) -> Int {
+        guard let file = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return 0 }
+        defer { try? file.close() }
+        var info = stat()
+        var head = [UInt8](repeating: 0, count: header.count)
+        guard fstat(file.rawValue, &info) == 0, pread(file.rawValue, &head, head.count, 0) == head.count,
+            head == header
+        else { return 0 }
+        var offset = header.count, count = 0
+        func skipField() -> Bool {
+            var length: UInt32 = 0
+            guard pread(file.rawValue, &length, 4, off_t(offset)) == 4 else { return false }
+            let next = offset + 4 + Int(UInt32(littleEndian: length))
+            guard next <= Int(info.st_size) else { return false }
+            offset = next
+            return true
+        }
+        while skipField(), skipField() { count += 1 }
+        return count
+    }
+
+    /// The records of `pack`, each entry a slice of it (its indices are offsets in the
+    /// file); none when it does not start as a pack, and none past a damaged one.
+    static func records(in pack: [UInt8]) -> [(name: String, entry: ArraySlice<UInt8>)] {
         guard pack.starts(with: header) else { return [] }
-        var entries: [(name: String, entry: ArraySlice<UInt8>)] = []
-        var offset = header.count
+        return records(in: pack, from: header.count).records
+    }
+
+    /// The whole records in `bytes` from `offset` on (a pack's, past its header), and where
+    /// the last of them ends.
+    static func records(
+        in bytes: [UInt8], from offset: Int
+    ) -> (records: [(name: String, entry: ArraySlice<UInt8>)], end: Int) {
+        var records: [(name: String, entry: ArraySlice<UInt8>)] = []
+        var offset = offset, end = offset
         func field() -> ArraySlice<UInt8>? {
-            guard offset + 4 <= pack.count else { return nil }
-            let length = pack[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
-            guard length <= pack.count - offset - 4 else { return nil }
+            guard offset + 4 <= bytes.count else { return nil }
+            let length = bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            guard length <= bytes.count - offset - 4 else { return nil }
             defer { offset += 4 + length }
-            return pack[(offset + 4)..<(offset + 4 + length)]
+            return bytes[(offset + 4)..<(offset + 4 + length)]
         }
         while let name = field(), let entry = field() {
-            entries.append((String(decoding: name, as: UTF8.self), entry))
+            records.append((String(decoding: name, as: UTF8.self), entry))
+            end = offset
         }
-        return entries
+        return (records, end)
     }
 }

@@ -61,22 +61,114 @@ struct IconLibraryTests {
         #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
     }
 
-    /// A server's disk cache writes behind its answers: every variant stored is on disk,
-    /// whole and served by another instance, once `finishWriting` returns; and a variant past
-    /// what may wait (32 MiB of variants) is written at once.
+    /// A server's disk cache writes behind its answers, into its journal: every variant
+    /// stored is on disk, whole and served by another server's cache with the PNG it was
+    /// answered with, once `finishWriting` returns, and no entry made a file of its own; a
+    /// variant past what may wait (32 MiB of variants) is written at once.
     @Test func writesInBackgroundAllLandWhenFinished() throws {
         let disk = try DiskCache(directory: cacheDirectory, writesInBackground: true)
         let library = IconLibrary(directory: icons, cache: IconCache(disk: disk))
         let colors = (0..<40).map { "#" + String(format: "%06x", 0x30_0000 + $0 * 997) }
         let rendered = try colors.map { try library.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) }
         disk.finishWriting()
-        let reader = try DiskCache(directory: cacheDirectory)
-        #expect(rendered.allSatisfy { reader.read($0.key)?.image == $0.image })
+        let reader = try DiskCache(directory: cacheDirectory, writesInBackground: true)
+        #expect(
+            try rendered.allSatisfy {
+                try reader.read($0.key)?.image == $0.image && reader.read($0.key)?.file == $0.png
+            })
         #expect(reader.statistics().entries == colors.count)
+        let folders = try FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/entries-v1")
+        #expect(folders.sorted() == ["packs"], "no entry in a file of its own")
         // 2,048 x 2,048: 32 MiB of cost, past what may wait behind the answers.
         let large = try library.blockingIcon(named: "flag", params: ["flag_color": "#123456"], scale: 2048 / 24)
         #expect(large.size == PixelSize(width: 2048, height: 2048))
         #expect(reader.read(large.key)?.image == large.image, "written before the render returned")
+    }
+
+    private func journalLibrary(byteLimit: Int = 256 << 20) throws -> IconLibrary {
+        let disk = try DiskCache(directory: cacheDirectory, byteLimit: byteLimit, writesInBackground: true)
+        return IconLibrary(directory: icons, cache: IconCache(disk: disk))
+    }
+
+    private func flags(_ range: Range<Int>, from library: IconLibrary) throws -> [IconVariant] {
+        try range.map { index in
+            try library.blockingIcon(
+                named: "flag", params: ["flag_color": "#" + String(format: "%06x", 0x40_0000 + index * 7919)], scale: 2)
+        }
+    }
+
+    /// The journal's current file becomes the previous one when a write would take it past
+    /// a quarter of the cache's limit, and the one before is dropped; an entry read from the
+    /// previous file is written to the current one again, so it outlives the next turn,
+    /// while the entries not read go. (Variants rendered beforehand and written when the test
+    /// says, so the turns fall where it says.)
+    @Test func theJournalTurnsAndKeepsWhatIsRead() throws {
+        let variants = try flags(0..<90, from: try library(disk: false))
+        let a = variants[0..<40], b = variants[40..<50], c = variants[50..<90]
+        // A file may take 40 KiB: 40 flags at 2x take 34 KiB, 10 take 9 KiB. The journal
+        // writes when told to.
+        func journal() throws -> DiskCache {
+            try DiskCache(
+                directory: cacheDirectory, byteLimit: 160 << 10, writesInBackground: true, journalDelay: .seconds(600))
+        }
+        func store(_ variants: ArraySlice<IconVariant>) throws {
+            let disk = try journal()
+            for variant in variants { disk.store(variant) }
+            disk.finishWriting()
+        }
+        let packs = cacheDirectory + "/entries-v1/packs"
+        try store(a)
+        try store(b)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: packs).count == 2, "a current and a previous file")
+        // A new server reads A from the previous file and writes it again: B + A turn, A stays.
+        let reader = try journal()
+        #expect(a.allSatisfy { reader.read($0.key)?.image == $0.image })
+        reader.finishWriting()
+        // C turns the file of A into the previous one and drops B's.
+        try store(c)
+        let later = try journal()
+        #expect(a.allSatisfy { later.read($0.key)?.image == $0.image }, "what was read stays")
+        #expect(c.allSatisfy { later.read($0.key)?.image == $0.image })
+        #expect(b.allSatisfy { later.read($0.key) == nil }, "what was not read goes")
+        let sizes = try FileManager.default.contentsOfDirectory(atPath: packs).map { name in
+            (try FileManager.default.attributesOfItem(atPath: packs + "/" + name)[.size] as? Int) ?? 0
+        }
+        #expect(sizes.count == 2 && sizes.allSatisfy { $0 <= 40 << 10 }, "\(sizes)")
+    }
+
+    /// A journal entry whose bytes were changed on disk is rendered again, never served; a
+    /// journal removed under a running server (`iconr cache clear`) is made anew by its
+    /// next write; and a server sees what another appended to the journal since it read it.
+    @Test func journalEntriesProveWhatTheyAreAndSurviveTheirFile() throws {
+        let writing = try journalLibrary()
+        let first = try flags(0..<3, from: writing)
+        writing.cache.disk?.finishWriting()
+        let packs = cacheDirectory + "/entries-v1/packs"
+        let journal = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
+        let reading = try journalLibrary()
+        #expect(try flags(0..<1, from: reading) == Array(first[0..<1]))
+        // Another server's appends are read when a lookup misses.
+        let appended = try flags(3..<5, from: writing)
+        writing.cache.disk?.finishWriting()
+        #expect(try flags(3..<5, from: reading) == appended)
+        #expect(reading.cache.statistics.renders == 0 && reading.cache.statistics.diskHits == 3)
+        // One byte of the last record's PNG flipped: that entry is rendered again.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: journal)))
+        bytes[bytes.count - 100] ^= 0x20
+        try Data(bytes).write(to: URL(fileURLWithPath: journal))
+        let damaged = try journalLibrary()
+        #expect(try flags(0..<5, from: damaged) == first + appended)
+        #expect(damaged.cache.statistics.renders == 1 && damaged.cache.statistics.diskHits == 4)
+        // Removed under the writing server: its next entries go to a new file, read back.
+        try DiskCache(directory: cacheDirectory).clear()
+        let after = try flags(5..<7, from: writing)
+        writing.cache.disk?.finishWriting()
+        #expect(FileManager.default.fileExists(atPath: journal))
+        let fresh = try journalLibrary()
+        #expect(try flags(5..<7, from: fresh) == after)
+        #expect(fresh.cache.statistics.renders == 0, "\(fresh.cache.statistics)")
+        _ = try flags(0..<1, from: fresh)
+        #expect(fresh.cache.statistics.renders == 1, "the cleared entries are gone")
     }
 
     @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
@@ -111,7 +203,8 @@ struct IconLibraryTests {
         let writing = try batchLibrary("sprite a")
         let rendered = try colors.map { try writing.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) }
         writing.cache.disk?.flush()
-        #expect(try DiskCache(directory: cacheDirectory).statistics().entries == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/entries-v1/packs").count == 1)
+        #expect(try DiskCache(directory: cacheDirectory).statistics().entries == colors.count)
         let reading = try batchLibrary("sprite a")
         #expect(
             try colors.map { try reading.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) } == rendered

@@ -1,0 +1,253 @@
+import Glibc
+import IconrCore
+import IconrSystem
+
+/// A server's disk-cache entries, appended to a journal instead of a file each: a new file
+/// cost a server miss 66-78 us (ext4 making its inode; more soon after many files were
+/// deleted), a fifth of the miss. The journal is two pack files (`PackFile`) in `packs/`, a
+/// current one and a previous one. Entries are appended to the current one, many in one
+/// write; when they would take it past `limit`, it becomes the previous one (the one before
+/// is dropped), and an entry read from the previous one is appended again, so what is used
+/// stays.
+///
+/// Where each entry is (its record's place in the file) is kept in memory, read from both
+/// files at the first lookup and caught up with when a lookup misses and the current file
+/// has grown (another server appended to it). A file replaced or removed under it (an
+/// eviction, `clear`, another server's turn of the generations) is read again from its
+/// start. Every entry is still proven by `PackEntry` (key, size, digest) before it is
+/// served. Appends of whole records, at most 1 MiB in one `O_APPEND` write, do not
+/// interleave, so servers may share a journal.
+final class DiskJournal: Sendable {
+    /// One file of the journal, and the records read from it or written to it.
+    private struct Generation {
+        let path: String
+        /// The file the records are in (device and inode); nil before it was read.
+        var file: FileStamp?
+        var records: [String: Range<Int>] = [:]
+        /// Where the records read so far end.
+        var end = 0
+
+        init(path: String) {
+            self.path = path
+        }
+
+        /// Whether `info` is the file the records are in.
+        func describes(_ info: stat) -> Bool {
+            guard let file else { return false }
+            return file.device == UInt64(info.st_dev) && file.inode == UInt64(info.st_ino)
+        }
+    }
+
+    private struct State {
+        var loaded = false
+        var current: Generation
+        var previous: Generation
+        /// Entries waiting for the next `flush`: each name, and what makes its bytes then.
+        var waiting: [(name: String, make: @Sendable () -> [UInt8]?)] = []
+    }
+
+    /// A generation's size past which the next flush turns it into the previous one.
+    let limit: Int
+    private let state: Locked<State>
+
+    /// A journal of files in `folder` (the cache's `packs`), each at most about `limit` bytes.
+    init(folder: String, limit: Int) {
+        self.limit = limit
+        // Named as packs are (64 hex digits), so that the cache's eviction, `clear` and
+        // statistics count them with the other packs.
+        func path(_ generation: String) -> String {
+            folder + "/" + SHA256.hex(Array("iconr journal \(generation)".utf8)) + ".pack"
+        }
+        state = Locked(State(current: Generation(path: path("current")), previous: Generation(path: path("previous"))))
+    }
+
+    /// The entry stored under `name`, or nil; `fromPrevious` when it came from the previous
+    /// generation (the caller keeps it again, so that it stays).
+    func entry(_ name: String) -> (bytes: ArraySlice<UInt8>, fromPrevious: Bool)? {
+        let places = state.withLock { state -> [(Generation, Range<Int>, Bool)] in
+            if !state.loaded {
+                state.loaded = true
+                Self.catchUp(&state.previous)
+                Self.catchUp(&state.current)
+            } else if state.current.records[name] == nil, state.previous.records[name] == nil {
+                Self.catchUp(&state.current)
+            }
+            return [(state.current, false), (state.previous, true)].compactMap { generation, isPrevious in
+                generation.records[name].map { (generation, $0, isPrevious) }
+            }
+        }
+        for (generation, range, isPrevious) in places {
+            if let bytes = Self.record(named: name, at: range, in: generation) { return (bytes, isPrevious) }
+        }
+        return nil
+    }
+
+    /// Holds the entry `make` will make (nil: none) for the next `flush`; whether it is the
+    /// first one waiting (then a flush is due).
+    func keep(as name: String, make: @escaping @Sendable () -> [UInt8]?) -> Bool {
+        state.withLock { state in
+            state.waiting.append((name, make))
+            return state.waiting.count == 1
+        }
+    }
+
+    /// Makes the waiting entries and appends them to the current file, first turning it
+    /// into the previous one when they would take it past `limit`; the bytes appended, and
+    /// the disk space of the file the turn dropped. A failure only costs later renders.
+    func flush() -> (appended: Int, dropped: Int) {
+        let waiting = state.withLock { state in
+            defer { state.waiting = [] }
+            return state.waiting
+        }.compactMap { name, make in make().map { (name: name, entry: $0) } }
+        guard !waiting.isEmpty else { return (0, 0) }
+        return state.withLock { state in
+            guard var file = Self.open(&state.current) else { return (0, 0) }
+            defer { try? file.descriptor.close() }
+            var dropped = 0
+            let bytes = waiting.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.entry.count }
+            if file.size > PackFile.header.count, file.size + bytes > limit {
+                var old = stat()
+                if lstat(state.previous.path, &old) == 0, (old.st_mode & S_IFMT) == S_IFREG {
+                    dropped = Int(old.st_blocks) * 512
+                }
+                guard rename(state.current.path, state.previous.path) == 0 else { return (0, 0) }
+                state.previous.records = state.current.records
+                state.previous.file = state.current.file
+                state.previous.end = state.current.end
+                state.current = Generation(path: state.current.path)
+                try? file.descriptor.close()
+                guard let new = Self.open(&state.current) else { return (0, dropped) }
+                file = new
+            }
+            var appended = 0, index = 0
+            // Whole records, in writes of at most 1 MiB (a larger record alone).
+            while index < waiting.count {
+                var chunk: [UInt8] = []
+                var places: [(String, Range<Int>)] = []
+                while index < waiting.count {
+                    let (name, entry) = waiting[index]
+                    guard chunk.isEmpty || chunk.count + 8 + name.utf8.count + entry.count <= 1 << 20 else { break }
+                    let start = chunk.count
+                    PackFile.appendRecordHead(name: name, entryLength: entry.count, to: &chunk)
+                    chunk += entry
+                    places.append((name, start..<chunk.count))
+                    index += 1
+                }
+                guard (try? file.descriptor.writeAll(chunk)) != nil else { break }
+                // With O_APPEND the offset is now the file's end, past this write, wherever
+                // other servers' writes put it.
+                let end = Int(lseek(file.descriptor.rawValue, 0, SEEK_CUR))
+                let start = end - chunk.count
+                guard start >= PackFile.header.count else { break }
+                for (name, range) in places {
+                    state.current.records[name] = (start + range.lowerBound)..<(start + range.upperBound)
+                }
+                // Another server's records before these are read when a lookup misses.
+                if start == state.current.end { state.current.end = end }
+                appended += chunk.count
+            }
+            return (appended, dropped)
+        }
+    }
+
+    /// Forgets the records of both files: they were removed (`DiskCache.clear`). Entries
+    /// waiting are still written.
+    func forget() {
+        state.withLock { state in
+            state.current = Generation(path: state.current.path)
+            state.previous = Generation(path: state.previous.path)
+        }
+    }
+
+    /// Opens the generation's file to append, making it (with the pack header) when there
+    /// is none; when it is not the file its records are in, they are read from it.
+    private static func open(_ generation: inout Generation) -> (descriptor: FileDescriptor, size: Int)? {
+        let opened = try? FileDescriptor.open(generation.path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
+        guard let descriptor = opened ?? make(generation.path) else { return nil }
+        var info = stat()
+        var head = [UInt8](repeating: 0, count: PackFile.header.count)
+        guard fstat(descriptor.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+            pread(descriptor.rawValue, &head, head.count, 0) == head.count, head == PackFile.header
+        else {
+            try? descriptor.close()
+            return nil
+        }
+        if !generation.describes(info) { catchUp(&generation) }
+        return (descriptor, Int(info.st_size))
+    }
+
+    /// Makes the file at `path` holding the pack header (written aside and linked in, so
+    /// that of two servers making it at once both append to one) and opens it to append.
+    private static func make(_ path: String) -> FileDescriptor? {
+        let temporary = path + ".\(getpid()).tmp"
+        guard
+            let made = try? FileDescriptor.open(
+                temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, permissions: 0o644)
+        else { return nil }
+        if (try? made.writeAll(PackFile.header)) != nil, (try? made.close()) != nil {
+            link(temporary, path)
+        } else {
+            try? made.close()
+        }
+        unlink(temporary)
+        return try? FileDescriptor.open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
+    }
+
+    /// Reads the records the generation's file holds past those read before, or all of
+    /// them when it is another file than before (none when there is no file).
+    private static func catchUp(_ generation: inout Generation) {
+        var info = stat()
+        guard lstat(generation.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            generation = Generation(path: generation.path)
+            return
+        }
+        if generation.describes(info), Int(info.st_size) <= generation.end { return }
+        guard let descriptor = try? FileDescriptor.open(generation.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
+            return
+        }
+        defer { try? descriptor.close() }
+        guard fstat(descriptor.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
+        if !generation.describes(info) {
+            generation = Generation(path: generation.path)
+            generation.file = FileStamp(info)
+        }
+        let start = generation.end
+        guard Int(info.st_size) > start, Int(info.st_size) - start <= 4 * FileReader.maxSize else { return }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) - start)
+        var count = 0
+        while count < bytes.count {
+            let got = bytes.withUnsafeMutableBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return pread(descriptor.rawValue, base + count, buffer.count - count, off_t(start + count))
+            }
+            guard got > 0 else { break }
+            count += got
+        }
+        bytes.removeLast(bytes.count - count)
+        if start == 0, !bytes.starts(with: PackFile.header) { return }
+        let (records, end) = PackFile.records(in: bytes, from: start == 0 ? PackFile.header.count : 0)
+        for (name, entry) in records {
+            // A record runs from its head (the name's length) to its entry's end.
+            generation.records[name] = (start + entry.startIndex - 8 - name.utf8.count)..<(start + entry.endIndex)
+        }
+        generation.end = start + end
+    }
+
+    /// The entry of the record at `range` of the generation's file, when that is the file
+    /// the records are in and the record is named `name`.
+    private static func record(
+        named name: String, at range: Range<Int>, in generation: Generation
+    ) -> ArraySlice<UInt8>? {
+        guard let descriptor = try? FileDescriptor.open(generation.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
+            return nil
+        }
+        defer { try? descriptor.close() }
+        var info = stat()
+        guard fstat(descriptor.rawValue, &info) == 0, generation.describes(info) else { return nil }
+        var bytes = [UInt8](repeating: 0, count: range.count)
+        guard pread(descriptor.rawValue, &bytes, range.count, off_t(range.lowerBound)) == range.count,
+            let (recorded, entry) = PackFile.records(in: bytes, from: 0).records.first, recorded == name
+        else { return nil }
+        return entry
+    }
+}
