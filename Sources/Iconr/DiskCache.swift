@@ -96,7 +96,8 @@ public final class DiskCache: Sendable {
         self.batch = batch.map {
             Batch(path: entries + "/packs/" + SHA256.hex(Array($0.utf8)) + ".pack", limit: byteLimit / 4)
         }
-        journal = writesInBackground ? DiskJournal(folder: entries + "/packs", limit: byteLimit / 4) : nil
+        let journal = writesInBackground ? DiskJournal(folder: entries + "/packs", limit: byteLimit / 4) : nil
+        self.journal = journal
         for path in [directory, entries, entries + "/packs"] {
             do {
                 try FileReader.makeFolder(path)
@@ -105,6 +106,7 @@ public final class DiskCache: Sendable {
             }
         }
         secret = try Self.secret(in: directory)
+        if let journal { writes.async { journal.load() } }
     }
 
     /// The 32 random bytes of `folder/key`, made (written aside, then linked in, so that

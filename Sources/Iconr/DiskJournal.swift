@@ -11,7 +11,7 @@ import IconrSystem
 /// stays.
 ///
 /// Where each entry is (its record's place in the file) is kept in memory, read from both
-/// files at the first lookup and caught up with when a lookup misses and the current file
+/// files as the server starts (or at the first lookup) and caught up with when a lookup misses and the current file
 /// has grown (another server appended to it). A file replaced or removed under it (an
 /// eviction, `clear`, another server's turn of the generations) is read again from its
 /// start. Every entry is still proven by `PackEntry` (key, size, digest) before it is
@@ -64,22 +64,40 @@ final class DiskJournal: Sendable {
     /// The entry stored under `name`, or nil; `fromPrevious` when it came from the previous
     /// generation (the caller keeps it again, so that it stays).
     func entry(_ name: String) -> (bytes: ArraySlice<UInt8>, fromPrevious: Bool)? {
-        let places = state.withLock { state -> [(Generation, Range<Int>, Bool)] in
+        typealias Place = (path: String, file: FileStamp?, range: Range<Int>)
+        let (current, previous) = state.withLock { state -> (Place?, Place?) in
             if !state.loaded {
-                state.loaded = true
-                Self.catchUp(&state.previous)
-                Self.catchUp(&state.current)
+                Self.load(&state)
             } else if state.current.records[name] == nil, state.previous.records[name] == nil {
                 Self.catchUp(&state.current)
             }
-            return [(state.current, false), (state.previous, true)].compactMap { generation, isPrevious in
-                generation.records[name].map { (generation, $0, isPrevious) }
+            func place(in generation: Generation) -> Place? {
+                generation.records[name].map { (generation.path, generation.file, $0) }
             }
+            return (place(in: state.current), place(in: state.previous))
         }
-        for (generation, range, isPrevious) in places {
-            if let bytes = Self.record(named: name, at: range, in: generation) { return (bytes, isPrevious) }
+        if let current, let bytes = Self.record(named: name, at: current.range, of: current.file, at: current.path) {
+            return (bytes, false)
+        }
+        if let previous, let bytes = Self.record(named: name, at: previous.range, of: previous.file, at: previous.path)
+        {
+            return (bytes, true)
         }
         return nil
+    }
+
+    /// Reads where the records of both files are, unless that was done: a server does it
+    /// as it starts, so that its first lookups need not (a 64 MiB file takes some 100 ms).
+    func load() {
+        state.withLock { state in
+            if !state.loaded { Self.load(&state) }
+        }
+    }
+
+    private static func load(_ state: inout State) {
+        state.loaded = true
+        catchUp(&state.previous)
+        catchUp(&state.current)
     }
 
     /// Holds the entry `make` will make (nil: none) for the next `flush`; whether it is the
@@ -233,17 +251,19 @@ final class DiskJournal: Sendable {
         generation.end = start + end
     }
 
-    /// The entry of the record at `range` of the generation's file, when that is the file
-    /// the records are in and the record is named `name`.
+    /// The entry of the record at `range` of the file at `path`, when that is still `file`
+    /// and the record is named `name`.
     private static func record(
-        named name: String, at range: Range<Int>, in generation: Generation
+        named name: String, at range: Range<Int>, of file: FileStamp?, at path: String
     ) -> ArraySlice<UInt8>? {
-        guard let descriptor = try? FileDescriptor.open(generation.path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
+        guard let file, let descriptor = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else {
             return nil
         }
         defer { try? descriptor.close() }
         var info = stat()
-        guard fstat(descriptor.rawValue, &info) == 0, generation.describes(info) else { return nil }
+        guard fstat(descriptor.rawValue, &info) == 0, file.device == UInt64(info.st_dev),
+            file.inode == UInt64(info.st_ino)
+        else { return nil }
         var bytes = [UInt8](repeating: 0, count: range.count)
         guard pread(descriptor.rawValue, &bytes, range.count, off_t(range.lowerBound)) == range.count,
             let (recorded, entry) = PackFile.records(in: bytes, from: 0).records.first, recorded == name

@@ -154,7 +154,7 @@ enum ServeBenchmark {
             lines.forEach { print("  " + $0.trimmingCharacters(in: .whitespaces)) }
             let withoutCache = wrkMisses(wrk, server: server, scratch: scratch, rawFloor: rawFloor, label: "")
             // The same against a server with a disk cache (the default) in a new folder: each
-            // miss also makes its entry's file, behind the answer.
+            // miss also appends its entry to the journal, behind the answer.
             if let cached = try? ServerProcess(
                 [
                     "--icons", repository.appendingPathComponent("icons").path, "--cache-dir",
@@ -165,7 +165,7 @@ enum ServeBenchmark {
                 let withCache = wrkMisses(
                     wrk, server: cached, scratch: scratch, rawFloor: rawFloor,
                     label: ", with a disk cache in a new folder")
-                print("  the disk cache's entry files: \(Int(withCache - withoutCache)) us a miss more")
+                print("  the disk cache (the server's journal): \(Int(withCache - withoutCache)) us a miss more")
                 cached.process.signal(SIGTERM)
                 cached.process.wait(timeout: 20)
             }
