@@ -1,6 +1,6 @@
-# Builds, installs and packages the iconr command line. The binary links the Swift runtime and
-# libstdc++ statically, so it needs only Debian's librsvg, cairo, libpng and (for `iconr serve`)
-# libmicrohttpd at run time.
+# Builds, installs and packages the iconr command line. The binary links the Swift runtime,
+# libstdc++, libgcc, libpng, zlib and libdeflate statically, so it needs only Debian's librsvg
+# and cairo (with their libraries) and, for `iconr serve`, libmicrohttpd at run time.
 #
 #   make                         build .build/release/iconr
 #   make install PREFIX=/usr/local [DESTDIR=...]   install a stripped iconr into PREFIX/bin
@@ -17,27 +17,41 @@ DEB := iconr_$(VERSION)_$(ARCH).deb
 .PHONY: all install uninstall deb clean-package
 all: $(BINARY)
 
-# libstdc++ goes into the binary too: the Swift driver links `-lstdc++`, and the -L folder
-# holds a linker script of that name that names the static archive instead. Loading the
-# shared libstdc++ made every start bind some 1,700 of its own symbols: 1.9 of `iconr
-# --version`'s 3.0 million instructions. (librsvg's ICU still loads the shared one when a
-# process first renders; the archive's symbols are not exported, so the two do not meet.)
-# Without the archive (libstdc++-12-dev), the shared one is linked, as before.
+# The C libraries a start loads go into the binary too: libstdc++ (the Swift runtime's C++),
+# libgcc_s, and libpng with zlib and libdeflate. The Swift driver links them with `-l`, and
+# the -L folder holds, for each, a linker script of the shared library's name that names the
+# static archives instead. Loading them made every start bind their symbols: the shared
+# libstdc++'s own bindings were 1.9 of `iconr --version`'s 3.0 million instructions, and
+# the other four (and libgcc_s's CPU probe, a `cpuid` that traps to the hypervisor here)
+# cost a cache hit a further fifth of its CPU (2.52-2.60 ms against 2.04-2.15 ms). A first
+# render still loads the shared ones, for librsvg's libraries; the archives' symbols are
+# not exported, so the two copies do not meet. A library whose archive is missing is linked
+# shared, as before.
 # --no-export-dynamic undoes the driver's -export-dynamic: nothing loads code that links
 # against iconr's own symbols, and 2,500 fewer exported ones cost every start 8% fewer
 # instructions (every symbol librsvg's tree binds looks in the executable first).
 LINK_DIR := $(CURDIR)/.build/link
-LIBSTDCXX_A := $(shell clang -print-file-name=libstdc++.a 2>/dev/null)
-STATIC_LIBSTDCXX := $(if $(filter /%,$(LIBSTDCXX_A)),$(if $(wildcard $(LIBSTDCXX_A)),yes))
+# <library>=<archive>[,<archive>...]: lib<library>.so names the archives, in link order.
+STATIC_LIBRARIES := stdc++=libstdc++.a gcc_s=libgcc_eh.a png16=libpng16.a,libz.a z=libz.a deflate=libdeflate.a
 
-# Always asks SwiftPM, which rebuilds only what changed.
+# Always asks SwiftPM, which rebuilds only what changed (and relinks when a script changed).
 $(BINARY): FORCE
-ifeq ($(STATIC_LIBSTDCXX),yes)
-	@mkdir -p "$(LINK_DIR)" && echo 'INPUT($(LIBSTDCXX_A))' > "$(LINK_DIR)/libstdc++.so"
+	@mkdir -p "$(LINK_DIR)"; \
+	for entry in $(STATIC_LIBRARIES); do \
+	    script="$(LINK_DIR)/lib$${entry%%=*}.so"; archives=""; \
+	    for archive in $$(echo "$${entry#*=}" | tr , ' '); do \
+	        path=$$(clang -print-file-name=$$archive 2>/dev/null); \
+	        case "$$path" in /*) ;; *) archives=""; break ;; esac; \
+	        if [ ! -f "$$path" ]; then archives=""; break; fi; \
+	        archives="$$archives $$path"; \
+	    done; \
+	    wanted=$${archives:+"INPUT($$archives )"}; \
+	    if [ "$$wanted" != "$$(cat "$$script" 2>/dev/null)" ]; then \
+	        rm -f "$(BINARY)"; \
+	        if [ -n "$$wanted" ]; then echo "$$wanted" > "$$script"; else rm -f "$$script"; fi; \
+	    fi; \
+	done
 	swift build -c release --static-swift-stdlib --product iconr -Xlinker -L"$(LINK_DIR)" -Xlinker --no-export-dynamic
-else
-	swift build -c release --static-swift-stdlib --product iconr -Xlinker --no-export-dynamic
-endif
 FORCE:
 
 

@@ -15,11 +15,7 @@ let package = Package(
         // C libraries from Debian, each behind a module map. Only IconrRender imports them.
         // librsvg and cairo are declared here, not linked: opened on the first render.
         .systemLibrary(name: "CRsvg"),
-        .systemLibrary(
-            name: "CPNG",
-            pkgConfig: "libpng",
-            providers: [.apt(["libpng-dev"])]
-        ),
+        .systemLibrary(name: "CPNG"),
         // Linux calls Swift cannot make directly (variadic in C), for the CLI's process supervision.
         .systemLibrary(name: "CSystem"),
         // GNU libmicrohttpd, declared here, not linked: opened when `iconr serve` starts.

@@ -25,8 +25,10 @@ installed="$root/usr/bin/iconr"
 check "the binary is installed" test -x "$installed"
 check "the binary is stripped" bash -c "! readelf -S '$installed' | grep -q '\.symtab'"
 check "the binary needs no Swift library" bash -c "! readelf -d '$installed' | grep -q 'libswift'"
-# The Makefile links libstdc++ in (its shared library's bindings were most of a start).
+# The Makefile links libstdc++, libgcc, libpng, zlib and libdeflate in (loading the shared
+# ones was most of a start).
 check "the binary needs no shared libstdc++" bash -c "! readelf -d '$installed' | grep -q 'libstdc++'"
+check "the binary needs no shared libgcc_s, libpng, zlib or libdeflate" bash -c "! readelf -d '$installed' | grep -E 'NEEDED' | grep -qE 'libgcc_s|libpng|libz|libdeflate'"
 plain=(env -i PATH=/usr/bin:/bin HOME="$scratch")
 check "--version" test "$("${plain[@]}" "$installed" --version)" = "$version"
 check "a render from the installed binary" "${plain[@]}" "$installed" render icons/flag.svg -p flag_color=#800080 -s 2 \
