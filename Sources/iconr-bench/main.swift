@@ -6,7 +6,7 @@ import IconrRender
 // iconr-bench: where the time of an icon goes, against the raw cost of the same work, all
 // measured interleaved in one run so that machine noise hits both sides alike.
 //
-//   make && swift build -c release --static-swift-stdlib --product iconr-bench
+//   make bench     (iconr as `make` builds it, and the bench with the same flags)
 //   .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
