@@ -283,7 +283,7 @@ public final class DiskCache: Sendable {
         let path = entryPath(name, format)
         if (try? AtomicFile.write(entry, to: path)) == nil {
             // The entry's subfolder may not exist yet.
-            mkdir(entries + "/" + name.prefix(2), 0o755)
+            mkdir(entries + "/" + String(decoding: name.utf8.prefix(2), as: UTF8.self), 0o755)
             guard (try? AtomicFile.write(entry, to: path)) != nil else { return }
         }
         markUsed(path)
@@ -347,7 +347,7 @@ public final class DiskCache: Sendable {
 
     /// `<2 hex>/<64 hex>.<format>`: one name for every format of a variant, told apart by the extension.
     private func entryPath(_ name: String, _ format: ImageFormat) -> String {
-        entries + "/" + name.prefix(2) + "/" + name + "." + format.name
+        entries + "/" + String(decoding: name.utf8.prefix(2), as: UTF8.self) + "/" + name + "." + format.name
     }
 
     /// Deletes least recently used entries until the total is at most 90% of the limit;
