@@ -229,26 +229,47 @@ final class DiskJournal: Sendable {
             generation = Generation(path: generation.path)
             generation.file = FileStamp(info)
         }
-        let start = generation.end
-        guard Int(info.st_size) > start, Int(info.st_size) - start <= 4 * FileReader.maxSize else { return }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size) - start)
-        var count = 0
-        while count < bytes.count {
+        let size = Int(info.st_size)
+        var offset = generation.end
+        if offset == 0 {
+            guard read(descriptor, at: 0, count: PackFile.header.count) == PackFile.header else { return }
+            offset = PackFile.header.count
+        }
+        // In pieces of 4 MiB (or of the one record that is larger), so that a journal of any
+        // size is read in bounded memory.
+        var piece = 4 << 20
+        while offset < size {
+            let bytes = read(descriptor, at: offset, count: min(piece, size - offset))
+            let (records, end) = PackFile.records(in: bytes, from: 0)
+            for (name, entry) in records {
+                // A record runs from its head (the name's length) to its entry's end.
+                generation.records[name] = (offset + entry.startIndex - 8 - name.utf8.count)..<(offset + entry.endIndex)
+            }
+            if end == 0 {
+                // Not one whole record: a larger one, or the file ends within it.
+                guard bytes.count < size - offset, piece < 256 << 20 else { break }
+                piece *= 2
+                continue
+            }
+            offset += end
+        }
+        generation.end = offset
+    }
+
+    /// Up to `count` bytes of the file from `offset` (fewer where it ends or cannot be read).
+    private static func read(_ descriptor: FileDescriptor, at offset: Int, count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
             let got = bytes.withUnsafeMutableBytes { buffer -> Int in
                 guard let base = buffer.baseAddress else { return 0 }
-                return pread(descriptor.rawValue, base + count, buffer.count - count, off_t(start + count))
+                return pread(descriptor.rawValue, base + done, count - done, off_t(offset + done))
             }
             guard got > 0 else { break }
-            count += got
+            done += got
         }
-        bytes.removeLast(bytes.count - count)
-        if start == 0, !bytes.starts(with: PackFile.header) { return }
-        let (records, end) = PackFile.records(in: bytes, from: start == 0 ? PackFile.header.count : 0)
-        for (name, entry) in records {
-            // A record runs from its head (the name's length) to its entry's end.
-            generation.records[name] = (start + entry.startIndex - 8 - name.utf8.count)..<(start + entry.endIndex)
-        }
-        generation.end = start + end
+        bytes.removeLast(count - done)
+        return bytes
     }
 
     /// The entry of the record at `range` of the file at `path`, when that is still `file`

@@ -171,6 +171,32 @@ struct IconLibraryTests {
         #expect(fresh.cache.statistics.renders == 1, "the cleared entries are gone")
     }
 
+    /// A journal is read in pieces of 4 MiB: a record that spans pieces (here one of 9 MiB)
+    /// and the records after it are found, and a record cut short at the end is not.
+    @Test func aJournalIsReadPieceByPiece() throws {
+        let flag = try flags(0..<1, from: try library(disk: false))[0]
+        let writing = try DiskCache(directory: cacheDirectory, writesInBackground: true)
+        writing.store(flag)
+        writing.finishWriting()
+        let packs = cacheDirectory + "/entries-v1/packs"
+        let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
+        let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let header = Array("iconr pack 3\n".utf8)
+        // The large record first, then the flag's, then half a record.
+        var journal = header
+        for (name, entry) in [(String(repeating: "0", count: 64), [UInt8](repeating: 7, count: 9 << 20))] {
+            withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { journal += $0 }
+            journal += name.utf8
+            withUnsafeBytes(of: UInt32(entry.count).littleEndian) { journal += $0 }
+            journal += entry
+        }
+        journal += written.dropFirst(header.count)
+        journal += written.dropFirst(header.count).prefix(40)
+        try Data(journal).write(to: URL(fileURLWithPath: path))
+        let reading = try DiskCache(directory: cacheDirectory, writesInBackground: true)
+        #expect(reading.read(flag.key)?.image == flag.image)
+    }
+
     @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
         let disk = try DiskCache(directory: cacheDirectory)
         _ = try IconLibrary(directory: icons, cache: IconCache(disk: disk)).blockingIcon(named: "flag", scale: 2)
