@@ -10,11 +10,11 @@ import IconrSystem
 /// is dropped), and an entry read from the previous one is appended again, so what is used
 /// stays.
 ///
-/// Where each entry is (its record's place in the file) is kept in memory, read from both
-/// files as the server starts (or at the first lookup) and caught up with when a lookup misses and the current file
-/// has grown (another server appended to it). A file replaced or removed under it (an
-/// eviction, `clear`, another server's turn of the generations) is read again from its
-/// start. Every entry is still proven by `PackEntry` (key, size, digest) before it is
+/// Where each entry is (its record's place in the file) is kept in memory: read from both
+/// files as the server starts (or at the first lookup), and caught up with when a lookup
+/// misses and the current file has grown (another server appended to it). A file replaced
+/// or removed under it (an eviction, `clear`, another server's turn of the generations) is
+/// read again from its start. Every entry is still proven by `PackEntry` (key, size, digest) before it is
 /// served. Appends of whole records, at most 1 MiB in one `O_APPEND` write, do not
 /// interleave, so servers may share a journal.
 final class DiskJournal: Sendable {
