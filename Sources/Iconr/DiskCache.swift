@@ -126,14 +126,7 @@ public final class DiskCache: Sendable {
             throw IconrError.folder(
                 path: path, problem: .cannotCreate(purpose: "the cache key", SystemError("read /dev/urandom")))
         }
-        let temporary = path + ".\(getpid()).tmp"
-        let made = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if made >= 0 {
-            let written = bytes.withUnsafeBytes { Glibc.write(made, $0.baseAddress, 32) }
-            close(made)
-            if written == 32 { link(temporary, path) }
-            unlink(temporary)
-        }
+        AtomicFile.create(bytes, at: path, permissions: 0o600)
         // Ours, or the one another process linked in first; a damaged one is made anew.
         if let bytes = existing() { return bytes }
         unlink(path)
@@ -681,10 +674,8 @@ private final class Batch: Sendable {
         guard let file = try? FileDescriptor.open(path, O_RDWR | O_APPEND | O_NOFOLLOW) else { return nil }
         defer { try? file.close() }
         var status = stat()
-        var head = [UInt8](repeating: 0, count: PackFile.header.count)
         guard fstat(file.rawValue, &status) == 0, status.st_mode & S_IFMT == S_IFREG,
-            Int(status.st_size) + bytes.count <= limit,
-            pread(file.rawValue, &head, head.count, 0) == head.count, head == PackFile.header,
+            Int(status.st_size) + bytes.count <= limit, PackFile.startsAsPack(file),
             (try? file.writeAll(bytes)) != nil
         else { return nil }
         return bytes.count
@@ -724,20 +715,21 @@ enum PackFile {
         withUnsafeBytes(of: UInt32(entryLength).littleEndian) { bytes += $0 }
     }
 
+    /// Whether the open file starts with the pack header.
+    static func startsAsPack(_ file: FileDescriptor) -> Bool {
+        (try? file.read(upTo: header.count, at: 0)) == header
+    }
+
     /// How many whole records the pack at `path` holds (its lengths read, not its entries).
     static func recordCount(at path: String) -> Int {
         guard let file = try? FileDescriptor.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK) else { return 0 }
         defer { try? file.close() }
         var info = stat()
-        var head = [UInt8](repeating: 0, count: header.count)
-        guard fstat(file.rawValue, &info) == 0, pread(file.rawValue, &head, head.count, 0) == head.count,
-            head == header
-        else { return 0 }
+        guard fstat(file.rawValue, &info) == 0, startsAsPack(file) else { return 0 }
         var offset = header.count, count = 0
         func skipField() -> Bool {
-            var length: UInt32 = 0
-            guard pread(file.rawValue, &length, 4, off_t(offset)) == 4 else { return false }
-            let next = offset + 4 + Int(UInt32(littleEndian: length))
+            guard let length = try? file.read(upTo: 4, at: offset), length.count == 4 else { return false }
+            let next = offset + 4 + length.reversed().reduce(0) { $0 << 8 | Int($1) }
             guard next <= Int(info.st_size) else { return false }
             offset = next
             return true

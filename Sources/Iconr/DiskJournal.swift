@@ -33,25 +33,14 @@ final class DiskJournal: Sendable {
         }
 
         /// The first 64 bits of a record's name, 64 hex digits: a key of 8 bytes where the
-        /// name took some 100 (110,000 entries fill a 64 MiB file). Nil for any other name.
+        /// name took some 100 (110,000 entries fill a 64 MiB file). Nil for most other names.
         static func key(of name: String) -> UInt64? {
-            let digits = name.utf8
-            guard digits.count == 64 else { return nil }
-            var key: UInt64 = 0
-            for digit in digits.prefix(16) {
-                switch digit {
-                case UInt8(ascii: "0")...UInt8(ascii: "9"): key = key << 4 | UInt64(digit - UInt8(ascii: "0"))
-                case UInt8(ascii: "a")...UInt8(ascii: "f"): key = key << 4 | UInt64(digit - UInt8(ascii: "a") + 10)
-                default: return nil
-                }
-            }
-            return key
+            name.utf8.count == 64 ? UInt64(name.prefix(16), radix: 16) : nil
         }
 
         /// Whether `info` is the file the records are in.
         func describes(_ info: stat) -> Bool {
-            guard let file else { return false }
-            return file.device == UInt64(info.st_dev) && file.inode == UInt64(info.st_ino)
+            file?.isSameFile(as: info) ?? false
         }
     }
 
@@ -202,9 +191,8 @@ final class DiskJournal: Sendable {
         let opened = try? FileDescriptor.open(generation.path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
         guard let descriptor = opened ?? make(generation.path) else { return nil }
         var info = stat()
-        var head = [UInt8](repeating: 0, count: PackFile.header.count)
         guard fstat(descriptor.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-            pread(descriptor.rawValue, &head, head.count, 0) == head.count, head == PackFile.header
+            PackFile.startsAsPack(descriptor)
         else {
             try? descriptor.close()
             return nil
@@ -213,20 +201,10 @@ final class DiskJournal: Sendable {
         return (descriptor, Int(info.st_size))
     }
 
-    /// Makes the file at `path` holding the pack header (written aside and linked in, so
-    /// that of two servers making it at once both append to one) and opens it to append.
+    /// Makes the file at `path` holding the pack header (`AtomicFile.create`: of two servers
+    /// making it at once, both append to one) and opens it to append.
     private static func make(_ path: String) -> FileDescriptor? {
-        let temporary = path + ".\(getpid()).tmp"
-        guard
-            let made = try? FileDescriptor.open(
-                temporary, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, permissions: 0o644)
-        else { return nil }
-        if (try? made.writeAll(PackFile.header)) != nil, (try? made.close()) != nil {
-            link(temporary, path)
-        } else {
-            try? made.close()
-        }
-        unlink(temporary)
+        AtomicFile.create(PackFile.header, at: path, permissions: 0o644)
         return try? FileDescriptor.open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
     }
 
@@ -251,14 +229,14 @@ final class DiskJournal: Sendable {
         let size = Int(info.st_size)
         var offset = generation.end
         if offset == 0 {
-            guard read(descriptor, at: 0, count: PackFile.header.count) == PackFile.header else { return }
+            guard PackFile.startsAsPack(descriptor) else { return }
             offset = PackFile.header.count
         }
         // In pieces of 4 MiB (or of the one record that is larger), so that a journal of any
         // size is read in bounded memory.
         var piece = 4 << 20
         while offset < size {
-            let bytes = read(descriptor, at: offset, count: min(piece, size - offset))
+            guard let bytes = try? descriptor.read(upTo: min(piece, size - offset), at: offset) else { break }
             let (records, end) = PackFile.records(in: bytes, from: 0)
             for (name, entry) in records {
                 guard let key = Generation.key(of: name) else { continue }
@@ -276,22 +254,6 @@ final class DiskJournal: Sendable {
         generation.end = offset
     }
 
-    /// Up to `count` bytes of the file from `offset` (fewer where it ends or cannot be read).
-    private static func read(_ descriptor: FileDescriptor, at offset: Int, count: Int) -> [UInt8] {
-        var bytes = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let got = bytes.withUnsafeMutableBytes { buffer -> Int in
-                guard let base = buffer.baseAddress else { return 0 }
-                return pread(descriptor.rawValue, base + done, count - done, off_t(offset + done))
-            }
-            guard got > 0 else { break }
-            done += got
-        }
-        bytes.removeLast(count - done)
-        return bytes
-    }
-
     /// The entry of the record at `range` of the file at `path`, when that is still `file`
     /// and the record is named `name`.
     private static func record(
@@ -302,11 +264,8 @@ final class DiskJournal: Sendable {
         }
         defer { try? descriptor.close() }
         var info = stat()
-        guard fstat(descriptor.rawValue, &info) == 0, file.device == UInt64(info.st_dev),
-            file.inode == UInt64(info.st_ino)
-        else { return nil }
-        var bytes = [UInt8](repeating: 0, count: range.count)
-        guard pread(descriptor.rawValue, &bytes, range.count, off_t(range.lowerBound)) == range.count,
+        guard fstat(descriptor.rawValue, &info) == 0, file.isSameFile(as: info),
+            let bytes = try? descriptor.read(upTo: range.count, at: range.lowerBound),
             let (recorded, entry) = PackFile.records(in: bytes, from: 0).records.first, recorded == name
         else { return nil }
         return entry

@@ -235,6 +235,8 @@ struct FrameReader {
     mutating func next<Failure: Error>(
         limit: UInt64, read: (UnsafeMutableRawBufferPointer) throws(Failure) -> Int
     ) throws(Failure) -> Frame {
+        // A long-lived reader (a render worker's) does not keep the room of its largest frame.
+        if start == end, buffer.count > 1 << 20 { (buffer, start, end) = ([], 0, 0) }
         // The bytes from `start` the frame takes: its header's, then (once the header is in) all.
         var needed = 8
         while true {

@@ -59,6 +59,21 @@ package enum AtomicFile {
         while true { sleep(60) }
     }
 
+    /// Makes the file `path` holding `bytes` unless a file is there: written aside, then
+    /// linked in, so that of processes making it at once all agree on one. Whether the link
+    /// made it (false: there was a file, or the folder cannot be written).
+    @discardableResult
+    package static func create(_ bytes: [UInt8], at path: String, permissions: mode_t) -> Bool {
+        let temporary = path + ".\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
+        guard let file = try? FileDescriptor.open(temporary, O_WRONLY | O_CREAT | O_EXCL, permissions: permissions)
+        else { return false }
+        defer { unlink(temporary) }
+        guard (try? writeAndClose(file, { file throws(SystemError) in try file.writeAll(bytes) })) != nil else {
+            return false
+        }
+        return link(temporary, path) == 0
+    }
+
     package static func write(_ bytes: [UInt8], to path: String) throws(FileWriteError) {
         try writeTogether([(bytes, path)])
     }

@@ -77,6 +77,24 @@ package struct FileDescriptor: Hashable, Sendable {
         return buffer
     }
 
+    /// Reads `count` bytes from `offset` of a file (`pread`), fewer only where the file ends.
+    package func read(upTo count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let result = buffer.withUnsafeMutableBytes { raw in
+                retryingInterrupted {
+                    pread(rawValue, raw.baseAddress.map { $0 + done }, count - done, off_t(offset + done))
+                }
+            }
+            guard result >= 0 else { throw SystemError("pread") }
+            if result == 0 { break }
+            done += result
+        }
+        buffer.removeLast(count - done)
+        return buffer
+    }
+
     /// Closes it; an error (a delayed write failure on some file systems) is thrown, not lost.
     /// Not retried on `EINTR`: on Linux the descriptor is closed even then.
     package func close() throws(SystemError) {

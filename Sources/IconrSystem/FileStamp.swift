@@ -24,6 +24,11 @@ package struct FileStamp: Hashable, Sendable {
         changed = info.st_ctim.nanoseconds
     }
 
+    /// Whether `info` (from `stat` or `fstat`) is of the same file: its device and inode.
+    package func isSameFile(as info: stat) -> Bool {
+        device == UInt64(info.st_dev) && inode == UInt64(info.st_ino)
+    }
+
     /// Appends the stamp's 40 bytes (each field little-endian) to `bytes`, for keys.
     package func append(to bytes: inout [UInt8]) {
         func field(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes += $0 } }

@@ -95,4 +95,24 @@ import Testing
         #expect(throws: FileWriteError.self) { try AtomicFile.write(pieces: pieces, to: folder + "/none/pack") }
         #expect(FileReader.names(in: folder) == ["pack"])
     }
+
+    /// A file made only where there is none: the first call makes it, a second leaves it as
+    /// it is (processes making one at once agree on it), and no temporary file is left; reads
+    /// at an offset get what is there, fewer bytes where the file ends.
+    @Test func aFileIsMadeOnceAndReadAtOffsets() throws {
+        let folder = "/tmp/iconr-create-\(getpid())"
+        try FileReader.makeFolder(folder)
+        defer { _ = system("rm -rf \(folder)") }
+        #expect(AtomicFile.create(Array(0..<100), at: folder + "/made", permissions: 0o600))
+        #expect(!AtomicFile.create([7, 7, 7], at: folder + "/made", permissions: 0o600))
+        #expect(!AtomicFile.create([7], at: folder + "/none/made", permissions: 0o600))
+        #expect(FileReader.names(in: folder) == ["made"], "no temporary file is left")
+        var info = stat()
+        #expect(stat(folder + "/made", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        let file = try FileDescriptor.open(folder + "/made", O_RDONLY)
+        defer { try? file.close() }
+        #expect(try file.read(upTo: 10, at: 20) == Array(20..<30))
+        #expect(try file.read(upTo: 10, at: 95) == Array(95..<100))
+        #expect(try file.read(upTo: 10, at: 200).isEmpty)
+    }
 }
