@@ -135,7 +135,8 @@ enum ServeBenchmark {
         print(
             "  server CPU per variant       \(Int(serverPerVariant)) us (threads and workers; in process: "
                 + "\(Int(inProcessPerVariant)) us; \(fixed(serverPerVariant / inProcessPerVariant))x)")
-        let rawFloor = rawFloorPerVariant(repository: repository, scratch: scratch.path, cores: cores)
+        let floor = RawFloor(repository: repository, scratch: scratch.path, cores: cores)
+        let rawFloor = floor?.median()
         if let rawFloor {
             print(
                 "  raw librsvg + cairo + libpng \(Int(rawFloor)) us a variant (variant-floor.c on \(cores) cores: "
@@ -152,7 +153,7 @@ enum ServeBenchmark {
                 .filter { $0.contains("Requests/sec") || $0.contains(" 50%") || $0.contains(" 99%") }
             print("\nwrk -t2 -c32 -d3s, an icon from memory:")
             lines.forEach { print("  " + $0.trimmingCharacters(in: .whitespaces)) }
-            let withoutCache = wrkMisses(wrk, server: server, scratch: scratch, rawFloor: rawFloor, label: "")
+            let withoutCache = wrkMisses(wrk, server: server, scratch: scratch, floor: floor, label: "")
             // The same against a server with a disk cache (the default) in a new folder: each
             // miss also appends its entry to the journal, behind the answer.
             if let cached = try? ServerProcess(
@@ -163,8 +164,7 @@ enum ServeBenchmark {
                 directory: scratch)
             {
                 let withCache = wrkMisses(
-                    wrk, server: cached, scratch: scratch, rawFloor: rawFloor,
-                    label: ", with a disk cache in a new folder")
+                    wrk, server: cached, scratch: scratch, floor: floor, label: ", with a disk cache in a new folder")
                 print("  the disk cache (the server's journal): \(Int(withCache - withoutCache)) us a miss more")
                 cached.process.signal(SIGTERM)
                 cached.process.wait(timeout: 20)
@@ -181,10 +181,13 @@ enum ServeBenchmark {
     /// Misses under `wrk -t2 -c16` (a C client, lighter on the shared cores than the bench's
     /// own), three rounds: every request a color of flag at 1x never asked for (from 0x800000
     /// up, above the colors asked before, each round its own range), and the server's CPU per
-    /// miss split between its own threads and its render workers, next to issue 28's floor;
-    /// then the median round, since one round moves by a fifth on this machine; it is returned.
+    /// miss split between its own threads and its render workers, after a round not measured.
+    /// Each round is set against
+    /// issue 28's floor measured just before and just after it (their mean): this machine's
+    /// speed drifts by a third within minutes, and a floor taken once, earlier, moved the
+    /// ratio as much. Prints the median round and the median ratio; returns the median round.
     static func wrkMisses(
-        _ wrk: String, server: ServerProcess, scratch: URL, rawFloor: Double?, label: String
+        _ wrk: String, server: ServerProcess, scratch: URL, floor: RawFloor?, label: String
     ) -> Double {
         let script = scratch.appendingPathComponent("misses.lua")
         let text = """
@@ -210,8 +213,15 @@ enum ServeBenchmark {
             let line = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_cache_misses_total ") }
             return line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
         }
-        var perMiss: [Double] = []
+        // One round first, not measured: a new server's first misses grow its heap (its memory
+        // cache filling) and start its workers: a first round cost 10-30 us a miss more than
+        // the next three here. A server that has run a while is past them.
+        _ = try? TestSupport.run(
+            wrk, ["-t2", "-c16", "-d2s", "-s", script.path, server.url, "--", "3"], directory: scratch, timeout: 30)
+        var perMiss: [Double] = [], ratios: [Double] = []
+        var floorAfter = floor?.measure()
         for round in 0..<3 {
+            let floorBefore = floorAfter
             let workers = TestSupport.children(of: server.process.pid)
             let missesBefore = missCount(), threadsBefore = cpuSeconds(of: server.process.pid)
             let workersBefore = workers.reduce(0) { $0 + cpuSeconds(of: $1) }
@@ -226,62 +236,83 @@ enum ServeBenchmark {
             let threads = (cpuSeconds(of: server.process.pid) - threadsBefore) / max(misses, 1) * 1e6
             let renderers = (workersAfter - workersBefore) / max(misses, 1) * 1e6
             perMiss.append(threads + renderers)
+            floorAfter = floor?.measure()
+            var versus = ""
+            if let floorBefore, let floorAfter {
+                let roundFloor = (floorBefore + floorAfter) / 2
+                ratios.append((threads + renderers) / roundFloor)
+                versus = ", \(fixed((threads + renderers) / roundFloor))x the raw floor's \(Int(roundFloor)) us"
+            }
             let rate =
                 String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
                 .first { $0.contains("Requests/sec") }.map { $0.trimmingCharacters(in: .whitespaces) } ?? "no rate"
-            if round == 0 { print("\nwrk -t2 -c16 -d4s, new colors of flag at 1x\(label), three rounds:") }
-            let versus = rawFloor.map { ", \(fixed((threads + renderers) / $0))x the raw floor's \(Int($0)) us" } ?? ""
+            if round == 0 {
+                print(
+                    "\nwrk -t2 -c16 -d4s, new colors of flag at 1x\(label), three rounds (each against the floor run just before and after it):"
+                )
+            }
             print(
                 "  \(Int(misses)) misses (\(rate)): server CPU per miss \(Int(threads + renderers)) us "
                     + "(its threads \(Int(threads)) us, its render workers \(Int(renderers)) us\(versus))")
         }
-        let middle = perMiss.sorted()[perMiss.count / 2]
-        let versus = rawFloor.map { ", \(fixed(middle / $0))x the raw floor" } ?? ""
+        let middle = median(perMiss)
+        let versus = ratios.count == 3 ? ", median ratio \(fixed(median(ratios)))x the raw floor" : ""
         print("  median round: \(Int(middle)) us a miss\(versus)")
         return middle
     }
 
-    /// The CPU a variant of the flag costs with raw librsvg, cairo and libpng: issue 28's
-    /// floor (Benchmarks/variant-floor.c). 800 colors of the flag, applied to its SVG as the
+    /// Issue 28's floor: the CPU a variant of the flag costs with raw librsvg, cairo and
+    /// libpng (Benchmarks/variant-floor.c). 800 colors of the flag, applied to its SVG as the
     /// server applies them, are each loaded from memory, rendered and encoded as a PNG into
-    /// memory, by one process per core at once (as the server's cores are all busy). The
-    /// median of 3 runs of the processes' mean, in microseconds; nil without a C compiler or
-    /// librsvg2-dev.
-    static func rawFloorPerVariant(repository: URL, scratch: String, cores: Int) -> Double? {
-        let folder = scratch + "/raw-floor"
-        guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil,
-            let floor = compileFloorProgram("variant-floor", into: folder),
-            let bytes = try? [UInt8](Data(contentsOf: repository.appendingPathComponent("icons/flag.svg"))),
-            let template = try? SVGTemplate(bytes: bytes, file: "flag.svg")
-        else { return nil }
-        var written: [String] = []
-        for index in 0..<800 {
-            let value = (index * 2_654_435_761) & 0xFFFFFF
-            let color = Color(red: UInt8(value >> 16), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
-            let file = folder + "/flag-\(index).svg"
-            // A variant not written would measure librsvg's error path instead of a render.
-            guard
-                FileManager.default.createFile(
-                    atPath: file, contents: Data(template.apply(template.resolve(colors: ["flag_color": color]))))
+    /// memory, by one process per core at once (as the server's cores are all busy).
+    /// `measure()` is one such run, the processes' mean in microseconds. Nil without a C
+    /// compiler or librsvg2-dev.
+    struct RawFloor {
+        let program: String
+        let files: [String]
+        let cores: Int
+
+        init?(repository: URL, scratch: String, cores: Int) {
+            let folder = scratch + "/raw-floor"
+            guard (try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)) != nil,
+                let program = compileFloorProgram("variant-floor", into: folder),
+                let bytes = try? [UInt8](Data(contentsOf: repository.appendingPathComponent("icons/flag.svg"))),
+                let template = try? SVGTemplate(bytes: bytes, file: "flag.svg")
             else { return nil }
-            written.append(file)
+            var written: [String] = []
+            for index in 0..<800 {
+                let value = (index * 2_654_435_761) & 0xFFFFFF
+                let color = Color(red: UInt8(value >> 16), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
+                let file = folder + "/flag-\(index).svg"
+                // A variant not written would measure librsvg's error path instead of a render.
+                guard
+                    FileManager.default.createFile(
+                        atPath: file, contents: Data(template.apply(template.resolve(colors: ["flag_color": color]))))
+                else { return nil }
+                written.append(file)
+            }
+            (self.program, files, self.cores) = (program, written, cores)
         }
-        let files = written
-        var runs: [Double] = []
-        for _ in 0..<3 {
+
+        /// One run on every core: the processes' mean CPU per variant, in microseconds.
+        func measure() -> Double? {
             let means = Locked<[Double]>([])
             DispatchQueue.concurrentPerform(iterations: cores) { _ in
-                guard let result = try? TestSupport.run(floor, files, timeout: 120), result.status == 0,
+                guard let result = try? TestSupport.run(program, files, timeout: 120), result.status == 0,
                     let mean = Double(
                         String(decoding: result.stdout, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
                 else { return }
                 means.withLock { $0.append(mean) }
             }
             let all = means.withLock { $0 }
-            guard all.count == cores else { return nil }
-            runs.append(all.reduce(0, +) / Double(all.count))
+            return all.count == cores ? all.reduce(0, +) / Double(all.count) : nil
         }
-        return median(runs)
+
+        /// The median of three runs.
+        func median() -> Double? {
+            let runs = (0..<3).compactMap { _ in measure() }
+            return runs.count == 3 ? ServeBenchmark.median(runs) : nil
+        }
     }
 
     /// Requests per second of `clients` keep-alive connections asking for `target` for `seconds`.
