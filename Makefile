@@ -39,9 +39,20 @@ STATIC_LIBRARIES := stdc++=libstdc++.a gcc_s=libgcc_eh.a png16=libpng16.a,libz.a
 # their metadata accessors, not from mangled names that the runtime demangles and whose
 # conformances it looks up by scanning every conformance record (2,249 here): a cache hit
 # went from 2.56 to 1.75 million instructions and a cold render from 18.3 to 17.3 million.
+# lld (the Swift toolchain's linker) packs the binary's 28,000 relative relocations into
+# DT_RELR (-z pack-relative-relocs): the loader applies them from a 6 KB bitmap instead of a
+# 660 KB table, and a cache hit takes 1.36 million instructions instead of 1.47 (`--version`
+# 0.63 instead of 0.74) and 285 page faults instead of 300. gold, the driver's default,
+# cannot. Where ld.lld is missing, or glibc is older than 2.36 (which reads DT_RELR), the
+# driver's default links as before.
+GLIBC_VERSION := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | cut -d' ' -f2)
+PACKED_RELOCATIONS := $(shell command -v ld.lld >/dev/null 2>&1 && \
+    [ "$$(printf '%s\n' 2.36 '$(GLIBC_VERSION)' | sort -V | head -n1)" = 2.36 ] && echo yes)
+LINKER := $(if $(PACKED_RELOCATIONS),-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
+
 SWIFT_BUILD := swift build -c release --static-swift-stdlib \
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
-    -Xlinker -L"$(LINK_DIR)" -Xlinker --no-export-dynamic
+    -Xlinker -L"$(LINK_DIR)" -Xlinker --no-export-dynamic $(LINKER)
 
 # Always asks SwiftPM, which rebuilds only what changed (and relinks when a script changed).
 $(BINARY): FORCE
@@ -85,7 +96,7 @@ deb: $(BINARY)
 	    "Version: $(VERSION)" \
 	    "Architecture: $(ARCH)" \
 	    "Maintainer: iconr developers <iconr@localhost>" \
-	    "Depends: librsvg2-2 (>= 2.54), libcairo2, libpng16-16, libdeflate0, libglib2.0-0, libgdk-pixbuf-2.0-0, libmicrohttpd12, libgcc-s1, libc6" \
+	    "Depends: librsvg2-2 (>= 2.54), libcairo2, libpng16-16, libdeflate0, libglib2.0-0, libgdk-pixbuf-2.0-0, libmicrohttpd12, libgcc-s1, libc6 (>= 2.36)" \
 	    "Section: graphics" \
 	    "Priority: optional" \
 	    "Installed-Size: $$(du -sk .build/deb/usr | cut -f1)" \

@@ -29,6 +29,11 @@ check "the binary needs no Swift library" bash -c "! readelf -d '$installed' | g
 # ones was most of a start).
 check "the binary needs no shared libstdc++" bash -c "! readelf -d '$installed' | grep -q 'libstdc++'"
 check "the binary needs no shared libgcc_s, libpng, zlib or libdeflate" bash -c "! readelf -d '$installed' | grep -E 'NEEDED' | grep -qE 'libgcc_s|libpng|libz|libdeflate'"
+# Where the toolchain has lld, the Makefile links with it and packs the relative
+# relocations (DT_RELR): the loader's part of every start.
+if command -v ld.lld >/dev/null 2>&1; then
+    check "the relative relocations are packed (DT_RELR)" bash -c "readelf -d '$installed' | grep -q '(RELR)'"
+fi
 plain=(env -i PATH=/usr/bin:/bin HOME="$scratch")
 check "--version" test "$("${plain[@]}" "$installed" --version)" = "$version"
 check "a render from the installed binary" "${plain[@]}" "$installed" render icons/flag.svg -p flag_color=#800080 -s 2 \
