@@ -71,10 +71,12 @@ enum RenderBenchmark {
         if let rsvgLoop { row("  rsvg-convert loop", rsvgLoop) } else { print("  rsvg-convert: not installed") }
         row("  iconr render loop (--no-cache)", iconrLoop)
 
-        // One icon per process: medians of many runs of a mid-sized icon.
+        // One icon per process: medians of many runs of a mid-sized icon, each program in turn
+        // (so that the machine's drift touches all alike). A start costs 1-10 ms, and 21 runs
+        // gave a hit 1.75-2.4x `true` over the runs of one day; 101 take some 3 s.
         let icon = files[files.count / 2]
         let singleOutput = scratch + "/single.png"
-        let count = max(20, runs * 3)
+        let count = max(101, runs * 15)
         var cold: [(wall: Double, cpu: Double)] = [], hit: [(wall: Double, cpu: Double)] = []
         var rsvgOne: [(wall: Double, cpu: Double)] = [], resvgOne: [(wall: Double, cpu: Double)] = []
         var trueRuns: [(wall: Double, cpu: Double)] = [], versionRuns: [(wall: Double, cpu: Double)] = []
