@@ -183,9 +183,9 @@ enum ServeBenchmark {
     /// up, above the colors asked before, each round its own range), and the server's CPU per
     /// miss split between its own threads and its render workers, after a round not measured.
     /// Each round is set against
-    /// issue 28's floor measured just before and just after it (their mean): this machine's
-    /// speed drifts by a third within minutes, and a floor taken once, earlier, moved the
-    /// ratio as much. Prints the median round and the median ratio; returns the median round.
+    /// issue 28's floor measured just before and just after it (the mean of the two medians
+    /// of three runs): this machine's speed drifts by a third within minutes, and a floor
+    /// taken once, earlier, moved the ratio as much. Prints the median round and the median ratio; returns the median round.
     static func wrkMisses(
         _ wrk: String, server: ServerProcess, scratch: URL, floor: RawFloor?, label: String
     ) -> Double {
@@ -219,7 +219,7 @@ enum ServeBenchmark {
         _ = try? TestSupport.run(
             wrk, ["-t2", "-c16", "-d2s", "-s", script.path, server.url, "--", "3"], directory: scratch, timeout: 30)
         var perMiss: [Double] = [], ratios: [Double] = []
-        var floorAfter = floor?.measure()
+        var floorAfter = floor?.median()
         for round in 0..<3 {
             let floorBefore = floorAfter
             let workers = TestSupport.children(of: server.process.pid)
@@ -236,7 +236,7 @@ enum ServeBenchmark {
             let threads = (cpuSeconds(of: server.process.pid) - threadsBefore) / max(misses, 1) * 1e6
             let renderers = (workersAfter - workersBefore) / max(misses, 1) * 1e6
             perMiss.append(threads + renderers)
-            floorAfter = floor?.measure()
+            floorAfter = floor?.median()
             var versus = ""
             if let floorBefore, let floorAfter {
                 let roundFloor = (floorBefore + floorAfter) / 2
