@@ -50,7 +50,10 @@ PACKED_RELOCATIONS := $(shell command -v ld.lld >/dev/null 2>&1 && \
     [ "$$(printf '%s\n' 2.36 '$(GLIBC_VERSION)' | sort -V | head -n1)" = 2.36 ] && echo yes)
 LINKER := $(if $(PACKED_RELOCATIONS),-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs)
 
-SWIFT_BUILD := swift build -c release --static-swift-stdlib \
+# --disable-local-rpath: no RUNPATH of $ORIGIN (the Swift libraries are linked in), which
+# had every start look for libm and libc in 20 folders beside the binary, 40 failed system
+# calls, and every `dlopen` (librsvg) look there too.
+SWIFT_BUILD := swift build -c release --static-swift-stdlib --disable-local-rpath \
     -Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
     -Xlinker -L"$(LINK_DIR)" -Xlinker --no-export-dynamic $(LINKER)
 

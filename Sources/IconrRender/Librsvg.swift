@@ -18,15 +18,28 @@ enum Librsvg {
                 "/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib",
             ]
         for folder in folders {
-            guard let real = realpath(folder + "/" + soname, nil) else { continue }
-            defer { free(real) }
             var info = stat()
-            guard stat(real, &info) == 0 else { continue }
-            let name = String(cString: real).split(separator: "/").last.map(String.init) ?? soname
-            return "\(name) \(info.st_size) \(info.st_mtim.tv_sec)"
+            guard stat(folder + "/" + soname, &info) == 0 else { continue }
+            return "\(fileName(of: folder + "/" + soname)) \(info.st_size) \(info.st_mtim.tv_sec)"
         }
         return soname + " (not found)"
     }()
+
+    /// The name of the file `path`'s own links lead to (`librsvg-2.so.2.48.0`). Only the
+    /// file's links are followed, not its folders' as `realpath` does: a cache hit asks for
+    /// this, and `realpath` took it eleven system calls.
+    private static func fileName(of path: String) -> String {
+        var path = path
+        var target = [CChar](repeating: 0, count: 4096)
+        for _ in 0..<8 {
+            let length = readlink(path, &target, target.count - 1)
+            guard length > 0 else { break }
+            let link = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            path =
+                link.hasPrefix("/") ? link : String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) + "/" + link
+        }
+        return path.split(separator: "/").last.map(String.init) ?? path
+    }
 
     /// The function table, or why it could not be made.
     private static let loaded: Result<Table, RenderError> = {

@@ -1,3 +1,4 @@
+import Glibc
 import IconrCore
 import IconrRender
 import Testing
@@ -49,6 +50,12 @@ import Testing
         #expect(fields.count == 4 && fields[0] == "librsvg", "\(Rasterizer.identity)")
         #expect(fields.count > 1 && fields[1].hasPrefix("librsvg-2.so.2"), "\(Rasterizer.identity)")
         #expect(fields.count > 2 && (Int(fields[2]) ?? 0) > 0, "the file's size: \(Rasterizer.identity)")
+        // The name is the file the soname's links lead to, as `realpath` would find it.
+        if let real = realpath("/usr/lib/x86_64-linux-gnu/librsvg-2.so.2", nil) {
+            defer { free(real) }
+            let name = String(cString: real).split(separator: "/").last
+            #expect(fields.count > 1 && fields[1] == name, "\(Rasterizer.identity)")
+        }
     }
 
 }

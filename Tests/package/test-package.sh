@@ -34,6 +34,9 @@ check "the binary needs no shared libgcc_s, libpng, zlib or libdeflate" bash -c 
 if command -v ld.lld >/dev/null 2>&1; then
     check "the relative relocations are packed (DT_RELR)" bash -c "readelf -d '$installed' | grep -q '(RELR)'"
 fi
+# No RUNPATH: the Swift libraries are in the binary, and $ORIGIN had every start look for
+# libc and libm in 20 folders beside it first.
+check "the binary has no RPATH or RUNPATH" bash -c "! readelf -d '$installed' | grep -qE 'RPATH|RUNPATH'"
 plain=(env -i PATH=/usr/bin:/bin HOME="$scratch")
 check "--version" test "$("${plain[@]}" "$installed" --version)" = "$version"
 check "a render from the installed binary" "${plain[@]}" "$installed" render icons/flag.svg -p flag_color=#800080 -s 2 \
