@@ -182,10 +182,10 @@ enum ServeBenchmark {
     /// own), three rounds: every request a color of flag at 1x never asked for (from 0x800000
     /// up, above the colors asked before, each round its own range), and the server's CPU per
     /// miss split between its own threads and its render workers, after a round not measured.
-    /// Each round is set against
-    /// issue 28's floor measured just before and just after it (the mean of the two medians
-    /// of three runs): this machine's speed drifts by a third within minutes, and a floor
-    /// taken once, earlier, moved the ratio as much. Prints the median round and the median ratio; returns the median round.
+    /// Each round is set against issue 28's floor measured just before and just after it (the
+    /// mean of the two medians of three runs): this machine's speed drifts by a third within
+    /// minutes, and a floor taken once, earlier, moved the ratio as much. Prints the median
+    /// round and the median ratio; returns the median round.
     static func wrkMisses(
         _ wrk: String, server: ServerProcess, scratch: URL, floor: RawFloor?, label: String
     ) -> Double {
