@@ -28,17 +28,24 @@ enum Librsvg {
     /// The name of the file `path`'s own links lead to (`librsvg-2.so.2.48.0`). Only the
     /// file's links are followed, not its folders' as `realpath` does: a cache hit asks for
     /// this, and `realpath` took it eleven system calls.
-    private static func fileName(of path: String) -> String {
+    static func fileName(of path: String) -> String {
         var path = path
-        var target = [CChar](repeating: 0, count: 4096)
+        var target = [UInt8](repeating: 0, count: 4096)
         for _ in 0..<8 {
-            let length = readlink(path, &target, target.count - 1)
-            guard length > 0 else { break }
-            let link = String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            path =
-                link.hasPrefix("/") ? link : String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) + "/" + link
+            let length = target.withUnsafeMutableBytes { bytes in
+                bytes.baseAddress.map { readlink(path, $0.assumingMemoryBound(to: CChar.self), bytes.count) } ?? -1
+            }
+            guard length > 0, length < target.count else { break }
+            let link = String(decoding: target[..<length], as: UTF8.self)
+            guard !link.hasPrefix("/") else {
+                path = link
+                continue
+            }
+            let folder = path.utf8.lastIndex(of: UInt8(ascii: "/")).map { String(path[...$0]) } ?? ""
+            path = folder + link
         }
-        return path.split(separator: "/").last.map(String.init) ?? path
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
     }
 
     /// The function table, or why it could not be made.

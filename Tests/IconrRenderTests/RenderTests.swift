@@ -1,3 +1,4 @@
+import Glibc
 import IconrCore
 import Testing
 
@@ -8,6 +9,36 @@ struct RenderTests {
     static let square = Array(
         "<svg xmlns='http://www.w3.org/2000/svg' width='8' height='6'><rect width='8' height='6' fill='#c00'/></svg>"
             .utf8)
+
+    /// The name cache keys give librsvg's file is the one its own links lead to, relative or
+    /// absolute, in another folder or the same.
+    @Test func aLibraryFilesNameFollowsItsOwnLinks() throws {
+        var template = Array("/tmp/iconr-links-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            Issue.record("mkdtemp: \(errno)")
+            return
+        }
+        let folder = String(cString: made)
+        let real = folder + "/real/libx.so.2.1.0"
+        defer {
+            for name in ["/libx.so.2", "/libx.so.2.1", "/libx.so", "/real/libx.so.2.1.0"] { unlink(folder + name) }
+            rmdir(folder + "/real")
+            rmdir(folder)
+        }
+        #expect(mkdir(folder + "/real", 0o755) == 0)
+        let file = open(real, O_CREAT | O_WRONLY, 0o644)
+        #expect(file >= 0)
+        close(file)
+        // libx.so.2 -> libx.so.2.1 (relative, same folder) -> .../real/libx.so.2.1.0 (absolute)
+        #expect(symlink("libx.so.2.1", folder + "/libx.so.2") == 0)
+        #expect(symlink(real, folder + "/libx.so.2.1") == 0)
+        // libx.so -> real/libx.so.2.1.0 (relative, into a folder)
+        #expect(symlink("real/libx.so.2.1.0", folder + "/libx.so") == 0)
+        #expect(Librsvg.fileName(of: folder + "/libx.so.2") == "libx.so.2.1.0")
+        #expect(Librsvg.fileName(of: folder + "/libx.so") == "libx.so.2.1.0")
+        #expect(Librsvg.fileName(of: real) == "libx.so.2.1.0")
+        #expect(Librsvg.fileName(of: folder + "/missing.so") == "missing.so")
+    }
 
     @Test func requestsRoundTrip() throws {
         let request = RenderRequest(
