@@ -548,9 +548,7 @@ enum PackEntry {
         guard entry.count >= header + 32, entry.starts(with: identity), entry[start + identity.count] == 0 else {
             return nil
         }
-        func side(_ offset: Int) -> Int {
-            entry[(start + offset)..<(start + offset + 4)].reversed().reduce(0) { $0 << 8 | Int($1) }
-        }
+        func side(_ offset: Int) -> Int { PackFile.littleEndian32(entry[(start + offset)..<(start + offset + 4)]) }
         let size = PixelSize(width: side(identity.count + 1), height: side(identity.count + 5))
         guard size.width <= maxSize.width, size.height <= maxSize.height else { return nil }
         guard SHA256.hmac(key: secret, entry[..<(end - 32)]).elementsEqual(entry[(end - 32)...]) else { return nil }
@@ -719,6 +717,12 @@ enum PackFile {
         withUnsafeBytes(of: UInt32(entryLength).littleEndian) { bytes += $0 }
     }
 
+    /// The little-endian 32-bit number `bytes` (4 of them) hold: a record's length, a side
+    /// of an entry's image.
+    static func littleEndian32(_ bytes: ArraySlice<UInt8>) -> Int {
+        bytes.reversed().reduce(0) { $0 << 8 | Int($1) }
+    }
+
     /// Whether the open file starts with the pack header.
     static func startsAsPack(_ file: FileDescriptor) -> Bool {
         (try? file.read(upTo: header.count, at: 0)) == header
@@ -733,7 +737,7 @@ enum PackFile {
         var offset = header.count, count = 0
         func skipField() -> Bool {
             guard let length = try? file.read(upTo: 4, at: offset), length.count == 4 else { return false }
-            let next = offset + 4 + length.reversed().reduce(0) { $0 << 8 | Int($1) }
+            let next = offset + 4 + littleEndian32(length[...])
             guard next <= Int(info.st_size) else { return false }
             offset = next
             return true
@@ -758,7 +762,7 @@ enum PackFile {
         var offset = offset, end = offset
         func field() -> ArraySlice<UInt8>? {
             guard offset + 4 <= bytes.count else { return nil }
-            let length = bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
+            let length = littleEndian32(bytes[offset..<offset + 4])
             guard length <= bytes.count - offset - 4 else { return nil }
             defer { offset += 4 + length }
             return bytes[(offset + 4)..<(offset + 4 + length)]

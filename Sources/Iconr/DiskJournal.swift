@@ -14,9 +14,9 @@ import IconrSystem
 /// files as the server starts (or at the first lookup), and caught up with when a lookup
 /// misses and the current file has grown (another server appended to it). A file replaced
 /// or removed under it (an eviction, `clear`, another server's turn of the generations) is
-/// read again from its start. Every entry is still proven by `PackEntry` (key, size, digest) before it is
-/// served. Appends of whole records, at most 1 MiB in one `O_APPEND` write, do not
-/// interleave, so servers may share a journal.
+/// read again from its start. Every entry is still proven by `PackEntry` (key, size,
+/// digest) before it is served. Appends of whole records, at most 1 MiB in one `O_APPEND`
+/// write, do not interleave, so servers may share a journal.
 final class DiskJournal: Sendable {
     /// One file of the journal, and the records read from it or written to it.
     private struct Generation {

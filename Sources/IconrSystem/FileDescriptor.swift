@@ -79,6 +79,7 @@ package struct FileDescriptor: Hashable, Sendable {
 
     /// Reads `count` bytes from `offset` of a file (`pread`), fewer only where the file ends.
     package func read(upTo count: Int, at offset: Int) throws(SystemError) -> [UInt8] {
+        guard count > 0 else { return [] }
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {

@@ -25,8 +25,8 @@ enum RenderBenchmark {
         let resvg = executable("resvg")
 
         // Taken in turns, so that a slow phase of the machine hits every side alike.
-        var batch: [(wall: Double, cpu: Double)] = [], warm: [(wall: Double, cpu: Double)] = []
-        var floors: [(wall: Double, cpu: Double)] = []
+        var batch: [TimedSample] = [], warm: [TimedSample] = []
+        var floors: [TimedSample] = []
         let cache = scratch + "/cache"
         _ = timedRun(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache])
         for _ in 0..<runs {
@@ -35,7 +35,7 @@ enum RenderBenchmark {
             if let floor { floors.append(timedRunWithCPU(floor, [scratch + "/floor"] + files)) }
         }
         // A process per icon, as a shell loop runs them.
-        func loop(_ command: String) -> [(wall: Double, cpu: Double)] {
+        func loop(_ command: String) -> [TimedSample] {
             let script =
                 "for f in \"$@\"; do n=${f##*/}; \(command) || exit 1; done"
             return (0..<loopRuns).map { _ in timedRunWithCPU("/bin/sh", ["-c", script, "loop"] + files) }
@@ -48,7 +48,7 @@ enum RenderBenchmark {
         print("iconr-bench render: \(files.count) icons from \(folder) at 1x, \(cores) cores")
         print("medians of \(runs) runs (\(loopRuns) of each loop); wall ms and CPU ms (user + system)\n")
         let floorWall = floors.isEmpty ? nil : median(floors.map(\.wall))
-        func row(_ label: String, _ samples: [(wall: Double, cpu: Double)]) {
+        func row(_ label: String, _ samples: [TimedSample]) {
             let wall = median(samples.map(\.wall)), cpu = median(samples.map(\.cpu))
             let ratio = floorWall.map { ", \(times(wall / $0)) the floor's wall" } ?? ""
             print(
@@ -77,9 +77,9 @@ enum RenderBenchmark {
         let icon = files[files.count / 2]
         let singleOutput = scratch + "/single.png"
         let count = max(101, runs * 15)
-        var cold: [(wall: Double, cpu: Double)] = [], hit: [(wall: Double, cpu: Double)] = []
-        var rsvgOne: [(wall: Double, cpu: Double)] = [], resvgOne: [(wall: Double, cpu: Double)] = []
-        var trueRuns: [(wall: Double, cpu: Double)] = [], versionRuns: [(wall: Double, cpu: Double)] = []
+        var cold: [TimedSample] = [], hit: [TimedSample] = []
+        var rsvgOne: [TimedSample] = [], resvgOne: [TimedSample] = []
+        var trueRuns: [TimedSample] = [], versionRuns: [TimedSample] = []
         _ = timedRun(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
         for _ in 0..<count {
             cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--no-cache"]))
@@ -91,13 +91,15 @@ enum RenderBenchmark {
         }
         print("\nOne icon per process (\((icon as NSString).lastPathComponent), medians of \(count) runs):")
         func single(
-            _ label: String, _ samples: [(wall: Double, cpu: Double)], against peer: [(wall: Double, cpu: Double)],
+            _ label: String, _ samples: [TimedSample], against peer: [TimedSample],
             _ peerName: String
         ) {
             let cpu = median(samples.map(\.cpu)), wall = median(samples.map(\.wall))
+            let faults = Int(median(samples.map { Double($0.faults) }))
             let versus = peer.isEmpty ? "" : ", \(times(cpu / max(1e-6, median(peer.map(\.cpu))))) \(peerName)'s CPU"
             print(
-                label.padding(toLength: 44, withPad: " ", startingAt: 0) + "\(ms(wall)) wall, \(ms(cpu)) CPU\(versus)")
+                label.padding(toLength: 44, withPad: " ", startingAt: 0)
+                    + "\(ms(wall)) wall, \(ms(cpu)) CPU, \(faults) page faults\(versus)")
         }
         single("  iconr render (--no-cache)", cold, against: rsvgOne, "rsvg-convert")
         if !rsvgOne.isEmpty { single("  rsvg-convert", rsvgOne, against: [], "") }

@@ -27,22 +27,24 @@ func timedRun(_ executable: String, _ arguments: [String], stdout: String = "/de
     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 }
 
-/// `timedRun`, and the CPU seconds (user + system) the run took: its own and those of the
-/// processes it waited for (`iconr render` of many icons renders in a child).
-func timedRunWithCPU(
-    _ executable: String, _ arguments: [String], stdout: String = "/dev/null"
-) -> (
-    wall: Double, cpu: Double
-) {
-    func childrenCPU() -> Double {
+/// One timed run: wall and CPU seconds, and the page faults it took (minor and major).
+typealias TimedSample = (wall: Double, cpu: Double, faults: Int)
+
+/// `timedRun`, and the CPU seconds (user + system) and page faults of the run: its own and
+/// those of the processes it waited for (`iconr render` of many icons renders in a child).
+func timedRunWithCPU(_ executable: String, _ arguments: [String], stdout: String = "/dev/null") -> TimedSample {
+    func children() -> (cpu: Double, faults: Int) {
         var usage = rusage()
         getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+        let cpu =
+            Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+        return (cpu, usage.ru_minflt + usage.ru_majflt)
     }
-    let before = childrenCPU()
+    let before = children()
     let wall = timedRun(executable, arguments, stdout: stdout)
-    return (wall, childrenCPU() - before)
+    let after = children()
+    return (wall, after.cpu - before.cpu, after.faults - before.faults)
 }
 
 /// Builds `Benchmarks/<name>.c` (a C program doing the same work with raw librsvg, cairo

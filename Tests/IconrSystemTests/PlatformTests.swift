@@ -114,5 +114,6 @@ import Testing
         #expect(try file.read(upTo: 10, at: 20) == Array(20..<30))
         #expect(try file.read(upTo: 10, at: 95) == Array(95..<100))
         #expect(try file.read(upTo: 10, at: 200).isEmpty)
+        #expect(try file.read(upTo: 0, at: 0).isEmpty && file.read(upTo: -1, at: 0).isEmpty, "no count, no trap")
     }
 }

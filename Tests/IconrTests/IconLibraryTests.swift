@@ -172,7 +172,7 @@ struct IconLibraryTests {
     }
 
     /// A journal is read in pieces of 4 MiB: a record that spans pieces (here one of 9 MiB)
-    /// and the records after it are found, and a record cut short at the end is not.
+    /// and the records after it are found, and half a record at its end stops nothing.
     @Test func aJournalIsReadPieceByPiece() throws {
         let flag = try flags(0..<1, from: try library(disk: false))[0]
         let writing = try DiskCache(directory: cacheDirectory, writesInBackground: true)
@@ -183,18 +183,22 @@ struct IconLibraryTests {
         let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         let header = Array("iconr pack 3\n".utf8)
         // The large record first, then the flag's, then half a record.
-        var journal = header
-        for (name, entry) in [(String(repeating: "0", count: 64), [UInt8](repeating: 7, count: 9 << 20))] {
-            withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { journal += $0 }
-            journal += name.utf8
-            withUnsafeBytes(of: UInt32(entry.count).littleEndian) { journal += $0 }
-            journal += entry
-        }
+        var journal = header + Self.packRecord(String(repeating: "0", count: 64), [UInt8](repeating: 7, count: 9 << 20))
         journal += written.dropFirst(header.count)
         journal += written.dropFirst(header.count).prefix(40)
         try Data(journal).write(to: URL(fileURLWithPath: path))
         let reading = try DiskCache(directory: cacheDirectory, writesInBackground: true)
         #expect(reading.read(flag.key)?.image == flag.image)
+    }
+
+    /// A pack record written by hand, as the format says (not by the code under test): the
+    /// name's length, the name, the entry's length, the entry (little-endian 32-bit lengths).
+    static func packRecord(_ name: String, _ entry: [UInt8]) -> [UInt8] {
+        var record: [UInt8] = []
+        withUnsafeBytes(of: UInt32(name.utf8.count).littleEndian) { record += $0 }
+        record += name.utf8
+        withUnsafeBytes(of: UInt32(entry.count).littleEndian) { record += $0 }
+        return record + entry
     }
 
     @Test func aHitMakesAnEntryRecentWhenItIsAMinuteOld() throws {
@@ -396,16 +400,10 @@ struct IconLibraryTests {
         let disk = try #require(writing.cache.disk)
         let secret = try FileReader.read(cacheDirectory + "/key")
         let name = try #require(disk.entryPath(for: red.key).split(separator: "/").last?.dropLast(4))
-        var pack = Array("iconr pack 3\n".utf8)
-        for (recordName, entry) in [
-            (String(repeating: "0", count: 64), [UInt8](repeating: 0, count: 65 << 20)),
-            (String(name), PackEntry.make(red.image, key: red.key, secret: secret)),
-        ] {
-            withUnsafeBytes(of: UInt32(recordName.utf8.count).littleEndian) { pack += $0 }
-            pack += recordName.utf8
-            withUnsafeBytes(of: UInt32(entry.count).littleEndian) { pack += $0 }
-            pack += entry
-        }
+        let pack =
+            Array("iconr pack 3\n".utf8)
+            + Self.packRecord(String(repeating: "0", count: 64), [UInt8](repeating: 0, count: 65 << 20))
+            + Self.packRecord(String(name), PackEntry.make(red.image, key: red.key, secret: secret))
         let packs = cacheDirectory + "/entries-v1/packs"
         try FileReader.makeFolder(packs)
         try AtomicFile.write(pack, to: packs + "/" + SHA256.hex(Array("big".utf8)) + ".pack")
