@@ -229,12 +229,13 @@ private struct TemplateParser {
 
     /// Keeps the targets of CSS `url(...)` in `text`.
     private mutating func noteURLs(in text: String) {
-        var rest = Substring(text)
-        while let start = rest.firstRange(of: "url(") {
-            guard let end = rest[start.upperBound...].firstIndex(of: ")") else { return }
-            let target = rest[start.upperBound..<end].filter { $0 != "\"" && $0 != "'" }
-            noteReference(String(target.trimmingASCIIWhitespace))
-            rest = rest[rest.index(after: end)...]
+        let bytes = Array(text.utf8)
+        var from = 0
+        while let start = bytes.firstOffset(of: Array("url(".utf8), from: from) {
+            guard let end = bytes[(start + 4)...].firstIndex(of: UInt8(ascii: ")")) else { return }
+            let target = bytes[(start + 4)..<end].filter { $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "'") }
+            noteReference(String(String(decoding: target, as: UTF8.self).trimmingASCIIWhitespace))
+            from = end + 1
         }
     }
 

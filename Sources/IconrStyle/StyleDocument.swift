@@ -398,7 +398,7 @@ public struct StyleDocument: Sendable {
                 }
                 // A name from data needs no warning: every icon of the folders is on the sheet,
                 // and one without parameters has no defaults to fall back to.
-                for part in open.sorted() where known == nil && part.contains(".params.") {
+                for part in open.sorted() where known == nil && part.containsUTF8(".params.") {
                     warnings.append(
                         "\(file): layer \"\(layer.id)\": \(layer.path).layout.icon-image\(part) comes from feature data "
                             + "the build has not seen: those features show the icon's defaults (give samples with --data)"

@@ -40,6 +40,27 @@ struct SVGTemplateMetadataTests {
         #expect(parsed.warnings.isEmpty)
     }
 
+    @Test func notesTheFilesItReferences() throws {
+        let parsed = try template(
+            """
+            <rect fill="url(/etc/hostname#x) red" filter='url( "b.svg" ) url(#local)' style="mask: url('c.svg')"/>
+            <image href="d.png"/><image href="#e"/><rect fill="url(data:x)"/><rect clip-path="url(f.svg"/>
+            <rect fill="url(b.svg)"/>
+            """)
+        #expect(parsed.externalReferences == ["/etc/hostname#x", "b.svg", "c.svg", "d.png"])
+    }
+
+    @Test func findsBytesAndSplitsByScalars() {
+        let bytes = Array("abcabc".utf8)
+        #expect(bytes.firstOffset(of: Array("bc".utf8)) == 1)
+        #expect(bytes.firstOffset(of: Array("bc".utf8), from: 2) == 4)
+        #expect(bytes.firstOffset(of: Array("bc".utf8), from: 5) == nil)
+        #expect(bytes.firstOffset(of: Array("abcabcd".utf8)) == nil)
+        #expect(bytes.firstOffset(of: []) == nil && bytes.firstOffset(of: Array("a".utf8), from: -1) == nil)
+        #expect("a.params.b".containsUTF8(".params.") && !"a.params".containsUTF8(".params."))
+        #expect("x--y--".splitUTF8(separator: "--") == ["x", "y", ""])
+    }
+
     @Test func acceptsAnyPrefixForTheMapboxNamespace() throws {
         let svg = """
             <svg xmlns="http://www.w3.org/2000/svg" xmlns:mb="https://www.mapbox.com" width="4" height="4">

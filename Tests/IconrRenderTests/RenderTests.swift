@@ -40,6 +40,25 @@ struct RenderTests {
         #expect(Librsvg.fileName(of: folder + "/missing.so") == "missing.so")
     }
 
+    @Test func libxmlsErrorPrefixIsShortenedToThePlace() throws {
+        #expect(
+            withoutLibxmlPrefix("Error domain 1 code 77 on line 3 column 1 of data: Premature end of data")
+                == "line 3 column 1: Premature end of data")
+        #expect(
+            withoutLibxmlPrefix("parse: Error domain 1 code 4 on line 1 column 9 of data: Start tag expected; é")
+                == "parse: line 1 column 9: Start tag expected; é")
+        // Only the first prefix is cut, and only a whole one: digits, then `code`, `on` and `of data: `.
+        let twice = "Error domain 1 code 2 on a of data: x; Error domain 3 code 4 on b of data: y"
+        #expect(withoutLibxmlPrefix(twice) == "a: x; Error domain 3 code 4 on b of data: y")
+        for untouched in [
+            "Error domain code 2 on a of data: x", "Error domain 1 code 2 on a", "Error domain 12",
+            "Error domain 1 code x on a of data: y", "no prefix", "",
+        ] {
+            #expect(withoutLibxmlPrefix(untouched) == untouched)
+        }
+        #expect(withoutLibxmlPrefix("Error domain 1 code 2 on  of data: z") == ": z")
+    }
+
     @Test func requestsRoundTrip() throws {
         let request = RenderRequest(
             svg: Self.square, scale: 1.5, maxSize: PixelSize(width: 300, height: 200),

@@ -74,6 +74,21 @@ struct ExpressionEngineTests {
         #expect(throws: ExpressionEvaluationError.self) { try evaluate(#"["measure-light", "color"]"#) }
     }
 
+    @Test func splitMatchesItsSeparatorAsJavaScriptDoes() throws {
+        func split(_ text: String, _ separator: String) throws -> [String] {
+            let json = #"["split", "\#(text)", "\#(separator)"]"#
+            guard case .array(let items) = try evaluate(json) else { return [] }
+            return items.map(\.text)
+        }
+        #expect(try split("a, b,, c", ", ") == ["a", "b,", "c"])
+        #expect(try split("--a--", "--") == ["", "a", ""])
+        #expect(try split("abc", "x") == ["abc"])
+        #expect(try split("", ",") == [""])
+        #expect(try split("ab", "") == ["a", "b"])
+        // Scalar by scalar, as JavaScript matches code units: `e` is found before a combining accent.
+        #expect(try split("cafe\u{301} e", "e") == ["caf", "\u{301} ", ""])
+    }
+
     @Test func mapboxOperatorsConfigAndImages() throws {
         var context = EvaluationContext()
         context.config = ["theme": .string("night")]

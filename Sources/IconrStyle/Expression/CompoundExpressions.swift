@@ -278,8 +278,7 @@ enum CompoundExpressions {
             args, context, _ throws(ExpressionEvaluationError) in
             let text = try args[0].string(context), separator = try args[1].string(context)
             if separator.isEmpty { return .array(text.unicodeScalars.map { .string(String($0)) }) }
-            return .array(
-                text.split(separator: separator, omittingEmptySubsequences: false).map { .string(String($0)) })
+            return .array(text.splitUTF8(separator: separator).map { .string($0) })
         }
         define("join", .string, .fixed([.array(.string), .string])) {
             args, context, _ throws(ExpressionEvaluationError) in
