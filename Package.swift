@@ -49,6 +49,9 @@ let package = Package(
         .executableTarget(
             name: "iconr-bench",
             dependencies: ["Iconr", "IconrCore", "IconrSystem", "IconrRender", "IconrTestSupport"]),
+        // A Swift program that does nothing: the start every Swift program pays, a peer in
+        // `iconr-bench render`.
+        .executableTarget(name: "empty-swift", path: "Benchmarks/empty-swift"),
         // Crashes of each kind under each crash handler, for CrashAttributionTests.
         .executableTarget(
             name: "iconr-crash-probe", dependencies: ["Iconr", "IconrCLI", "IconrSystem"], path: "Tests/CrashProbe"),

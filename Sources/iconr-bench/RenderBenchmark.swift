@@ -5,7 +5,8 @@ import IconrTestSupport
 /// `iconr render` of a whole folder at 1x in one process, side by side with the C floor
 /// (Benchmarks/render-floor.c: raw librsvg + cairo + libpng on one thread) and with shell
 /// loops of a process per icon (resvg, rsvg-convert, iconr); then one icon per process:
-/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit and `iconr --version` against `true`'s;
+/// a cold render against rsvg-convert's and resvg's CPU, and a cache hit, `iconr --version` and
+/// a Swift program that does nothing (empty-swift, built by `make bench`) against `true`'s;
 /// then the same processes counted in instructions by callgrind, which the machine's noise does not move.
 enum RenderBenchmark {
     static func run(folder: String, iconr: String, runs: Int = 7, loopRuns: Int = 2) {
@@ -23,6 +24,8 @@ enum RenderBenchmark {
         let floor = compileFloorProgram("render-floor", into: scratch)
         let rsvgConvert = executable("rsvg-convert")
         let resvg = executable("resvg")
+        let emptySwift = (iconr as NSString).deletingLastPathComponent + "/empty-swift"
+        let hasEmptySwift = FileManager.default.isExecutableFile(atPath: emptySwift)
 
         // Taken in turns, so that a slow phase of the machine hits every side alike.
         var batch: [TimedSample] = [], warm: [TimedSample] = []
@@ -79,7 +82,7 @@ enum RenderBenchmark {
         let count = max(101, runs * 15)
         var cold: [TimedSample] = [], hit: [TimedSample] = []
         var rsvgOne: [TimedSample] = [], resvgOne: [TimedSample] = []
-        var trueRuns: [TimedSample] = [], versionRuns: [TimedSample] = []
+        var trueRuns: [TimedSample] = [], versionRuns: [TimedSample] = [], emptyRuns: [TimedSample] = []
         _ = timedRun(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
         for _ in 0..<count {
             cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--no-cache"]))
@@ -88,6 +91,7 @@ enum RenderBenchmark {
             if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, singleOutput])) }
             trueRuns.append(timedRunWithCPU("/bin/true", []))
             versionRuns.append(timedRunWithCPU(iconr, ["--version"]))
+            if hasEmptySwift { emptyRuns.append(timedRunWithCPU(emptySwift, [])) }
         }
         print("\nOne icon per process (\((icon as NSString).lastPathComponent), medians of \(count) runs):")
         func single(
@@ -106,6 +110,11 @@ enum RenderBenchmark {
         if !resvgOne.isEmpty { single("  resvg", resvgOne, against: [], "") }
         single("  iconr render (cache hit)", hit, against: trueRuns, "true")
         single("  iconr --version (starting iconr)", versionRuns, against: trueRuns, "true")
+        if hasEmptySwift {
+            single("  empty-swift (a Swift program's start)", emptyRuns, against: trueRuns, "true")
+        } else {
+            print("  empty-swift: not built (make bench builds it)")
+        }
         single("  true", trueRuns, against: [], "")
 
         guard let valgrind = executable("valgrind") else {
@@ -128,6 +137,7 @@ enum RenderBenchmark {
         let resvgCount = resvg.flatMap { instructions($0, [icon, singleOutput]) }
         let hitCount = instructions(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
         let versionCount = instructions(iconr, ["--version"]), trueCount = instructions("/bin/true", [])
+        let emptyCount = hasEmptySwift ? instructions(emptySwift, []) : nil
         func counted(_ label: String, _ count: Double?, against peer: Double? = nil, _ peerName: String = "") {
             guard let count else { return }
             let versus = peer.map { ", \(times(count / $0)) \(peerName)'s" } ?? ""
@@ -140,6 +150,7 @@ enum RenderBenchmark {
         counted("  resvg", resvgCount)
         counted("  iconr render (cache hit)", hitCount, against: trueCount, "true")
         counted("  iconr --version (starting iconr)", versionCount, against: trueCount, "true")
+        counted("  empty-swift (a Swift program's start)", emptyCount, against: trueCount, "true")
         counted("  true", trueCount)
     }
 
