@@ -96,6 +96,30 @@ import Testing
         #expect(FileReader.names(in: folder) == ["pack"])
     }
 
+    /// Writing the bytes a file holds already leaves that file (its inode) where it is, with
+    /// a new modification time; other bytes of the same length replace it.
+    @Test func rewritingTheSameBytesOnlyStampsTheFile() throws {
+        let folder = "/tmp/iconr-same-\(getpid())"
+        try FileReader.makeFolder(folder)
+        defer { _ = system("rm -rf \(folder)") }
+        let path = folder + "/icon.png"
+        func status() -> stat {
+            var info = stat()
+            stat(path, &info)
+            return info
+        }
+        try AtomicFile.write([1, 2, 3], to: path)
+        let first = status()
+        var past = [timespec(tv_sec: 1_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path, &past, 0) == 0)
+        try AtomicFile.write([1, 2, 3], to: path)
+        #expect(status().st_ino == first.st_ino && status().st_mtim.tv_sec > 1_000_000)
+        try AtomicFile.write([1, 2, 4], to: path)
+        #expect(status().st_ino != first.st_ino)
+        #expect(try FileReader.read(path) == [1, 2, 4])
+        #expect(FileReader.names(in: folder) == ["icon.png"], "no temporary file is left")
+    }
+
     /// A file made only where there is none: the first call makes it, a second leaves it as
     /// it is (processes making one at once agree on it), and no temporary file is left; reads
     /// at an offset get what is there, fewer bytes where the file ends.
