@@ -27,15 +27,25 @@ enum RenderBenchmark {
         let emptySwift = (iconr as NSString).deletingLastPathComponent + "/empty-swift"
         let hasEmptySwift = FileManager.default.isExecutableFile(atPath: emptySwift)
 
-        // Taken in turns, so that a slow phase of the machine hits every side alike.
-        var batch: [TimedSample] = [], warm: [TimedSample] = []
+        // Taken in turns, so that a slow phase of the machine hits every side alike. Each run
+        // writes new files into an emptied folder (iconr leaves a file that holds its bytes
+        // already, and only stamps it); `unchanged` renders again over the warm run's files.
+        var batch: [TimedSample] = [], warm: [TimedSample] = [], unchanged: [TimedSample] = []
         var floors: [TimedSample] = []
         let cache = scratch + "/cache"
-        _ = timedRun(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache])
+        func emptied(_ name: String) -> String {
+            let folder = scratch + "/" + name
+            try? FileManager.default.removeItem(atPath: folder)
+            try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            return folder
+        }
+        _ = timedRun(iconr, ["render"] + files + ["-o", emptied("warm"), "--cache-dir", cache])
         for _ in 0..<runs {
-            batch.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", scratch + "/batch", "--no-cache"]))
-            warm.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache]))
-            if let floor { floors.append(timedRunWithCPU(floor, [scratch + "/floor"] + files)) }
+            batch.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", emptied("batch"), "--no-cache"]))
+            warm.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", emptied("warm"), "--cache-dir", cache]))
+            unchanged.append(
+                timedRunWithCPU(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache]))
+            if let floor { floors.append(timedRunWithCPU(floor, [emptied("floor")] + files)) }
         }
         // A process per icon, as a shell loop runs them.
         func loop(_ command: String) -> [TimedSample] {
@@ -61,6 +71,7 @@ enum RenderBenchmark {
         print("A batch of \(files.count) (one process unless it says a loop):")
         row("  iconr render (--no-cache)", batch)
         row("  iconr render (warm disk cache)", warm)
+        row("  the same again, the files unchanged", unchanged)
         if floors.isEmpty {
             print("  C floor: needs cc, pkg-config and librsvg2-dev (Benchmarks/render-floor.c); not measured")
         } else {
@@ -77,18 +88,25 @@ enum RenderBenchmark {
         // One icon per process: medians of many runs of a mid-sized icon, each program in turn
         // (so that the machine's drift touches all alike). A start costs 1-10 ms, and 21 runs
         // gave a hit 1.75-2.4x `true` over the runs of one day; 101 take some 3 s.
+        // Each writes a new file (the last one removed first), but `same`: a hit over the file
+        // it wrote the run before, which iconr leaves as it is.
         let icon = files[files.count / 2]
-        let singleOutput = scratch + "/single.png"
+        let singleOutput = scratch + "/single.png", sameOutput = scratch + "/same.png"
         let count = max(101, runs * 15)
-        var cold: [TimedSample] = [], hit: [TimedSample] = []
+        var cold: [TimedSample] = [], hit: [TimedSample] = [], same: [TimedSample] = []
         var rsvgOne: [TimedSample] = [], resvgOne: [TimedSample] = []
         var trueRuns: [TimedSample] = [], versionRuns: [TimedSample] = [], emptyRuns: [TimedSample] = []
-        _ = timedRun(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
+        _ = timedRun(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache])
+        func new(_ path: String) -> String {
+            unlink(path)
+            return path
+        }
         for _ in 0..<count {
-            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--no-cache"]))
-            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache]))
-            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", singleOutput])) }
-            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, singleOutput])) }
+            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", new(singleOutput), "--no-cache"]))
+            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", new(singleOutput), "--cache-dir", cache]))
+            same.append(timedRunWithCPU(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache]))
+            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", new(singleOutput)])) }
+            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, new(singleOutput)])) }
             trueRuns.append(timedRunWithCPU("/bin/true", []))
             versionRuns.append(timedRunWithCPU(iconr, ["--version"]))
             if hasEmptySwift { emptyRuns.append(timedRunWithCPU(emptySwift, [])) }
@@ -109,6 +127,7 @@ enum RenderBenchmark {
         if !rsvgOne.isEmpty { single("  rsvg-convert", rsvgOne, against: [], "") }
         if !resvgOne.isEmpty { single("  resvg", resvgOne, against: [], "") }
         single("  iconr render (cache hit)", hit, against: trueRuns, "true")
+        single("  the same, over its unchanged file", same, against: trueRuns, "true")
         single("  iconr --version (starting iconr)", versionRuns, against: trueRuns, "true")
         if hasEmptySwift {
             single("  empty-swift (a Swift program's start)", emptyRuns, against: trueRuns, "true")
@@ -132,10 +151,11 @@ enum RenderBenchmark {
             return count
         }
         print("\nThe same, in instructions (callgrind, one run each):")
-        let coldCount = instructions(iconr, ["render", icon, "-o", singleOutput, "--no-cache"])
-        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", singleOutput]) }
-        let resvgCount = resvg.flatMap { instructions($0, [icon, singleOutput]) }
-        let hitCount = instructions(iconr, ["render", icon, "-o", singleOutput, "--cache-dir", cache])
+        let coldCount = instructions(iconr, ["render", icon, "-o", new(singleOutput), "--no-cache"])
+        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", new(singleOutput)]) }
+        let resvgCount = resvg.flatMap { instructions($0, [icon, new(singleOutput)]) }
+        let hitCount = instructions(iconr, ["render", icon, "-o", new(singleOutput), "--cache-dir", cache])
+        let sameCount = instructions(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache])
         let versionCount = instructions(iconr, ["--version"]), trueCount = instructions("/bin/true", [])
         let emptyCount = hasEmptySwift ? instructions(emptySwift, []) : nil
         func counted(_ label: String, _ count: Double?, against peer: Double? = nil, _ peerName: String = "") {
@@ -149,6 +169,7 @@ enum RenderBenchmark {
         counted("  rsvg-convert", rsvgCount)
         counted("  resvg", resvgCount)
         counted("  iconr render (cache hit)", hitCount, against: trueCount, "true")
+        counted("  the same, over its unchanged file", sameCount, against: trueCount, "true")
         counted("  iconr --version (starting iconr)", versionCount, against: trueCount, "true")
         counted("  empty-swift (a Swift program's start)", emptyCount, against: trueCount, "true")
         counted("  true", trueCount)
