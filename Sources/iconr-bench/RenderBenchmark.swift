@@ -16,7 +16,7 @@ enum RenderBenchmark {
         guard !files.isEmpty else { fail("no SVG files in \(folder)") }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-render-bench-\(getpid())")
             .path
-        for name in ["batch", "warm", "floor", "loop"] {
+        for name in ["loop"] {
             try? FileManager.default.createDirectory(atPath: scratch + "/" + name, withIntermediateDirectories: true)
         }
         defer { try? FileManager.default.removeItem(atPath: scratch) }
@@ -28,24 +28,24 @@ enum RenderBenchmark {
         let hasEmptySwift = FileManager.default.isExecutableFile(atPath: emptySwift)
 
         // Taken in turns, so that a slow phase of the machine hits every side alike. Each run
-        // writes new files into an emptied folder (iconr leaves a file that holds its bytes
-        // already, and only stamps it); `unchanged` renders again over the warm run's files.
+        // writes new files into a new folder (iconr leaves a file that holds its bytes already,
+        // and only stamps it; and ext4 made new files slowly right after many were deleted);
+        // `unchanged` renders again over the warm run's files.
         var batch: [TimedSample] = [], warm: [TimedSample] = [], unchanged: [TimedSample] = []
         var floors: [TimedSample] = []
         let cache = scratch + "/cache"
-        func emptied(_ name: String) -> String {
-            let folder = scratch + "/" + name
-            try? FileManager.default.removeItem(atPath: folder)
+        func new(_ name: String, _ run: Int) -> String {
+            let folder = scratch + "/\(name)-\(run)"
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             return folder
         }
-        _ = timedRun(iconr, ["render"] + files + ["-o", emptied("warm"), "--cache-dir", cache])
-        for _ in 0..<runs {
-            batch.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", emptied("batch"), "--no-cache"]))
-            warm.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", emptied("warm"), "--cache-dir", cache]))
+        _ = timedRun(iconr, ["render"] + files + ["-o", new("warm", -1), "--cache-dir", cache])
+        for run in 0..<runs {
+            batch.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", new("batch", run), "--no-cache"]))
+            warm.append(timedRunWithCPU(iconr, ["render"] + files + ["-o", new("warm", run), "--cache-dir", cache]))
             unchanged.append(
-                timedRunWithCPU(iconr, ["render"] + files + ["-o", scratch + "/warm", "--cache-dir", cache]))
-            if let floor { floors.append(timedRunWithCPU(floor, [emptied("floor")] + files)) }
+                timedRunWithCPU(iconr, ["render"] + files + ["-o", new("warm", run), "--cache-dir", cache]))
+            if let floor { floors.append(timedRunWithCPU(floor, [new("floor", run)] + files)) }
         }
         // A process per icon, as a shell loop runs them.
         func loop(_ command: String) -> [TimedSample] {
@@ -97,16 +97,16 @@ enum RenderBenchmark {
         var rsvgOne: [TimedSample] = [], resvgOne: [TimedSample] = []
         var trueRuns: [TimedSample] = [], versionRuns: [TimedSample] = [], emptyRuns: [TimedSample] = []
         _ = timedRun(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache])
-        func new(_ path: String) -> String {
+        func removed(_ path: String) -> String {
             unlink(path)
             return path
         }
         for _ in 0..<count {
-            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", new(singleOutput), "--no-cache"]))
-            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", new(singleOutput), "--cache-dir", cache]))
+            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", removed(singleOutput), "--no-cache"]))
+            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", removed(singleOutput), "--cache-dir", cache]))
             same.append(timedRunWithCPU(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache]))
-            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", new(singleOutput)])) }
-            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, new(singleOutput)])) }
+            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", removed(singleOutput)])) }
+            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, removed(singleOutput)])) }
             trueRuns.append(timedRunWithCPU("/bin/true", []))
             versionRuns.append(timedRunWithCPU(iconr, ["--version"]))
             if hasEmptySwift { emptyRuns.append(timedRunWithCPU(emptySwift, [])) }
@@ -151,10 +151,10 @@ enum RenderBenchmark {
             return count
         }
         print("\nThe same, in instructions (callgrind, one run each):")
-        let coldCount = instructions(iconr, ["render", icon, "-o", new(singleOutput), "--no-cache"])
-        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", new(singleOutput)]) }
-        let resvgCount = resvg.flatMap { instructions($0, [icon, new(singleOutput)]) }
-        let hitCount = instructions(iconr, ["render", icon, "-o", new(singleOutput), "--cache-dir", cache])
+        let coldCount = instructions(iconr, ["render", icon, "-o", removed(singleOutput), "--no-cache"])
+        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", removed(singleOutput)]) }
+        let resvgCount = resvg.flatMap { instructions($0, [icon, removed(singleOutput)]) }
+        let hitCount = instructions(iconr, ["render", icon, "-o", removed(singleOutput), "--cache-dir", cache])
         let sameCount = instructions(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache])
         let versionCount = instructions(iconr, ["--version"]), trueCount = instructions("/bin/true", [])
         let emptyCount = hasEmptySwift ? instructions(emptySwift, []) : nil
