@@ -88,25 +88,27 @@ enum RenderBenchmark {
         // One icon per process: medians of many runs of a mid-sized icon, each program in turn
         // (so that the machine's drift touches all alike). A start costs 1-10 ms, and 21 runs
         // gave a hit 1.75-2.4x `true` over the runs of one day; 101 take some 3 s.
-        // Each writes a new file (the last one removed first), but `same`: a hit over the file
-        // it wrote the run before, which iconr leaves as it is.
+        // Each writes a new file (a new name each time: removing the last one first made the
+        // next write slower), but `same`: a hit over the file it wrote the run before, which
+        // iconr leaves as it is.
         let icon = files[files.count / 2]
-        let singleOutput = scratch + "/single.png", sameOutput = scratch + "/same.png"
+        let sameOutput = scratch + "/same.png"
         let count = max(101, runs * 15)
         var cold: [TimedSample] = [], hit: [TimedSample] = [], same: [TimedSample] = []
         var rsvgOne: [TimedSample] = [], resvgOne: [TimedSample] = []
         var trueRuns: [TimedSample] = [], versionRuns: [TimedSample] = [], emptyRuns: [TimedSample] = []
         _ = timedRun(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache])
-        func removed(_ path: String) -> String {
-            unlink(path)
-            return path
+        var written = 0
+        func newFile() -> String {
+            written += 1
+            return scratch + "/single-\(written).png"
         }
         for _ in 0..<count {
-            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", removed(singleOutput), "--no-cache"]))
-            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", removed(singleOutput), "--cache-dir", cache]))
+            cold.append(timedRunWithCPU(iconr, ["render", icon, "-o", newFile(), "--no-cache"]))
+            hit.append(timedRunWithCPU(iconr, ["render", icon, "-o", newFile(), "--cache-dir", cache]))
             same.append(timedRunWithCPU(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache]))
-            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", removed(singleOutput)])) }
-            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, removed(singleOutput)])) }
+            if let rsvgConvert { rsvgOne.append(timedRunWithCPU(rsvgConvert, [icon, "-o", newFile()])) }
+            if let resvg { resvgOne.append(timedRunWithCPU(resvg, [icon, newFile()])) }
             trueRuns.append(timedRunWithCPU("/bin/true", []))
             versionRuns.append(timedRunWithCPU(iconr, ["--version"]))
             if hasEmptySwift { emptyRuns.append(timedRunWithCPU(emptySwift, [])) }
@@ -151,10 +153,10 @@ enum RenderBenchmark {
             return count
         }
         print("\nThe same, in instructions (callgrind, one run each):")
-        let coldCount = instructions(iconr, ["render", icon, "-o", removed(singleOutput), "--no-cache"])
-        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", removed(singleOutput)]) }
-        let resvgCount = resvg.flatMap { instructions($0, [icon, removed(singleOutput)]) }
-        let hitCount = instructions(iconr, ["render", icon, "-o", removed(singleOutput), "--cache-dir", cache])
+        let coldCount = instructions(iconr, ["render", icon, "-o", newFile(), "--no-cache"])
+        let rsvgCount = rsvgConvert.flatMap { instructions($0, [icon, "-o", newFile()]) }
+        let resvgCount = resvg.flatMap { instructions($0, [icon, newFile()]) }
+        let hitCount = instructions(iconr, ["render", icon, "-o", newFile(), "--cache-dir", cache])
         let sameCount = instructions(iconr, ["render", icon, "-o", sameOutput, "--cache-dir", cache])
         let versionCount = instructions(iconr, ["--version"]), trueCount = instructions("/bin/true", [])
         let emptyCount = hasEmptySwift ? instructions(emptySwift, []) : nil
