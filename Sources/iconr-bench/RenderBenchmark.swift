@@ -16,9 +16,7 @@ enum RenderBenchmark {
         guard !files.isEmpty else { fail("no SVG files in \(folder)") }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-render-bench-\(getpid())")
             .path
-        for name in ["loop"] {
-            try? FileManager.default.createDirectory(atPath: scratch + "/" + name, withIntermediateDirectories: true)
-        }
+        try? FileManager.default.createDirectory(atPath: scratch + "/loop", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         let cores = ProcessInfo.processInfo.activeProcessorCount
         let floor = compileFloorProgram("render-floor", into: scratch)
