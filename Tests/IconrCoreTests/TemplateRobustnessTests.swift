@@ -99,5 +99,8 @@ struct MessageTextTests {
             "\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}".escapedForMessage
                 == #"\u{1B}[31mred\t\r\u{0}\u{7F}\u{85}\u{2028}"#)
         #expect("ünïcode ✓".escapedForMessage == "ünïcode ✓")
+        // Lead bytes of C1 controls and of the separators, in characters that are neither.
+        #expect("¡a – b…".escapedForMessage == "¡a – b…")
+        #expect("\u{2029}x\u{9F}".escapedForMessage == #"\u{2029}x\u{9F}"#)
     }
 }
