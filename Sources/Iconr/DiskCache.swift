@@ -98,8 +98,8 @@ public final class DiskCache: Sendable {
         }
         let journal = writesInBackground ? DiskJournal(folder: entries + "/packs", limit: byteLimit / 4) : nil
         self.journal = journal
-        // The folders exist but in a new cache: one `stat` of the innermost says so, where
-        // making each (`mkdir`, then `stat`) took a cache hit six system calls.
+        // The folders exist unless the cache is new: one `stat` of the innermost says so,
+        // where making each (`mkdir`, then `stat`) took a cache hit six system calls.
         if !FileReader.isFolder(entries + "/packs") {
             for path in [directory, entries, entries + "/packs"] {
                 do {

@@ -11,12 +11,14 @@ extension StringProtocol {
     }
 }
 
-extension [UInt8] {
-    /// The first offset at or after `start` where `target` (not empty) begins, or nil. The
-    /// standard library's `firstRange(of:)`, `contains(_:)` and `split(separator:)` for a
-    /// string live in _StringProcessing, whose regex engine they link into iconr: 3,100
-    /// relocations on 12 pages that every start of the command line wrote.
-    package func firstOffset(of target: [UInt8], from start: Int = 0) -> Int? {
+extension Array where Element: Equatable {
+    /// The first offset at or after `start` where `target` (not empty) begins, or nil: in
+    /// bytes, or in scalars (the style expression `index-of`). The standard library's
+    /// `firstRange(of:)`, `contains(_:)` and `split(separator:)` for a string live in
+    /// _StringProcessing, whose regex engine they link into iconr: 3,100 relocations on 12
+    /// pages that every start of the command line wrote.
+    @inlinable
+    package func firstOffset(of target: [Element], from start: Int = 0) -> Int? {
         guard let first = target.first, start >= 0, target.count <= count else { return nil }
         var offset = start
         while offset <= count - target.count {

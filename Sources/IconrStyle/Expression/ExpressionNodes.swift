@@ -305,13 +305,7 @@ final class SearchNode: ExpressionNode {
         let scalars = Array(text.unicodeScalars), target = Array(word.unicodeScalars)
         let first = start.isNaN ? 0 : Int(max(0, min(start, Double(scalars.count))))
         if target.isEmpty { return first }
-        guard scalars.count >= target.count else { return -1 }
-        var i = first
-        while i + target.count <= scalars.count {
-            if scalars[i..<i + target.count].elementsEqual(target) { return i }
-            i += 1
-        }
-        return -1
+        return scalars.firstOffset(of: target, from: first) ?? -1
     }
 
     var children: [any ExpressionNode] { [needle, haystack] + (fromIndex.map { [$0] } ?? []) }
