@@ -131,6 +131,9 @@ enum RenderCommand: Command {
         scale == 1 ? "\(name).png" : "\(name)@\(scale.shortText)x.png"
     }
 
+    /// What `parseScale` accepts, for the error when it refuses a value.
+    static let scaleExpected = "a number > 0 and at most 1000000, such as 2 or 2x"
+
     /// Accepts `2`, `2x`, `1.5`, `1e1`: decimal numbers only (not `0x10` or `0x1p-3`),
     /// finite, from 1e-6 to 1e6 (a raster past the size limit is refused later anyway).
     static func parseScale(_ text: String) -> Double? {
@@ -151,7 +154,7 @@ enum RenderCommand: Command {
         var scales: [Double] = []
         for text in values.flatMap({ $0.split(separator: ",", omittingEmptySubsequences: false) }) {
             guard let scale = parseScale(String(text)) else {
-                throw UsageError(message: "invalid value '\(text)' for --scale: expected a finite number > 0")
+                throw UsageError(message: "invalid value '\(text)' for --scale: expected \(scaleExpected)")
             }
             if !scales.contains(scale) { scales.append(scale) }
         }

@@ -71,7 +71,8 @@ enum ServeCommand: Command {
                 return file.hasSuffix(".json") ? String(file.dropLast(5)) : file
             }.map { (name: $0.name, path: $0.directory) }
             server.maxScale =
-                try arguments.value("--max-scale", as: RenderCommand.parseScale, expected: "a number > 0") ?? 4
+                try arguments.value(
+                    "--max-scale", as: RenderCommand.parseScale, expected: RenderCommand.scaleExpected) ?? 4
             let ratios = try arguments.all("--ratio").flatMap {
                 $0.split(separator: ",", omittingEmptySubsequences: false)
             }

@@ -135,7 +135,8 @@ enum SpriteCommand: Command {
             }
             .map { text throws(UsageError) -> Double in
                 guard let ratio = RenderCommand.parseScale(String(text)) else {
-                    throw UsageError(message: "invalid value '\(text)' for --ratio: expected a finite number > 0")
+                    throw UsageError(
+                        message: "invalid value '\(text)' for --ratio: expected \(RenderCommand.scaleExpected)")
                 }
                 return ratio
             }

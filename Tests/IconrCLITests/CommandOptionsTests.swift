@@ -98,7 +98,10 @@ import Testing
             "a/flag.svg and b/flag.svg would both write flag.png: name their outputs in a --list (-o on each line)"
         ),
         (["render", "a.svg", "-p", "red"], "invalid value 'red' for --param: expected NAME=COLOR"),
-        (["render", "a.svg", "--scale", "0x10"], "invalid value '0x10' for --scale: expected a finite number > 0"),
+        (
+            ["render", "a.svg", "--scale", "0x10"],
+            "invalid value '0x10' for --scale: expected a number > 0 and at most 1000000, such as 2 or 2x"
+        ),
         (["sprite", "icons"], "missing -o <out/prefix>"),
         (["sprite", "icons", "-o", "x", "--retina", "-r", "1"], "--retina and --ratio cannot go together"),
         (["sprite", "icons", "-o", "x", "--emit-style", "s.json"], "--emit-style needs --style"),

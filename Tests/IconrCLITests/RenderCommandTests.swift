@@ -80,10 +80,17 @@ struct RenderCommandTests {
             ["render", "a.svg", "-s", "1,2", "-o", "-"],
             "error: -o - writes one PNG: give one template at one scale, or -o DIR"
         ),
-        (["render", "a.svg", "--scale", "0"], "error: invalid value '0' for --scale: expected a finite number > 0"),
+        (
+            ["render", "a.svg", "--scale", "0"],
+            "error: invalid value '0' for --scale: expected a number > 0 and at most 1000000, such as 2 or 2x"
+        ),
         (
             ["render", "a.svg", "--scale", "inf"],
-            "error: invalid value 'inf' for --scale: expected a finite number > 0"
+            "error: invalid value 'inf' for --scale: expected a number > 0 and at most 1000000, such as 2 or 2x"
+        ),
+        (
+            ["render", "a.svg", "--scale", "1e9"],
+            "error: invalid value '1e9' for --scale: expected a number > 0 and at most 1000000, such as 2 or 2x"
         ),
         (["render", "a.svg", "--scale"], "error: missing value for --scale"),
         (
