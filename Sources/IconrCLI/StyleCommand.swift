@@ -44,7 +44,13 @@ enum StyleCommand: Command {
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
             guard arguments.positionals.first == "check" else {
-                throw UsageError(message: "expected 'check <style.json>'")
+                // `iconr style style.json` is the likely slip: show the command it meant.
+                let positionals = arguments.positionals
+                let hint =
+                    positionals.count == 1
+                    ? " (did you mean 'iconr style check \(positionals[0])'?)"
+                    : didYouMean(positionals.first ?? "", among: ["check"])
+                throw UsageError(message: "expected 'check <style.json>'" + hint)
             }
             guard arguments.positionals.count == 2 else { throw UsageError(message: "expected one <style.json>") }
             style = arguments.positionals[1]

@@ -87,6 +87,14 @@ struct ExpressionCommandTests {
         #expect(json.status == 1 && report?["problems"]?.count == 1, "\(json.stdout)")
         #expect(report?["changes"]?.contains { $0.contains("\"pitch\" is Mapbox-only") } == true)
         #expect(try iconr("style", "inspect", file.path).status == 64)
+        let bare = try iconr("style", file.path)
+        #expect(bare.status == 64)
+        #expect(
+            bare.stderr.hasPrefix(
+                "error: expected 'check <style.json>' (did you mean 'iconr style check \(file.path)'?)\n"))
+        #expect(
+            try iconr("style", "chek", file.path).stderr.hasPrefix(
+                "error: expected 'check <style.json>' (did you mean 'check'?)\n"))
         #expect(try iconr("style", "check", file.path, "--light", "noon").status == 64)
     }
 }
