@@ -21,7 +21,9 @@ enum ExpressionCommand: Command {
             help: "The property specification, as the suite's propertySpec (default: data-driven, interpolatable)."),
         OptionSpec(
             names: ["--input"], valueName: "JSON",
-            help: "A [globals, feature] pair, e.g. '[{\"zoom\": 5}, {\"properties\": {\"x\": 1}}]'. Repeatable.",
+            help:
+                "A [globals, feature] pair, e.g. '[{\"zoom\": 5}, {\"properties\": {\"x\": 1}}]'. Repeatable "
+                + "(default: one empty pair, [{}, {}]).",
             isRepeatable: true),
         OptionSpec(names: ["--global-state"], valueName: "JSON", help: "Values for global-state, as an object."),
     ]
@@ -29,7 +31,8 @@ enum ExpressionCommand: Command {
     struct Options: CommandOptions {
         var expression: JSONValue
         var specification: PropertySpecification
-        /// `[globals, feature]` pairs.
+        /// `[globals, feature]` pairs; one empty pair when none is given, so that
+        /// `iconr expression '["+", 1, 2]'` prints its value.
         var inputs: [JSONValue]
         var globalState: [String: StyleValue] = [:]
 
@@ -42,6 +45,7 @@ enum ExpressionCommand: Command {
             for input in inputs where input.arrayValue?.count != 2 {
                 throw UsageError(message: "--input must be a [globals, feature] pair, found \(input.serialized)")
             }
+            if inputs.isEmpty { inputs = [.array([.object([:]), .object([:])])] }
             if let text = arguments.value("--global-state") {
                 guard let object = try json(text, what: "--global-state").objectValue else {
                     throw UsageError(message: "--global-state must be a JSON object")

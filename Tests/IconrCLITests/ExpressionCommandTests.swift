@@ -30,6 +30,9 @@ struct ExpressionCommandTests {
         let state = try iconr(
             "expression", #"["global-state", "k"]"#, "--global-state", #"{"k": 3}"#, "--input", "[{}, {}]")
         #expect(state.status == 0 && state.stdout.hasSuffix(#""outputs":[3]}"# + "\n"))
+        // Without --input, one empty pair: a constant expression prints its value.
+        let constant = try iconr("expression", #"["+", 1, 2]"#)
+        #expect(constant.status == 0 && constant.stdout.hasSuffix(#""outputs":[3]}"# + "\n"), "\(constant.stdout)")
     }
 
     @Test func anExpressionThatDoesNotCompileExits1() throws {
