@@ -1,5 +1,6 @@
 import Iconr
 import IconrCore
+import IconrSystem
 
 /// `iconr cache stats|clear [--cache-dir DIR]`
 enum CacheCommand: Command {
@@ -34,15 +35,18 @@ enum CacheCommand: Command {
     static func run(_ options: Options, console: Console) throws -> Int32 {
         let settings = options.cache
         guard !settings.isDisabled else { return 0 }
-        let cache = try DiskCache(directory: settings.directory ?? DiskCache.defaultDirectory)
-        let statistics = cache.statistics()
+        let directory = settings.directory ?? DiskCache.defaultDirectory
+        // A cache that was never made is empty: looking at it or clearing it does not make it
+        // (a mistyped --cache-dir leaves nothing behind).
+        let cache = FileReader.exists(directory) ? try DiskCache(directory: directory) : nil
+        let statistics = cache?.statistics() ?? (entries: 0, bytes: 0)
         if options.action == .stats {
-            console.out("directory: \(cache.directory)")
+            console.out("directory: \(directory)")
             console.out("entries: \(statistics.entries)")
             console.out("bytes: \(statistics.bytes)")
         } else {
-            cache.clear()
-            console.out("removed \(statistics.entries) entries (\(statistics.bytes) bytes) from \(cache.directory)")
+            cache?.clear()
+            console.out("removed \(statistics.entries) entries (\(statistics.bytes) bytes) from \(directory)")
         }
         return 0
     }

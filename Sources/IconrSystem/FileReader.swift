@@ -162,6 +162,12 @@ package enum FileReader {
         }
     }
 
+    /// Whether anything is at `path` (following a symbolic link).
+    package static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
     /// Whether `path` is a folder (following a symbolic link).
     package static func isFolder(_ path: String) -> Bool {
         var info = stat()

@@ -119,6 +119,16 @@ struct CacheCommandTests {
         #expect(try iconr(["cache", "purge"]).status == 64)
     }
 
+    /// A cache that was never made is empty, and `stats` and `clear` do not make it.
+    @Test func statsAndClearOfNoCacheMakeNone() throws {
+        let missing = cache + "-never-made"
+        let stats = try iconr(["cache", "stats", "--cache-dir", missing])
+        #expect(stats.status == 0 && stats.stdout == "directory: \(missing)\nentries: 0\nbytes: 0\n")
+        let clear = try iconr(["cache", "clear", "--cache-dir", missing])
+        #expect(clear.status == 0 && clear.stdout == "removed 0 entries (0 bytes) from \(missing)\n")
+        #expect(!FileManager.default.fileExists(atPath: missing))
+    }
+
     @Test func theDefaultDirectoryFollowsXDG() throws {
         _ = try iconr(["render", flag, "-p", "flag_color=teal", "-o", "a.png"])
         let stats = try iconr(["cache", "stats"])
