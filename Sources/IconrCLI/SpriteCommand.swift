@@ -247,6 +247,14 @@ enum SpriteCommand: Command {
             // Invalid icons: one line each, then the summary as the command's error.
             progress.finish()
             if case .invalidIcons(let failures) = error { failures.forEach { console.error($0.description) } }
+            // Folders whose icons are all in subfolders (openstreetmap-carto's): say how to read them.
+            if case .noIcons = error, !options.recursive,
+                parsed.folders.contains(where: { folder in
+                    FileReader.listing(of: folder, folders: true, wanted: { _ in false }).contains(where: \.isFolder)
+                })
+            {
+                throw NoIconsAtTop(description: "\(error) (--recursive reads subfolders)")
+            }
             throw error
         }
         progress.finish()
@@ -452,6 +460,11 @@ enum SpriteCommand: Command {
             }
         }
         return stale
+    }
+
+    /// No icons in the folders themselves, but subfolders in them: the error, with the option.
+    struct NoIconsAtTop: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// `--check` found outputs that would change (each already named on its own line).

@@ -351,7 +351,18 @@ struct SpriteCommandTests {
         #expect(try iconr("sprite", "-o", "x").status == 64)
         #expect(try iconr("sprite", "icons", "-o", "x", "--ratio", "0").status == 64)
         let missing = try iconr("sprite", "nowhere", "-o", "x")
-        #expect(missing.status == 1 && missing.stderr == "error: no SVG icons in nowhere\n")
+        #expect(missing.status == 1 && missing.stderr == "error: no icons (.svg, .svgz, .png) in nowhere\n")
+        // Icons only in subfolders: the error names the option that reads them.
+        let nested = directory.appendingPathComponent("nested/shops")
+        try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("icons/flag.svg"), to: nested.appendingPathComponent("flag.svg"))
+        let top = try iconr("sprite", "nested", "-o", "x", "--no-cache")
+        #expect(
+            top.status == 1
+                && top.stderr == "error: no icons (.svg, .svgz, .png) in nested (--recursive reads subfolders)\n",
+            "\(top.stderr)")
+        #expect(try iconr("sprite", "nested", "-o", "x", "--no-cache", "--recursive").status == 0)
         try Data("{\"nope\": [{\"params\": {}}]}".utf8).write(to: directory.appendingPathComponent("v.json"))
         let unknown = try iconr("sprite", "icons", "-o", "x", "--variants", "v.json", "--no-cache")
         #expect(
