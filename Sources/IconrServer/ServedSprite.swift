@@ -82,7 +82,7 @@ final class ServedSprite: Sendable {
         do {
             fingerprint = try self.fingerprint()
         } catch {
-            return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
+            return .failure(failure(error))
         }
         if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
             known.checked = clock.now
@@ -121,7 +121,20 @@ final class ServedSprite: Sendable {
                 current.withLock { $0 = known }
                 return .success(known)
             }
-            return .failure(RouteError(status: 500, message: IconServer.withoutFile(error)))
+            return .failure(failure(error))
+        }
+    }
+
+    /// A failed build's status and line for clients, which know sets by name, not by the
+    /// server's folders: those go to the server's log.
+    private func failure(_ error: any Error) -> RouteError {
+        switch error as? SpriteBuildError {
+        case .noIcons?: return RouteError(status: 404, message: "the set has no icons (.svg, .svgz, .png)")
+        case .sheet(let message)?: return RouteError(status: 500, message: message)
+        case nil: return RouteError(status: 500, message: IconServer.withoutFile(error))
+        case _?:
+            Log.warning("building the sprite of \(directories.joined(separator: ", ")) failed: \(error)")
+            return RouteError(status: 500, message: "the sprite could not be built (the server's log says why)")
         }
     }
 

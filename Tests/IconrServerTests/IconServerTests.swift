@@ -167,6 +167,22 @@ struct IconServerTests {
         #expect(get("/health", headers: ["x-big": String(repeating: "b", count: 20000)]).status == 431)
     }
 
+    /// A set whose folder holds no icons has no sprite: 404, in words that name none of the
+    /// server's folders.
+    @Test func aSetWithoutIconsHasNoSprite() throws {
+        let empty = directory.appendingPathComponent("empty")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
+        var options = ServerOptions()
+        options.iconSets = [("empty", empty.path)]
+        options.clock = clock
+        let server = try IconServer(options: options, placement: .inProcess)
+        let response = server.respond(
+            to: HTTPRequest(method: "GET", path: "/sprites/empty/sprite.json", query: [], headers: [:]))
+        #expect(response.status == 404)
+        let message = try errorMessage(response)
+        #expect(message == "the set has no icons (.svg, .svgz, .png)", "\(message)")
+    }
+
     @Test func namesCannotLeaveTheirFolders() throws {
         for target in [
             "/icons/../secret.png", "/icons/%2e%2e/secret.png", "/icons/%2E%2E%2Fsecret.png",
