@@ -97,6 +97,12 @@ public final class IconServer: Sendable {
             guard FileReader.isFolder(set.directory) else {
                 throw IconrError.folder(path: set.directory, problem: .notAFolderOfIcons)
             }
+            // An empty folder serves (icons added later are found), but is likely the wrong one.
+            do {
+                _ = try SpriteBuilder.iconFiles(in: [set.directory], recursive: true)
+            } catch {
+                Log.warning("set \"\(set.name)\": \(error), so far")
+            }
             libraries.append(
                 (set.name, IconLibrary(directory: set.directory, renderer: renderer, clock: options.clock)))
             sprites[set.name] = ServedSprite(

@@ -478,6 +478,21 @@ struct ServeCommandTests {
             })
     }
 
+    /// A set whose folder holds no icons starts with a warning (it may be the wrong folder)
+    /// and serves no sprite until icons come: a 404, not a server error.
+    @Test func anEmptySetIsWarnedOfAndHasNoSprite() throws {
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("empty"), withIntermediateDirectories: true)
+        let server = try ServerProcess(["--icons", "empty", "--no-cache"], directory: directory)
+        #expect(
+            server.stderr.hasPrefix(
+                "warning: set \"empty\": no icons (.svg, .svgz, .png) in empty, so far\n"), "\(server.stderr)")
+        #expect(try server.get("/sprites/empty/sprite.json").status == 404)
+        try FileManager.default.copyItem(
+            at: icons.appendingPathComponent("flag.svg"), to: directory.appendingPathComponent("empty/flag.svg"))
+        #expect(try server.get("/icons/flag.png").status == 200)
+    }
+
     @Test func usageMistakesAndBusyPortsAreOneLine() throws {
         // In process: all of these stop before a socket is opened or a signal blocked.
         let missing = InProcess.iconr(["serve"])
