@@ -131,7 +131,13 @@ final class ServedSprite: Sendable {
         switch error as? SpriteBuildError {
         case .noIcons?: return RouteError(status: 404, message: "the set has no icons (.svg, .svgz, .png)")
         case .sheet(let message)?: return RouteError(status: 500, message: message)
-        case nil: return RouteError(status: 500, message: IconServer.withoutFile(error))
+        case nil:
+            // A style's errors begin with its file; clients know it as the style they asked for.
+            var message = IconServer.withoutFile(error)
+            if let stylePath, message.hasPrefix(stylePath + ": ") {
+                message = "the style: " + message.dropFirst(stylePath.count + 2)
+            }
+            return RouteError(status: 500, message: message)
         case _?:
             Log.warning("building the sprite of \(directories.joined(separator: ", ")) failed: \(error)")
             return RouteError(status: 500, message: "the sprite could not be built (the server's log says why)")

@@ -183,6 +183,18 @@ struct IconServerTests {
         #expect(message == "the set has no icons (.svg, .svgz, .png)", "\(message)")
     }
 
+    /// A style that no longer parses when its sprite is first built: a 500 that says why, in
+    /// words that name the style as clients know it, not the server's file.
+    @Test func aBrokenStyleIsNamedWithoutItsPath() throws {
+        try #"{"version": 8, "layers": ["#.write(
+            to: directory.appendingPathComponent("flags.json"), atomically: true, encoding: .utf8)
+        let response = get("/styles/flags.json")
+        #expect(response.status == 500)
+        let message = try errorMessage(response)
+        #expect(message.hasPrefix("the style: not a JSON style: "), "\(message)")
+        #expect(!message.contains(directory.path), "\(message)")
+    }
+
     @Test func namesCannotLeaveTheirFolders() throws {
         for target in [
             "/icons/../secret.png", "/icons/%2e%2e/secret.png", "/icons/%2E%2E%2Fsecret.png",
