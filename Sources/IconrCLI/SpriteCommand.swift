@@ -246,14 +246,21 @@ enum SpriteCommand: Command {
         } catch {
             // Invalid icons: one line each, then the summary as the command's error.
             progress.finish()
-            if case .invalidIcons(let failures) = error { failures.forEach { console.error($0.description) } }
+            if case .invalidIcons(let failures) = error {
+                failures.forEach { console.error($0.description) }
+                // With --skip-invalid, every icon failed.
+                if options.skipInvalid {
+                    throw BuildFailure(
+                        description: "every icon failed (\(failures.count)), so there is nothing to build")
+                }
+            }
             // Folders whose icons are all in subfolders (openstreetmap-carto's): say how to read them.
             if case .noIcons = error, !options.recursive,
                 parsed.folders.contains(where: { folder in
                     FileReader.listing(of: folder, folders: true, wanted: { _ in false }).contains(where: \.isFolder)
                 })
             {
-                throw NoIconsAtTop(description: "\(error) (--recursive reads subfolders)")
+                throw BuildFailure(description: "\(error) (--recursive reads subfolders)")
             }
             throw error
         }
@@ -462,8 +469,8 @@ enum SpriteCommand: Command {
         return stale
     }
 
-    /// No icons in the folders themselves, but subfolders in them: the error, with the option.
-    struct NoIconsAtTop: Error, CustomStringConvertible {
+    /// A build's error said in the command line's terms (its options).
+    struct BuildFailure: Error, CustomStringConvertible {
         var description: String
     }
 

@@ -363,6 +363,15 @@ struct SpriteCommandTests {
                 && top.stderr == "error: no icons (.svg, .svgz, .png) in nested (--recursive reads subfolders)\n",
             "\(top.stderr)")
         #expect(try iconr("sprite", "nested", "-o", "x", "--no-cache", "--recursive").status == 0)
+        // --skip-invalid with every icon invalid: nothing to build is an error, and nothing is written.
+        let broken = directory.appendingPathComponent("broken")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        try Data("<svg".utf8).write(to: broken.appendingPathComponent("a.svg"))
+        let none = try iconr("sprite", "broken", "-o", "none/sprite", "--no-cache", "--skip-invalid")
+        #expect(
+            none.status == 1 && none.stderr.hasSuffix("error: every icon failed (1), so there is nothing to build\n"),
+            "\(none.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("none").path))
         try Data("{\"nope\": [{\"params\": {}}]}".utf8).write(to: directory.appendingPathComponent("v.json"))
         let unknown = try iconr("sprite", "icons", "-o", "x", "--variants", "v.json", "--no-cache")
         #expect(

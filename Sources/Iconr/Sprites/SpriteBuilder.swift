@@ -230,7 +230,7 @@ public final class SpriteBuilder: Sendable {
     }
 
     /// The images of every icon in `sources` order, checked as a whole: no id from two files,
-    /// failures only with `skipInvalid`, every `sdf` pattern matched.
+    /// failures only with `skipInvalid` and while some icon is left, every `sdf` pattern matched.
     private func checked(
         _ results: [Int: Result<SourceImages, SpriteFailure>], of sources: [SpriteSource]
     ) throws(SpriteBuildError) -> (
@@ -256,7 +256,10 @@ public final class SpriteBuilder: Sendable {
         if let duplicate = ids.first(where: { Set($0.value.map(\.source)).count > 1 }) {
             throw SpriteBuildError.duplicateID(duplicate.key, Array(Set(duplicate.value.map(\.source))).sorted())
         }
-        guard failures.isEmpty || options.skipInvalid else { throw SpriteBuildError.invalidIcons(failures) }
+        // Every icon failing leaves nothing to build, skipped or not.
+        guard failures.isEmpty || (options.skipInvalid && !images.isEmpty) else {
+            throw SpriteBuildError.invalidIcons(failures)
+        }
         if let unmatched = options.sdf.sorted().first(where: { pattern in
             !ids.keys.contains { SpriteID.matches($0, pattern: pattern) }
         }) {
