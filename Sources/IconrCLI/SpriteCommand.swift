@@ -79,7 +79,8 @@ enum SpriteCommand: Command {
                     "Compress the sheets harder: 2-13% smaller (Maki, Temaki: within 1% of zopflipng), 3-5 times the time."
             ),
             OptionSpec(
-                names: ["--skip-invalid"], help: "Leave out icons that fail (with a warning) instead of failing."),
+                names: ["--skip-invalid"],
+                help: "Leave out icons that fail (with a warning) instead of failing, unless all do."),
             OptionSpec(
                 names: ["--sdf"], valueName: "ID",
                 help:
