@@ -107,7 +107,7 @@ public final class IconServer: Sendable {
                 (set.name, IconLibrary(directory: set.directory, renderer: renderer, clock: options.clock)))
             sprites[set.name] = ServedSprite(
                 directories: [set.directory], style: nil, options: options, placement: placement,
-                pack: "serve-set-" + set.name)
+                pack: "serve-set-" + set.name, metrics: metrics)
         }
         self.libraries = libraries
         self.sprites = sprites
@@ -115,7 +115,7 @@ public final class IconServer: Sendable {
         for style in options.styles {
             let sprite = ServedSprite(
                 directories: options.iconSets.map(\.directory), style: style.path, options: options,
-                placement: placement, pack: "serve-style-" + style.name)
+                placement: placement, pack: "serve-style-" + style.name, metrics: metrics)
             try sprite.checkStyle()
             styles[style.name] = ServedStyle(name: style.name, sprite: sprite)
         }

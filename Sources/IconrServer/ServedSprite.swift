@@ -28,13 +28,22 @@ final class ServedSprite: Sendable {
     private let spriteOptions: SpriteOptions
     private let builder: SpriteBuilder
     private let clock: CacheClock
+    private let metrics: ServerMetrics
     private let current = Locked<Current?>(nil)
+    /// A failed build while there is none to serve, and when: its answer is given again for
+    /// `recheckInterval`, as a build is. Without it every request built again (and logged
+    /// the failure again); after it a build is tried again, for failures that pass.
+    private let failed = Locked<(answer: RouteError, at: ContinuousClock.Instant)?>(nil)
     /// Held while building: concurrent requests wait for one build.
     private let building = Locked<Void>(())
 
     /// `pack` names this sprite's pack in the disk cache (each sprite writes its own).
-    init(directories: [String], style: String?, options: ServerOptions, placement: RenderPlacement, pack: String) {
+    init(
+        directories: [String], style: String?, options: ServerOptions, placement: RenderPlacement, pack: String,
+        metrics: ServerMetrics
+    ) {
         self.directories = directories
+        self.metrics = metrics
         stylePath = style
         var spriteOptions = SpriteOptions()
         spriteOptions.ratios = options.spriteRatios
@@ -78,11 +87,15 @@ final class ServedSprite: Sendable {
         if let known = current.withLock({ $0 }), clock.now - known.checked < Self.recheckInterval {
             return .success(known)
         }
+        let unbuilt = current.withLock { $0 == nil }
+        if unbuilt, let last = failed.withLock({ $0 }), clock.now - last.at < Self.recheckInterval {
+            return .failure(last.answer)
+        }
         let fingerprint: [UInt8]
         do {
             fingerprint = try self.fingerprint()
         } catch {
-            return .failure(failure(error))
+            return .failure(unbuilt ? remembered(failure(error)) : failure(error))
         }
         if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
             known.checked = clock.now
@@ -110,8 +123,11 @@ final class ServedSprite: Sendable {
                     uniquingKeysWith: { first, _ in first }),
                 fingerprint: fingerprint, checked: clock.now)
             current.withLock { $0 = made }
+            failed.withLock { $0 = nil }
+            metrics.spriteBuilt(failed: false)
             return .success(made)
         } catch {
+            metrics.spriteBuilt(failed: true)
             // A rebuild that fails (a file half written) keeps the last build in service.
             if var known = current.withLock({ $0 }) {
                 Log.warning(
@@ -121,8 +137,14 @@ final class ServedSprite: Sendable {
                 current.withLock { $0 = known }
                 return .success(known)
             }
-            return .failure(failure(error))
+            return .failure(remembered(failure(error)))
         }
+    }
+
+    /// `answer`, kept as the last build's failure.
+    private func remembered(_ answer: RouteError) -> RouteError {
+        failed.withLock { $0 = (answer, clock.now) }
+        return answer
     }
 
     /// A failed build's status and line for clients, which know sets by name, not by the

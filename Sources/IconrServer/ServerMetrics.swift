@@ -13,6 +13,8 @@ final class ServerMetrics: Sendable {
         var renderCount = 0
         var renderSeconds = 0.0
         var workerCrashes = 0
+        var spriteBuilds = 0
+        var failedSpriteBuilds = 0
     }
 
     private let counts = Locked(Counts())
@@ -33,6 +35,13 @@ final class ServerMetrics: Sendable {
 
     func workerCrashed() {
         counts.withLock { $0.workerCrashes += 1 }
+    }
+
+    /// A sprite (a set's or a style's) was built, or its build failed.
+    func spriteBuilt(failed: Bool) {
+        counts.withLock { counts in
+            if failed { counts.failedSpriteBuilds += 1 } else { counts.spriteBuilds += 1 }
+        }
     }
 
     func text(cache: IconCache.Statistics, pendingRenders: Int) -> String {
@@ -66,6 +75,10 @@ final class ServerMetrics: Sendable {
             "# HELP iconr_worker_crashes_total Renders whose worker process crashed or ran out of time.",
             "# TYPE iconr_worker_crashes_total counter",
             "iconr_worker_crashes_total \(counts.workerCrashes)",
+            "# HELP iconr_sprite_builds_total Sprite builds (a set's or a style's), by result.",
+            "# TYPE iconr_sprite_builds_total counter",
+            "iconr_sprite_builds_total{result=\"built\"} \(counts.spriteBuilds)",
+            "iconr_sprite_builds_total{result=\"failed\"} \(counts.failedSpriteBuilds)",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

@@ -181,6 +181,38 @@ struct IconServerTests {
         #expect(response.status == 404)
         let message = try errorMessage(response)
         #expect(message == "the set has no icons (.svg, .svgz, .png)", "\(message)")
+        // The failure is answered again, unlooked, until the folder is checked again.
+        try FileManager.default.copyItem(
+            at: icons.appendingPathComponent("flag.svg"), to: empty.appendingPathComponent("flag.svg"))
+        let sprite = HTTPRequest(method: "GET", path: "/sprites/empty/sprite.json", query: [], headers: [:])
+        #expect(server.respond(to: sprite).status == 404)
+        clock.advance(by: .seconds(2.2))
+        #expect(server.respond(to: sprite).status == 200)
+    }
+
+    /// A set whose icons all fail is not built again for every request: its failure is
+    /// answered again until the folder is checked again, as a build is.
+    @Test func aFailedSpriteIsNotBuiltAgainForEveryRequest() throws {
+        let broken = directory.appendingPathComponent("broken")
+        try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
+        try Data("<svg".utf8).write(to: broken.appendingPathComponent("a.svg"))
+        var options = ServerOptions()
+        options.iconSets = [("broken", broken.path)]
+        options.clock = clock
+        let server = try IconServer(options: options, placement: .inProcess)
+        let sprite = HTTPRequest(method: "GET", path: "/sprites/broken/sprite.json", query: [], headers: [:])
+        func metricsSay(_ line: String) -> Bool {
+            let metrics = server.respond(to: HTTPRequest(method: "GET", path: "/metrics"))
+            return String(decoding: metrics.body, as: UTF8.self).contains(line + "\n")
+        }
+        #expect(server.respond(to: sprite).status == 500)
+        #expect(server.respond(to: sprite).status == 500)
+        #expect(metricsSay(#"iconr_sprite_builds_total{result="failed"} 1"#), "built again for the second request")
+        try Data("<svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'/>".utf8).write(
+            to: broken.appendingPathComponent("a.svg"))
+        clock.advance(by: .seconds(2.2))
+        #expect(server.respond(to: sprite).status == 200)
+        #expect(metricsSay(#"iconr_sprite_builds_total{result="built"} 1"#))
     }
 
     /// A style that no longer parses when its sprite is first built: a 500 that says why, in
@@ -358,6 +390,7 @@ struct IconServerTests {
         #expect(text.contains(#"iconr_cache_hits_total{cache="memory"} 1"#))
         #expect(text.contains("iconr_render_seconds_count 1"))
         #expect(text.contains("iconr_worker_crashes_total 0"))
+        #expect(text.contains(#"iconr_sprite_builds_total{result="failed"} 0"#))
         #expect(get("/health").status == 200)
         let script = get("/iconr.js")
         #expect(header(script, "Content-Type")?.hasPrefix("text/javascript") == true)
