@@ -68,13 +68,14 @@ public final class IconLibrary: Sendable {
     }
 
     /// The variant of icon `name` with `params` (color text in the style specification's
-    /// syntax; unknown names ignored) at `scale`, from the cache or rendered now, without
-    /// blocking the caller's thread while it renders (a memory hit answers at once).
-    /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.template`, `.render`.
+    /// syntax) at `scale`, from the cache or rendered now, without blocking the caller's
+    /// thread while it renders (a memory hit answers at once).
+    /// - Throws: `IconrError.unknownIcon`, `.parameter` (a bad color), `.unknownParameter` (a
+    ///   name the icon does not declare), `.template`, `.render`.
     public func icon(
         named name: String, params: [String: String] = [:], scale: Double = 1
     ) async throws(IconrError) -> IconVariant {
-        let request = try request(named: name, text: params, scale: scale)
+        let request = try declared(request(named: name, text: params, scale: scale), name: name)
         return try await renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
 
@@ -82,7 +83,7 @@ public final class IconLibrary: Sendable {
     public func blockingIcon(
         named name: String, params: [String: String] = [:], scale: Double = 1
     ) throws(IconrError) -> IconVariant {
-        let request = try request(named: name, text: params, scale: scale)
+        let request = try declared(request(named: name, text: params, scale: scale), name: name)
         return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
     }
 
@@ -90,8 +91,22 @@ public final class IconLibrary: Sendable {
     public func blockingIcon(
         named name: String, params: IconParameters, scale: Double = 1
     ) throws(IconrError) -> IconVariant {
-        let request = try request(named: name, params: params, scale: scale)
+        let request = try declared(request(named: name, params: params, scale: scale), name: name)
         return try renderer.variant(of: request.source, request.resolved, scale: scale, key: request.key)
+    }
+
+    /// `request`, unless it gives a parameter its icon does not declare (the same error as
+    /// the command line's and the server's).
+    private func declared(
+        _ request: (source: IconSource, resolved: ResolvedParameters, key: VariantKey), name: String
+    ) throws(IconrError) -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
+        let declared = request.source.parameters.map(\.name)
+        if let error = UnknownParameterError(
+            unknownNames: request.resolved.unknownNames, icon: name, declared: declared)
+        {
+            throw IconrError.unknownParameter(error, file: path(of: name))
+        }
+        return request
     }
 
     /// What a request for a variant needs before it is made: the source, the parameters
@@ -232,7 +247,9 @@ extension IconLibrary {
         }
         guard let image = layer.image(for: feature, zoom: tileZoom, context: imageContext) else { return nil }
         let scale = layer.rasterSize(for: feature, tileZoom: tileZoom, context: context) * pixelRatio
-        return try blockingIcon(
-            named: image.name, params: IconParameters(image.params.mapValues(\.color)), scale: max(scale, 0.01))
+        // Styles pass params some of a layer's icons lack on purpose: Mapbox ignores those.
+        let declared = Set(try source(named: image.name).parameters.map(\.name))
+        let params = image.params.filter { declared.contains($0.key) }.mapValues(\.color)
+        return try blockingIcon(named: image.name, params: IconParameters(params), scale: max(scale, 0.01))
     }
 }

@@ -9,6 +9,8 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     case template(TemplateError)
     /// A parameter value is not a color.
     case parameter(ParameterError, file: String?)
+    /// A parameter name the icon does not declare.
+    case unknownParameter(UnknownParameterError, file: String?)
     /// librsvg, cairo or libpng failed, or the isolated renderer crashed or timed out.
     case render(RenderError, file: String?)
     /// A file could not be read (what went wrong is in the `FileReadError`).
@@ -35,7 +37,7 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     public var file: String? {
         switch self {
         case .template(let error): error.file
-        case .parameter(_, let file), .render(_, let file): file
+        case .parameter(_, let file), .unknownParameter(_, let file), .render(_, let file): file
         case .read(let error): error.path
         case .notATemplate(let path), .folder(let path, _), .variants(let path, _): path
         case .unknownIcon, .cancelled: nil
@@ -49,6 +51,7 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .template(let error):
             TemplateError(file: nil, location: error.location, message: error.message).description
         case .parameter(let error, _): error.description
+        case .unknownParameter(let error, _): error.description
         case .render(let error, _): error.description
         case .read(let error): error.reason
         case .notATemplate: "is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"

@@ -6,6 +6,9 @@ import IconrStyle
 package struct StyleVariants: Sendable {
     package let style: StyleDocument
     package let needed: [(image: ImageReference, scale: Double)]
+    /// The needed variants drawn larger than their features show them, so that the largest
+    /// icon-size their layer can reach is sharp, with the scale their features alone need.
+    package let raised: [ImageReference: Double]
     package let templates: [String: SVGTemplate]
     /// The ids of the icons in the folders.
     package let icons: Set<String>
@@ -18,7 +21,8 @@ package struct StyleVariants: Sendable {
     /// of them is the first one's).
     package init(
         stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
-        recursive: Bool, firstFolderWins: Bool = false, environment: MapboxEnvironment = MapboxEnvironment()
+        recursive: Bool, firstFolderWins: Bool = false, environment: MapboxEnvironment = MapboxEnvironment(),
+        sizes: IconSizes = .layerLargest
     ) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
@@ -34,13 +38,13 @@ package struct StyleVariants: Sendable {
             uniquingKeysWith: { first, _ in first })
         let names = Set(files.keys)
         icons = names
-        let all = style.neededIcons(imageExists: { names.contains($0) })
+        let all = style.neededIcons(imageExists: { names.contains($0) }, sizes: sizes)
         var warnings = all.warnings
         for name in Set(all.icons.map(\.image.name)).sorted() where files[name] == nil {
             warnings.append("\(stylePath): the style shows icon \"\(name)\", which is not among the icons")
         }
-        self.warnings = warnings
         needed = all.icons.filter { files[$0.image.name] != nil }
+        raised = all.raised.filter { files[$0.key.name] != nil }
         var templates: [String: SVGTemplate] = [:]
         // The icons of every variant needed, and every icon an `image` names with params
         // (a variant from data at run time needs its parameters' defaults).
@@ -51,6 +55,52 @@ package struct StyleVariants: Sendable {
             }
         }
         self.templates = templates
+        self.warnings = warnings + Self.unknownParameters(in: style, templates: templates)
+    }
+
+    /// A warning for each param name of a layer's `image` that no icon the layer can show
+    /// declares: Mapbox ignores it, so the icon keeps its default (a misspelt name gives black
+    /// flags). A name some of those icons declare is meant for them (Mapbox Standard passes
+    /// params that some of its icons lack).
+    static func unknownParameters(in style: StyleDocument, templates: [String: SVGTemplate]) -> [String] {
+        var warnings: [String] = []
+        for (index, layer) in (style.json["layers"]?.arrayValue ?? []).enumerated() {
+            guard let iconImage = layer["layout"]?["icon-image"] else { continue }
+            let place = "\(style.file): layer \"\(layer["id"]?.stringValue ?? "layers[\(index)]")\": "
+            for (name, params) in images(in: iconImage) {
+                let icons = name.map { [$0] } ?? templates.keys.sorted()
+                let declared = icons.compactMap { templates[$0] }.flatMap { $0.parameters.map(\.name) }
+                // An icon the folders lack is warned of already.
+                guard !declared.isEmpty || name == nil || templates[name ?? ""] != nil else { continue }
+                for param in params.sorted() where !declared.contains(param) {
+                    let error =
+                        name.flatMap {
+                            UnknownParameterError(unknownNames: [param], icon: $0, declared: declared)?.description
+                        }
+                        ?? "unknown parameter '\(param)': no icon the layer can show declares it"
+                        + (nearestCandidate(to: param, among: declared).map { " (did you mean '\($0)'?)" } ?? "")
+                    let warning = place + "icon-image: " + error + "; ignored, as Mapbox does"
+                    if !warnings.contains(warning) { warnings.append(warning) }
+                }
+            }
+        }
+        return warnings
+    }
+
+    /// Every `["image", name, {"params": {...}}]` in `json`: its literal name (nil when
+    /// computed) and its param names.
+    static func images(in json: JSONValue) -> [(name: String?, params: [String])] {
+        switch json {
+        case .array(let items):
+            var found = items.flatMap { images(in: $0) }
+            if items.count >= 3, items[0] == .string("image"), let params = items[2].objectValue?["params"]?.objectValue
+            {
+                found.append((items[1].stringValue, Array(params.keys)))
+            }
+            return found
+        case .object(let fields): return fields.values.flatMap { images(in: $0) }
+        default: return []
+        }
     }
 
     /// The literal names of `["image", name, {"params": ...}]` anywhere in `json`.
@@ -75,6 +125,26 @@ package struct StyleVariants: Sendable {
             let params = IconParameters(image.params)
             options.variants[image.name, default: []].append(SpriteVariant(params: params, scale: scale))
         }
+    }
+
+    /// What drawing the `raised` variants larger cost in `build`: how many there are, and the
+    /// sheet pixels they take beyond their features' own size, of all image pixels, at the
+    /// build's largest ratio.
+    package func headroomCost(in build: SpriteBuild) -> (variants: Int, extraPixels: Int, imagePixels: Int) {
+        guard let ratio = build.sheets.map(\.ratio).max() else { return (raised.count, 0, 0) }
+        var rectangles: [String: SpriteIndexEntry] = [:]
+        for sheet in build.sheets where sheet.ratio == ratio {
+            rectangles.merge(sheet.entries) { first, _ in first }
+        }
+        let sizes = Dictionary(needed.map { ($0.image, $0.scale) }, uniquingKeysWith: max)
+        var extra = 0.0
+        for (image, featureScale) in raised {
+            guard let entry = rectangles[spriteID(image)], let scale = sizes[image], scale > 0 else { continue }
+            let area = Double(entry.rect.width * entry.rect.height)
+            extra += area * (1 - (featureScale / scale) * (featureScale / scale))
+        }
+        let total = rectangles.values.reduce(0) { $0 + $1.rect.width * $1.rect.height }
+        return (raised.count, Int(extra.rounded()), total)
     }
 
     /// The sprite id of an image the style shows.

@@ -1,3 +1,5 @@
+import IconrCore
+
 /// An option a command accepts: `--scale 2`, `--scale=2`, `-o out.png`, or a flag like `--json`.
 struct OptionSpec: Sendable {
     var names: [String]
@@ -55,25 +57,10 @@ struct ScannedArguments {
     }
 }
 
-/// ` (did you mean 'x'?)` for the candidate nearest `word` (at most 2 edits, and fewer than
-/// half its letters), or "" when none is near.
+/// ` (did you mean 'x'?)` for the candidate nearest `word` (`nearestCandidate`), or "" when
+/// none is near.
 func didYouMean(_ word: String, among candidates: [String]) -> String {
-    func distance(_ a: [Character], _ b: [Character]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1]
-            for (j, y) in b.enumerated() {
-                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
-    let letters = Array(word)
-    let scored = candidates.map { (candidate: $0, distance: distance(letters, Array($0))) }
-        .filter { $0.distance <= 2 && $0.distance * 2 < letters.count }
-    guard let best = scored.min(by: { $0.distance < $1.distance }) else { return "" }
-    return " (did you mean '\(best.candidate)'?)"
+    nearestCandidate(to: word, among: candidates).map { " (did you mean '\($0)'?)" } ?? ""
 }
 
 enum ArgumentScanner {

@@ -229,7 +229,13 @@ enum RenderBatch {
             loaded.withLock { $0[path] = source }
         }
         let sources = loaded.withLock { $0 }
-        warnOnce(jobs, sources: sources, console: console)
+        for path in sources.keys.sorted() {
+            if case .success(let source)? = sources[path] { source.warnings.forEach { console.warning($0) } }
+        }
+        if let unknown = unknownParameter(jobs, sources: sources) {
+            console.error(unknown)
+            return 1
+        }
 
         let renderer = IconRenderer(
             cache: IconCache(memoryLimit: 0, disk: cacheSettings.diskCache(console: console)), placement: .inProcess,
@@ -300,27 +306,26 @@ enum RenderBatch {
         return failed == 0 ? 0 : 1
     }
 
-    /// One warning per file for what its scan found, and one per parameter name that no
-    /// template of the batch declares (a name some declare was meant for those).
-    private static func warnOnce(
-        _ jobs: [RenderJob], sources: [String: Result<IconSource, BatchFailure>], console: Console
-    ) {
+    /// The error for a parameter name that no template of the batch declares (a name some
+    /// declare was meant for those, as a style's params are), once every template was read:
+    /// one that was not may declare it.
+    private static func unknownParameter(
+        _ jobs: [RenderJob], sources: [String: Result<IconSource, BatchFailure>]
+    ) -> String? {
         var declared: Set<String> = []
         for case .success(let source) in sources.values {
             declared.formUnion(source.parameters.map(\.name))
         }
-        for path in sources.keys.sorted() {
-            if case .success(let source)? = sources[path] { source.warnings.forEach { console.warning($0) } }
-        }
         let unknown = Set(jobs.flatMap(\.params.colors.keys)).subtracting(declared).sorted()
-        // Only when every template was read: one that was not may declare them.
-        let allRead = sources.values.allSatisfy { if case .success = $0 { true } else { false } }
-        if !unknown.isEmpty, allRead {
-            console.warning(
-                "ignoring unknown parameter\(unknown.count == 1 ? "" : "s") "
-                    + unknown.map { "\"\($0)\"" }.joined(separator: ", ") + " (no template declares "
-                    + (unknown.count == 1 ? "it" : "them") + ")")
+        let read = sources.compactMapValues { try? $0.get() }
+        guard let name = unknown.first, read.count == sources.count else { return nil }
+        if read.count == 1, let (path, source) = read.first {
+            let error = UnknownParameterError(
+                unknownNames: [name], icon: source.name, declared: source.parameters.map(\.name))
+            return error.map { "\(path): \($0)" }
         }
+        return "unknown parameter '\(name)': no template declares it"
+            + didYouMean(name, among: declared.sorted())
     }
 }
 

@@ -97,12 +97,10 @@ enum RenderCommand: Command {
                 let source = try IconSource(path: path)
                 source.warnings.forEach { console.warning($0) }
                 let resolved = source.resolve(params)
-                if !resolved.unknownNames.isEmpty {
-                    let declared = source.parameters.map(\.name)
-                    console.warning(
-                        "\(path): ignoring unknown parameter\(resolved.unknownNames.count == 1 ? "" : "s") "
-                            + resolved.unknownNames.map { "\"\($0)\"" }.joined(separator: ", ")
-                            + " (it declares \(declared.isEmpty ? "none" : declared.joined(separator: ", ")))")
+                if let unknown = UnknownParameterError(
+                    unknownNames: resolved.unknownNames, icon: source.name, declared: source.parameters.map(\.name))
+                {
+                    throw IconrError.unknownParameter(unknown, file: path)
                 }
                 // One job: no memory cache; a disk write holds interrupts back until it is whole.
                 let cache = IconCache(

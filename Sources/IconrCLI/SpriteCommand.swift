@@ -49,6 +49,11 @@ enum SpriteCommand: Command {
                 names: ["--emit-style"], valueName: "FILE",
                 help: "Write a copy of --style that MapLibre renders with the new sprite (parameters prebaked)."),
             OptionSpec(
+                names: ["--exact-icon-sizes"],
+                help:
+                    "Draw --style's variants only at the icon-size their features show, not the largest their layer can "
+                    + "reach (smaller sheets; an icon an app enlarges at run time, as on a tap, is then blurred)."),
+            OptionSpec(
                 names: ["--lenient"],
                 help:
                     "Remove what MapLibre would reject from --emit-style's copy, with a warning each (default: an error, "
@@ -111,6 +116,8 @@ enum SpriteCommand: Command {
         /// What --style's Mapbox-only camera and light expressions are taken at.
         var environment = MapboxEnvironment()
         var emitStyle: String?
+        /// Which icon-size --style's variants are drawn at.
+        var iconSizes: IconSizes
         /// Whether parts of the emitted style MapLibre would reject are removed, not an error.
         var lenient: Bool
         var spriteURL: String?
@@ -180,7 +187,10 @@ enum SpriteCommand: Command {
                 sprite.limits.timeout = timeout
             }
             variantsFile = arguments.value("--variants")
-            for option in ["--emit-style", "--preview", "--data", "--config", "--light", "--worldview", "--lenient"]
+            for option in [
+                "--emit-style", "--preview", "--data", "--config", "--light", "--worldview", "--lenient",
+                "--exact-icon-sizes",
+            ]
             where arguments.has(option) && !arguments.has("--style") {
                 throw UsageError(message: "\(option) needs --style")
             }
@@ -194,6 +204,7 @@ enum SpriteCommand: Command {
             environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
+            iconSizes = arguments.has("--exact-icon-sizes") ? .featuresSeen : .layerLargest
             spriteURL = arguments.value("--sprite-url")
             preview = arguments.value("--preview")
             minify = arguments.has("--minify")
@@ -210,7 +221,7 @@ enum SpriteCommand: Command {
         let style = try parsed.style.map { path in
             try StyleVariants(
                 stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, directories: parsed.folders,
-                recursive: options.recursive, environment: parsed.environment)
+                recursive: options.recursive, environment: parsed.environment, sizes: parsed.iconSizes)
         }
         style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
@@ -319,9 +330,12 @@ enum SpriteCommand: Command {
             removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
         }
         let elapsed = seconds(ContinuousClock.now - started)
+        let headroom = style.map { $0.headroomCost(in: build) }
         if parsed.json {
             console.out(
-                jsonSummary(build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings))
+                jsonSummary(
+                    build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings,
+                    headroom: headroom))
             return
         }
         // Results (the files) on stdout; what a person reads on stderr.
@@ -336,6 +350,13 @@ enum SpriteCommand: Command {
             console.note("\"sprite\": " + build.spriteValue(prefix: prefix).serialized)
         }
         console.note(summary(build, ratios: options.ratios.count, seconds: elapsed))
+        if let headroom, headroom.variants > 0 {
+            let share = percent(Double(headroom.extraPixels) / Double(max(1, headroom.imagePixels)))
+            console.note(
+                "sprite: \(headroom.variants) style variant\(headroom.variants == 1 ? "" : "s") drawn at the largest "
+                    + "icon-size their layer can reach, larger than their features show: \(headroom.extraPixels) more "
+                    + "pixels at the largest ratio (\(share) of the images; --exact-icon-sizes leaves them out)")
+        }
     }
 
     /// The smallest `--max-size` (up to 32767) at which the packer puts `build`'s images on
@@ -484,7 +505,7 @@ enum SpriteCommand: Command {
     /// `--json`: what the build wrote and measured, for scripts.
     private static func jsonSummary(
         _ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
-        warnings: [String]
+        warnings: [String], headroom: (variants: Int, extraPixels: Int, imagePixels: Int)?
     ) -> String {
         func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
         let sheets = build.sheets.map { sheet -> JSONValue in
@@ -507,12 +528,18 @@ enum SpriteCommand: Command {
             "renderSeconds": build.renderSeconds, "composeSeconds": build.composeSeconds,
             "filesRead": Double(build.filesRead), "iconsReused": Double(build.iconsReused),
         ]
-        let others: [String: JSONValue] = [
+        var others: [String: JSONValue] = [
             "files": strings(files), "sheets": .array(sheets), "skipped": strings(build.skipped.map(\.path)),
             "sheetsFromCache": .bool(build.sheetsFromCache),
             "inputsUnchanged": .bool(build.inputsUnchanged), "warnings": strings(warnings),
             "sprite": build.spriteValue(prefix: prefix),
         ]
+        if let headroom {
+            others["iconSizeHeadroom"] = .object([
+                "variants": .number(Double(headroom.variants)), "extraPixels": .number(Double(headroom.extraPixels)),
+                "imagePixels": .number(Double(headroom.imagePixels)),
+            ])
+        }
         return JSONValue.object(numbers.mapValues { .number($0) }.merging(others) { $1 }).text(.indented)
     }
 

@@ -31,3 +31,23 @@ extension String {
         scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
     }
 }
+
+/// The candidate nearest `word` (at most 2 edits, and fewer than half its letters), or nil
+/// when none is near: what a "did you mean" names.
+package func nearestCandidate(to word: String, among candidates: [String]) -> String? {
+    func distance(_ a: [Character], _ b: [Character]) -> Int {
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+    let letters = Array(word)
+    let scored = candidates.map { (candidate: $0, distance: distance(letters, Array($0))) }
+        .filter { $0.distance <= 2 && $0.distance * 2 < letters.count }
+    return scored.min(by: { $0.distance < $1.distance })?.candidate
+}

@@ -17,6 +17,31 @@ public struct ParameterError: Error, Hashable, Sendable, CustomStringConvertible
     static let emptyHint = "empty: in a URL, \"#\" starts the fragment; write it as %23, or leave it out"
 }
 
+/// A parameter name that an icon does not declare.
+public struct UnknownParameterError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The name given (the first in name order, when several are unknown).
+    public let name: String
+    /// The icon, by its id.
+    public let icon: String
+    /// The names the icon declares.
+    public let declared: [String]
+
+    /// The error for the first of `unknownNames` (nil when there is none).
+    public init?(unknownNames: [String], icon: String, declared: [String]) {
+        guard let first = unknownNames.sorted().first else { return nil }
+        name = first
+        self.icon = icon
+        self.declared = declared
+    }
+
+    /// `unknown parameter 'flag_colour': icon "flag" declares flag_color (did you mean 'flag_color'?)`.
+    public var description: String {
+        "unknown parameter '\(name)': icon \"\(icon)\" declares "
+            + (declared.isEmpty ? "none" : declared.joined(separator: ", "))
+            + (nearestCandidate(to: name, among: declared).map { " (did you mean '\($0)'?)" } ?? "")
+    }
+}
+
 /// Parameter values checked against a template: which default colors become which colors.
 public struct ResolvedParameters: Hashable, Sendable {
     /// New color by the RGB of the default it replaces.

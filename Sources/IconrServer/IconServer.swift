@@ -73,8 +73,9 @@ public final class IconServer: Sendable {
     private let builds = WorkQueue(threads: 2, limit: 256)
     /// Each request waiting for a variant being rendered, by key: one render for them all.
     private let waiters = Locked<[VariantKey: [@Sendable (Result<IconVariant, RouteError>) -> Void]]>([:])
-    /// `iconr.js` for this server's largest scale, and its ETag.
+    /// `iconr.js` and `iconr.mjs` for this server's largest scale, and their ETags.
     private let script: (body: [UInt8], tag: String)
+    private let module: (body: [UInt8], tag: String)
     let metrics = ServerMetrics()
 
     /// Checks the folders and styles (a style that does not parse fails here, not on a request).
@@ -82,8 +83,10 @@ public final class IconServer: Sendable {
     public init(options: ServerOptions, placement: RenderPlacement) throws {
         self.options = options
         renders = WorkQueue(threads: options.renderThreads, limit: options.renderQueueLimit)
-        let source = Array(IconrJS.source(maxScale: options.maxScale).utf8)
+        let source = Array(IconrJS.script(maxScale: options.maxScale).utf8)
         script = (source, Self.entityTag(source))
+        let moduleSource = Array(IconrJS.module(maxScale: options.maxScale).utf8)
+        module = (moduleSource, Self.entityTag(moduleSource))
         let disk = try options.cacheDirectory.map { directory throws(IconrError) in
             try DiskCache(
                 directory: directory, byteLimit: options.cacheByteLimit, evictsInBackground: true,
@@ -233,12 +236,13 @@ public final class IconServer: Sendable {
             return ("styles", .later { self.style(file: levels[1], request: request) })
         case "styles" where levels.count == 3:
             return ("sprites", .later { self.styleSprite(name: levels[1], file: levels[2], request: request) })
-        case "iconr.js" where levels.count == 1:
+        case "iconr.js" where levels.count == 1, "iconr.mjs" where levels.count == 1:
+            let body = levels[0] == "iconr.js" ? script : module
             return (
                 "iconr.js",
                 .now(
                     Self.cached(
-                        script.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge, tag: script.tag,
+                        body.body, type: "text/javascript; charset=utf-8", maxAge: options.maxAge, tag: body.tag,
                         request: request))
             )
         case "health" where levels.count == 1:
@@ -308,13 +312,10 @@ public final class IconServer: Sendable {
         case .failure(let error): return .now(Self.error(error))
         }
         let (source, resolved, key) = prepared
-        if !resolved.unknownNames.isEmpty {
-            let declared = source.parameters.map(\.name)
-            return .now(
-                Self.error(
-                    400,
-                    "unknown parameter '\(resolved.unknownNames.sorted()[0])': icon \"\(name)\" declares "
-                        + (declared.isEmpty ? "none" : declared.joined(separator: ", "))))
+        if let unknown = UnknownParameterError(
+            unknownNames: resolved.unknownNames, icon: name, declared: source.parameters.map(\.name))
+        {
+            return .now(Self.error(400, unknown.description))
         }
         if let stored = renderer.cachedVariant(of: source, scale: scale, key: key) {
             return .now(iconResponse(stored, as: format, request: request))
@@ -509,7 +510,7 @@ public final class IconServer: Sendable {
             "routes": .array(
                 [
                     "/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}/sprite[@{R}x].json|png",
-                    "/styles/{name}.json", "/iconr.js", "/health", "/metrics",
+                    "/styles/{name}.json", "/iconr.js", "/iconr.mjs", "/health", "/metrics",
                 ].map { .string($0) }),
         ]).serialized
     }

@@ -177,7 +177,7 @@ private struct Emitter {
                 }
                 if group == "layout" && name == "icon-image" && type == "symbol" {
                     runtimeSize =
-                        style.layers.first { $0.path == path }.map { Self.largestRasterSize($0, in: style) } ?? 1
+                        style.layers.first { $0.path == path }?.largestRasterSize(context: style.context) ?? 1
                     value = images(value, layer: id)
                 }
                 properties[name] = value
@@ -522,16 +522,6 @@ private struct Emitter {
         }
         if runtimeSize != 1 { parts.append(.string("#size=" + runtimeSize.shortText)) }
         return .array([.string("concat")] + parts)
-    }
-
-    /// The largest `icon-size` `layer` is drawn at over its zoom range, as Mapbox rasterizes
-    /// it (rounded to 1/100, at least 1/100): the scale its runtime images are made at, so
-    /// that they stay sharp at every zoom the layer shows.
-    static func largestRasterSize(_ layer: StyleLayer, in style: StyleDocument) -> Double {
-        let sizes = layer.tileZooms.map {
-            ExpressionOutputs.largestSize(layer.iconSize, tileZoom: $0, context: style.context)
-        }
-        return max(((sizes.max() ?? 1) * 100).rounded() / 100, 0.01)
     }
 
     /// The color of a param value that does not depend on data or zoom.

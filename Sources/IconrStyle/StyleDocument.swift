@@ -162,6 +162,15 @@ public struct StyleLayer: Sendable {
     func rasterSize(tileZoom: Double, in context: inout EvaluationContext) -> Double {
         iconSize?.rasterSize(tileZoom: tileZoom, in: &context) ?? 1
     }
+
+    /// The largest `icon-size` the layer can be rasterized at over its tile zooms, whatever
+    /// its features: the largest literal output of every branch (`case`, `match`, `step`,
+    /// `interpolate`) by Mapbox's rules for each tile zoom, rounded to 1/100 and at least
+    /// 1/100. A size read from data counts as 1 here (the features decide it).
+    public func largestRasterSize(context: EvaluationContext = EvaluationContext()) -> Double {
+        let sizes = tileZooms.map { ExpressionOutputs.largestSize(iconSize, tileZoom: $0, context: context) }
+        return max(((sizes.max() ?? 1) * 100).rounded() / 100, 0.01)
+    }
 }
 
 extension CompiledExpression {
@@ -200,10 +209,26 @@ public struct StyleFeature: Sendable {
 
 /// The icons a style's layers need, and what could not be known at build time.
 public struct NeededIcons: Sendable {
-    /// Each variant with the largest scale (icon-size) a feature showing it needs.
+    /// Each variant with the scale (icon-size) it is drawn at: the largest a feature showing
+    /// it needs, or (`IconSizes.layerLargest`) the largest its layer's icon-size can reach.
     public var icons: [(image: ImageReference, scale: Double)]
+    /// The variants drawn larger than the features the build saw show them (their layer's
+    /// icon-size can reach more, as when an app selects a feature), with the scale those
+    /// features alone need.
+    public var raised: [ImageReference: Double] = [:]
     /// One line per layer and property whose values come from data the build has not seen.
     public var warnings: [String]
+}
+
+/// Which `icon-size` a prebaked variant is drawn at.
+public enum IconSizes: Sendable {
+    /// The largest its layer's icon-size can reach (`StyleLayer.largestRasterSize`), and at
+    /// least what its features show: a feature an app switches to another branch (a tap that
+    /// selects it, icon-size 2) stays as sharp as Mapbox draws it, which rasterizes again.
+    case layerLargest
+    /// Only what the features the build sees show (smaller sheets; a branch they do not
+    /// reach is drawn scaled up from a smaller raster).
+    case featuresSeen
 }
 
 /// The parts of a MapLibre/Mapbox style that decide which icons are drawn: its symbol
@@ -342,13 +367,20 @@ public struct StyleDocument: Sendable {
     /// it needs (Mapbox's rules, `StyleLayer.rasterSize`), over each layer's tile zooms:
     /// for the features the build has, and for sources without data the values the
     /// expressions can produce from their literal branches (then warning where a value comes
-    /// from data). `imageExists` tells `coalesce` which icons there are.
-    public func neededIcons(imageExists: @escaping @Sendable (String) -> Bool = { _ in true }) -> NeededIcons {
+    /// from data). `imageExists` tells `coalesce` which icons there are. With `sizes`
+    /// `.layerLargest` (the default), each variant is drawn at least at the largest size its
+    /// layer's icon-size can reach.
+    public func neededIcons(
+        imageExists: @escaping @Sendable (String) -> Bool = { _ in true }, sizes: IconSizes = .layerLargest
+    ) -> NeededIcons {
         var scales: [ImageReference: Double] = [:]
+        var featureScales: [ImageReference: Double] = [:]
         var warnings = self.warnings
+        var layerLargest = 0.0
         func need(_ image: ResolvedImage, _ scale: Double) {
             let reference = ImageReference(image)
-            scales[reference] = max(scales[reference] ?? 0, scale)
+            featureScales[reference] = max(featureScales[reference] ?? 0, scale)
+            scales[reference] = max(scales[reference] ?? 0, scale, layerLargest)
         }
         for layer in layers {
             // A layer that can never show (an empty zoom range, hidden) sets no size.
@@ -356,6 +388,7 @@ public struct StyleDocument: Sendable {
                 continue
             }
             let context = self.context
+            layerLargest = sizes == .layerLargest ? layer.largestRasterSize(context: context) : 0
             let known = layer.source.flatMap { features[$0] }
             let zooms = layer.tileZooms
             let zoomDependent =
@@ -407,7 +440,10 @@ public struct StyleDocument: Sendable {
             }
         }
         let icons = scales.map { ($0.key, max($0.value, 0.01)) }.sorted { $0.0.sortKey < $1.0.sortKey }
-        return NeededIcons(icons: icons.map { (image: $0.0, scale: $0.1) }, warnings: warnings)
+        let raised = featureScales.filter { reference, scale in (scales[reference] ?? 0) > max(scale, 0.01) }
+        return NeededIcons(
+            icons: icons.map { (image: $0.0, scale: $0.1) }, raised: raised.mapValues { max($0, 0.01) },
+            warnings: warnings)
     }
 
     private static func withImages(
