@@ -155,6 +155,8 @@ enum IconrJS {
             // Per icon: the largest icon-size of the layers whose icon-image names it.
             var sizeOfIcon = {};
             var detached = false;
+            // Whether an image is being replaced (removed, then added).
+            var replacing = false;
 
             function pixelRatio() {
               if (options.pixelRatio) return options.pixelRatio;
@@ -207,8 +209,15 @@ enum IconrJS {
                   if (metadata.stretchX) image.stretchX = metadata.stretchX;
                   if (metadata.stretchY) image.stretchY = metadata.stretchY;
                   if (metadata.content) image.content = metadata.content;
-                  if (map.hasImage(id)) map.removeImage(id);
-                  map.addImage(id, bitmap, image);
+                  // Removing fires styledata at once: `update` must not take the image for gone.
+                  replacing = true;
+                  try {
+                    if (map.hasImage(id)) map.removeImage(id);
+                    map.addImage(id, bitmap, image);
+                  } finally {
+                    replacing = false;
+                  }
+                  entry.added = true;
                 });
               }).catch(function (error) {
                 if (images[id] === entry) delete images[id];
@@ -227,7 +236,7 @@ enum IconrJS {
             // After a change of the style (a layer's icon-size, a new style) or of the pixel
             // ratio: images whose scale changed are fetched again; vanished ones are forgotten.
             function update() {
-              if (detached) return;
+              if (detached || replacing) return;
               sizeOfIcon = measureLayers();
               Object.keys(images).forEach(function (id) {
                 var entry = images[id];

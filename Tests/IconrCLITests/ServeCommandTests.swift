@@ -621,34 +621,6 @@ struct ServeCommandTests {
         }
     }
 
-    /// docs/server.md's complete page, as written (only the script URLs and the server's address
-    /// replaced), shows its teal flag, which no build prebaked, through iconr.js.
-    @Test func theServerDocsPageShowsARuntimeColor() throws {
-        let readme = try String(
-            contentsOf: TestSupport.repository.appendingPathComponent("docs/server.md"), encoding: .utf8)
-        let start = try #require(readme.range(of: "```html\n"), "docs/server.md has an HTML page")
-        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
-        try FileManager.default.copyItem(
-            at: TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json"),
-            to: directory.appendingPathComponent("style.json"))
-        let server = try serve(["--style", "style.json", "--cors", "*"])
-        let page = String(readme[start.upperBound..<end.lowerBound])
-            .replacingOccurrences(of: "https://unpkg.com/maplibre-gl@5/dist/maplibre-gl.js", with: "/maplibre-gl.js")
-            .replacingOccurrences(
-                of: "<link rel=\"stylesheet\" href=\"https://unpkg.com/maplibre-gl@5/dist/maplibre-gl.css\">\n",
-                with: ""
-            )
-            .replacingOccurrences(of: "http://127.0.0.1:8080", with: server.url)
-        #expect(!page.contains("unpkg.com"))
-        let screenshot = try drawInGLJS(["page": page, "width": 640, "height": 480])
-        // The map fills the window, the teal flag at its center: the cloth 2 px right of and
-        // 4 px above it.
-        let (x, y) = (screenshot.size.width / 2, screenshot.size.height / 2)
-        #expect(
-            screenshot.hex(x: x + 2, y: y - 4) == "#008080ff",
-            "the flag's cloth at \(x + 2),\(y - 4) of \(screenshot.size)")
-    }
-
     private func drawInGLJS(_ request: [String: Any]) throws -> RasterImage {
         try MapScript.run("serve_gljs.py", request, in: directory, client: .glJS)
     }

@@ -53,12 +53,12 @@ def start_server(files, directory=None):
     return server, "http://127.0.0.1:%d/" % server.server_address[1]
 
 
-def chrome(width, height):
-    """Headless Chromium with a window of `width` x `height` CSS pixels at device scale 1."""
+def chrome(width, height, scale=1):
+    """Headless Chromium with a window of `width` x `height` CSS pixels at device scale `scale`."""
     options = Options()
     for argument in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--use-angle=swiftshader",
                      "--enable-unsafe-swiftshader", "--window-size=%d,%d" % (width, height),
-                     "--force-device-scale-factor=1", "--hide-scrollbars"]:
+                     "--force-device-scale-factor=%r" % scale, "--hide-scrollbars"]:
         options.add_argument(argument)
     options.binary_location = "/usr/bin/chromium"
     return webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))

@@ -12,9 +12,6 @@ is added and the map is idle. Exit 1 with the reason on stderr if the map report
 an image could not be had. The runtime images added (id, width, height, pixelRatio) are
 written beside the output, as output.png.json. Used by Tests/IconrCLITests/ServeCommandTests.swift.
 
-Or {"page": html, "width": 400, "height": 300}: a whole page of its own (docs/server.md's), whose
-global `map` is watched until it is loaded with a runtime image added; the output is then a
-screenshot of the window (such a page need not keep its drawing buffer).
 """
 import json
 import math
@@ -61,39 +58,9 @@ def lng_lat(x, y, request):
     return [longitude, latitude]
 
 
-def serve_page(request, files):
-    """Loads request["page"], waits for its map to show a runtime image, screenshots it."""
-    files["/index.html"] = (request["page"].encode(), "text/html")
-    server, base = gljs.start_server(files)
-    driver = gljs.chrome(request["width"], request["height"])
-    try:
-        driver.get(base + "index.html")
-        driver.execute_script("window.iconrSteadySince = 0;")
-        # Ready: loaded with a runtime image, and still so half a second later.
-        ready = ("typeof map !== 'undefined' && map.loaded() && "
-                 "map.listImages().some((id) => id.indexOf('iconr:') === 0)")
-        done = gljs.wait_for(
-            driver,
-            "(window.iconrSteadySince = (%s) ? (window.iconrSteadySince || Date.now()) : 0) && "
-            "Date.now() - window.iconrSteadySince > 500" % ready,
-            "{done: %s, images: typeof map === 'undefined' ? [] : map.listImages()}" % ready, 80000)
-        if not done["done"]:
-            sys.stderr.write("MapLibre GL JS: the page showed no runtime image (images: %s)\n" % done["images"])
-            sys.exit(1)
-        png = driver.get_screenshot_as_png()
-    finally:
-        driver.quit()
-        server.shutdown()
-    with open(sys.argv[2], "wb") as output:
-        output.write(png)
-
-
 def main():
     request = json.load(open(sys.argv[1]))
     files = {"/maplibre-gl.js": (gljs.maplibre_script(), "text/javascript")}
-    if "page" in request:
-        serve_page(request, files)
-        return
     geojson = {"type": "FeatureCollection", "features": [
         {"type": "Feature", "geometry": {"type": "Point", "coordinates": lng_lat(f["x"], f["y"], request)},
          "properties": {"color": f["color"]}} for f in request["features"]]}
