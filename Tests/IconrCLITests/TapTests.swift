@@ -50,6 +50,40 @@ import Testing
         try playTheSeed(page: "flags in code, GL JS 6", ratio: ratio)
     }
 
+    /// GL JS 6 has one missing-image resolver per map: iconr.js chains to the one the app set
+    /// before `attach` ("app-before"), and to the one it sets after ("app-after", on a tap),
+    /// resolving its own ids in both cases; `maxIconSize: 2` draws runtime images at 2 from
+    /// the start; a data value that is no color leaves its param out (the default shows);
+    /// nothing is logged.
+    @Test func anAppsOwnResolverIsChainedInGLJS6() throws {
+        let server = try ServerProcess(["--icons", "icons", "--cors", "*", "--no-cache"], directory: directory)
+        let page = #"""
+            <!doctype html><html><head><meta charset="utf-8"><style>body { margin: 0 } #map { position: absolute; inset: 0 }</style></head>
+            <body><div id="map"></div><script type="module">
+            import * as maplibregl from "/maplibre-gl-6.mjs";
+            import {attach, image} from "SERVER/iconr.mjs";
+            const point = (x, icon, color) => ({type: "Feature", geometry: {type: "Point", coordinates: [x, 0]}, properties: {icon, color}});
+            const map = window.map = new maplibregl.Map({container: "map", center: [0, 0], zoom: 2, style: {version: 8,
+              sources: {points: {type: "geojson", data: {type: "FeatureCollection", features: [point(-20, "app-before"), point(0, "flag", "no color")]}}},
+              layers: [{id: "icons", type: "symbol", source: "points", layout: {"icon-allow-overlap": true,
+                "icon-image": ["case", ["==", ["get", "icon"], "flag"], image("flag", {flag_color: ["get", "color"]}), ["image", ["get", "icon"]]]}}]}});
+            const square = (id) => map.addImage(id, {width: 4, height: 4, data: new Uint8Array(64).fill(255)});
+            map.setMissingStyleImageResolver(async (id) => { if (id === "app-before") square(id); });
+            attach(map, {maxIconSize: 2});
+            map.on("click", () => {
+              map.setMissingStyleImageResolver(async (id) => { if (id === "app-after") square(id); });
+              map.getSource("points").setData({type: "FeatureCollection", features: [point(-20, "app-after"), point(20, "flag", "#00ff00")]});
+            });
+            </script></body></html>
+            """#.replacingOccurrences(of: "SERVER", with: server.url)
+        let played = try play(page, ratio: 1, taps: [[10, 10]])
+        #expect(played.console.isEmpty, "the page logged: \(played.console)")
+        let before = played.steps[0].images.map { "\($0.id) \($0.width)" }
+        #expect(before == ["app-before 4", "iconr:flag? 48"])
+        let after = played.steps[1].images.map { "\($0.id) \($0.width)" }
+        #expect(after.contains("app-after 4") && after.contains("iconr:flag?flag_color=rgba(0,255,0,1) 48"), "\(after)")
+    }
+
     /// Serves the bundled icons and the seed's style, plays docs/server.md's page `name`
     /// (tap red, yellow, purple, purple again) and checks every flag after each step.
     private func playTheSeed(page name: String, ratio: Double) throws {
@@ -90,7 +124,7 @@ import Testing
             // In code, iconr.js draws the layer's runtime images at its largest icon-size, and
             // again at 1 when the last tap deselects.
             if !servedStyle {
-                let widths = played.steps[step].images.map(\.width)
+                let widths = played.steps[step].images.filter { $0.id.hasPrefix("iconr:") }.map(\.width)
                 #expect(
                     widths == Array(repeating: Int(24 * ratio * (step == 0 || step == 4 ? 1 : 2)), count: 3),
                     "\(name), ratio \(ratio), step \(step): runtime images \(played.steps[step].images)")

@@ -14,7 +14,7 @@ The window is `width` x `height` CSS pixels at device scale `ratio`. The script 
 map is loaded, no fetch is in flight, and both have held for 600 ms; writes output-prefix-0.png;
 then for each tap clicks the canvas where the map projects it (a real mouse click), waits again,
 and writes output-prefix-N.png. output-prefix.json lists, for each screenshot, where `points`
-project (CSS pixels) and the runtime images the map has (id, width, pixelRatio), and every
+project (CSS pixels) and the images the map has (id, width, pixelRatio), and every
 console warning and error the page logged. Exit 1 with the
 reason on stderr if the page never settles. Used by Tests/IconrCLITests/TapTests.swift.
 """
@@ -120,7 +120,7 @@ def main():
                 "return arguments[0].map((c) => { const p = map.project(c); return [p.x, p.y]; });",
                 request.get("points", []))
             images = driver.execute_script(
-                "return map.listImages().filter((id) => id.indexOf('iconr:') === 0).sort().map((id) => {"
+                "return map.listImages().sort().map((id) => {"
                 "  const image = map.getImage(id);"
                 "  return {id: id, width: image.data.width, pixelRatio: image.pixelRatio}; });")
             with open("%s-%d.png" % (prefix, step), "wb") as output:
