@@ -55,23 +55,38 @@ package struct StyleVariants: Sendable {
             }
         }
         self.templates = templates
-        self.warnings = warnings + Self.unknownParameters(in: style, templates: templates)
+        // A name computed from data can be any icon of the folders: read those only then.
+        var everyIcon: [String: SVGTemplate]?
+        let templatesOfEveryIcon = { () -> [String: SVGTemplate] in
+            if let everyIcon { return everyIcon }
+            var all: [String: SVGTemplate] = [:]
+            for (name, path) in files {
+                all[name] =
+                    templates[name] ?? (try? IconrError.readingTemplate(path)).flatMap { try? SVGTemplate(bytes: $0) }
+            }
+            everyIcon = all
+            return all
+        }
+        self.warnings =
+            warnings + Self.unknownParameters(in: style, templates: templates, everyIcon: templatesOfEveryIcon)
     }
 
     /// A warning for each param name of a layer's `image` that no icon the layer can show
     /// declares: Mapbox ignores it, so the icon keeps its default (a misspelt name gives black
     /// flags). A name some of those icons declare is meant for them (Mapbox Standard passes
     /// params that some of its icons lack).
-    static func unknownParameters(in style: StyleDocument, templates: [String: SVGTemplate]) -> [String] {
+    static func unknownParameters(
+        in style: StyleDocument, templates: [String: SVGTemplate], everyIcon: () -> [String: SVGTemplate]
+    ) -> [String] {
         var warnings: [String] = []
         for (index, layer) in (style.json["layers"]?.arrayValue ?? []).enumerated() {
             guard let iconImage = layer["layout"]?["icon-image"] else { continue }
             let place = "\(style.file): layer \"\(layer["id"]?.stringValue ?? "layers[\(index)]")\": "
             for (name, params) in images(in: iconImage) {
-                let icons = name.map { [$0] } ?? templates.keys.sorted()
-                let declared = icons.compactMap { templates[$0] }.flatMap { $0.parameters.map(\.name) }
                 // An icon the folders lack is warned of already.
-                guard !declared.isEmpty || name == nil || templates[name ?? ""] != nil else { continue }
+                let shown = name.map { templates[$0].map { [$0] } ?? [] } ?? Array(everyIcon().values)
+                guard !shown.isEmpty else { continue }
+                let declared = Array(Set(shown.flatMap { $0.parameters.map(\.name) })).sorted()
                 for param in params.sorted() where !declared.contains(param) {
                     let error =
                         name.flatMap {

@@ -116,14 +116,28 @@ struct RenderBatchTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted() == ["jobs.txt"])
     }
 
-    @Test func unknownParametersAreWarnedOnceWhenNoTemplateDeclaresThem() throws {
+    @Test func aParameterNoTemplateDeclaresIsAnErrorAndNothingIsWritten() throws {
         // flag_color is flag's: not a mistake for the marker.
-        let run = try iconr(["render", flag, marker, "-p", "flag_color=red", "-p", "flag_colour=red"])
-        #expect(run.status == 0)
+        let declared = try iconr(["render", flag, marker, "-p", "flag_color=red", "-o", "out"])
         #expect(
-            run.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") } == [
-                "warning: ignoring unknown parameter \"flag_colour\" (no template declares it)"
-            ])
+            declared.status == 0 && !declared.stderr.contains("error") && !declared.stderr.contains("warning"),
+            "\(declared.stderr)")
+        let run = try iconr(["render", flag, marker, "-p", "flag_color=red", "-p", "flag_colour=red", "-o", "bad"])
+        #expect(run.status == 1)
+        #expect(
+            run.stderr
+                == "error: unknown parameter 'flag_colour': no template declares it (did you mean 'flag_color'?)\n")
+        #expect(run.stdout.isEmpty)
+        #expect(
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("bad").path)) ?? [])
+                .isEmpty)
+        // One template at two scales: the template's own error.
+        let one = try iconr(["render", flag, "-s", "1,2", "-p", "flag_colour=red", "-o", "one"])
+        #expect(one.status == 1)
+        #expect(
+            one.stderr
+                == "error: \(flag): unknown parameter 'flag_colour': icon \"flag\" declares flag_color (did you mean 'flag_color'?)\n"
+        )
     }
 
     @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))

@@ -67,11 +67,16 @@ struct RenderCommandTests {
         #expect(String(decoding: check.stdout, as: UTF8.self).contains("72x72, 32-bit RGB+alpha"))
     }
 
-    @Test func warnsAboutUnknownParameters() throws {
-        let result = try iconr("render", flag, "-p", "flag_colour=red")
-        #expect(result.status == 0)
+    /// A name the template does not declare is an error, as the server's 400 and the
+    /// library's `IconrError.unknownParameter`, naming what it declares: nothing is written.
+    @Test func anUnknownParameterIsAnErrorWithDidYouMean() throws {
+        let result = try iconr("render", flag, "-p", "flag_colour=red", "-o", "out.png")
+        #expect(result.status == 1)
         #expect(
-            result.stderr == "warning: \(flag): ignoring unknown parameter \"flag_colour\" (it declares flag_color)\n")
+            result.stderr
+                == "error: \(flag): unknown parameter 'flag_colour': icon \"flag\" declares flag_color (did you mean 'flag_color'?)\n"
+        )
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("out.png").path))
     }
 
     @Test(arguments: [

@@ -320,6 +320,57 @@ struct SpriteCommandTests {
                 #""0,128,128,255|122,31,26,255","marker?fill_color=008080""#))
     }
 
+    /// The seed's style selects the red flag at icon-size 2: every flag of the layer is drawn
+    /// at 2, so that a tap selecting another is as sharp (the summary says what that costs);
+    /// --exact-icon-sizes draws only what the features show.
+    @Test func aLayersVariantsAreDrawnAtTheLargestIconSizeItCanReach() throws {
+        try FileManager.default.copyItem(
+            at: TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json"),
+            to: directory.appendingPathComponent("style.json"))
+        let json = try iconr("sprite", "icons", "--style", "style.json", "-o", "out/sprite", "--json", "--no-cache")
+        #expect(json.status == 0, "\(json.stderr)")
+        let summary = try #require(JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let headroom = try #require(summary["iconSizeHeadroom"] as? [String: Int], "\(summary)")
+        // Yellow and purple, 96 x 96 where their features need 48 x 48 at ratio 2.
+        #expect(headroom["variants"] == 2 && headroom["extraPixels"] == 2 * (96 * 96 - 48 * 48), "\(headroom)")
+        for color in ["ff0000", "ffff00", "800080"] {
+            #expect(try index("out/sprite@2x.json")["flag?flag_color=\(color)"]?["pixelRatio"] as? Int == 4)
+        }
+        let text = try iconr("sprite", "icons", "--style", "style.json", "-o", "out/sprite", "--no-cache")
+        #expect(
+            text.stderr.contains(
+                "sprite: 2 style variants drawn at the largest icon-size their layer can reach, larger than their "
+                    + "features show: 13824 more pixels at the largest ratio"), "\(text.stderr)")
+        let exact = try iconr(
+            "sprite", "icons", "--style", "style.json", "-o", "out/exact", "--exact-icon-sizes", "--no-cache")
+        #expect(exact.status == 0 && !exact.stderr.contains("style variant"), "\(exact.stderr)")
+        #expect(try index("out/exact@2x.json")["flag?flag_color=ffff00"]?["pixelRatio"] as? Int == 2)
+        #expect(try index("out/exact@2x.json")["flag?flag_color=ff0000"]?["pixelRatio"] as? Int == 4)
+        #expect(try iconr("sprite", "icons", "-o", "out/x", "--exact-icon-sizes").status == 64)
+    }
+
+    /// A param no icon the layer can show declares is warned of, with the names they declare;
+    /// one that some of them declare is meant for those.
+    @Test func aStyleParamNoIconDeclaresIsWarnedOf() throws {
+        try Data(
+            """
+            {"version": 8, "sources": {"p": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "typo", "type": "symbol", "source": "p", "layout": {
+               "icon-image": ["image", "flag", {"params": {"flag_colour": "red"}}]}},
+               {"id": "some", "type": "symbol", "source": "p", "layout": {
+               "icon-image": ["image", ["get", "icon"], {"params": {"flag_color": "red", "fill_colr": "blue"}}]}}]}
+            """.utf8
+        ).write(to: directory.appendingPathComponent("style.json"))
+        let run = try iconr("sprite", "icons", "--style", "style.json", "-o", "out/sprite", "--no-cache")
+        #expect(run.status == 0)
+        let warnings = run.stderr.split(separator: "\n").filter { $0.contains("unknown parameter") }
+        #expect(
+            warnings == [
+                "warning: style.json: layer \"typo\": icon-image: unknown parameter 'flag_colour': icon \"flag\" declares flag_color (did you mean 'flag_color'?); ignored, as Mapbox does",
+                "warning: style.json: layer \"some\": icon-image: unknown parameter 'fill_colr': no icon the layer can show declares it (did you mean 'fill_color'?); ignored, as Mapbox does",
+            ], "\(run.stderr)")
+    }
+
     @Test func anInterruptedBuildLeavesAllSheetsOrNone() throws {
         for delay in [0.1, 0.3] {
             let out = directory.appendingPathComponent("interrupted-\(delay)")

@@ -141,6 +141,10 @@ struct IconServerTests {
             // An unencoded "#" starts the URL's fragment: the color arrives empty.
             ("/icons/flag.png?flag_color=", 400, "write it as %23, or leave it out"),
             ("/icons/flag.png?stroke=red", 400, "stroke"),
+            (
+                "/icons/flag.png?flag_colour=red", 400,
+                #"unknown parameter 'flag_colour': icon "flag" declares flag_color (did you mean 'flag_color'?)"#
+            ),
             ("/icons/flag@0x.png", 400, "scale"),
             ("/icons/flag@5x.png", 400, "from 0.01 to 4"),
             ("/icons/flag@0.001x.png", 400, "from 0.01 to 4"),
@@ -394,6 +398,12 @@ struct IconServerTests {
         #expect(get("/health").status == 200)
         let script = get("/iconr.js")
         #expect(header(script, "Content-Type")?.hasPrefix("text/javascript") == true)
-        #expect(String(decoding: script.body, as: UTF8.self).contains("styleimagemissing"))
+        #expect(String(decoding: script.body, as: UTF8.self).contains("global.iconr = "))
+        // The same plugin as an ES module, for MapLibre GL JS 6.
+        let module = get("/iconr.mjs")
+        #expect(header(module, "Content-Type")?.hasPrefix("text/javascript") == true)
+        let moduleText = String(decoding: module.body, as: UTF8.self)
+        #expect(moduleText.contains("export const attach") && moduleText.contains("import.meta.url"))
+        #expect(header(module, "ETag") != header(script, "ETag"))
     }
 }

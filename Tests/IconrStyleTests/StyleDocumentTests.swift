@@ -60,18 +60,39 @@ struct StyleDocumentTests {
         // Mapbox rasterizes a data-driven icon-size per feature: only the red flag is at 2x;
         // the feature whose color is no color shows the default.
         #expect(
-            Self.described(style.neededIcons()) == [
+            Self.described(style.neededIcons(sizes: .featuresSeen)) == [
                 "flag [] 1.0", "flag [\"flag_color=#800080\"] 1.0", "flag [\"flag_color=#ff0000\"] 2.0",
                 "flag [\"flag_color=#ffff00\"] 1.0", "marker [] 1.0",
             ])
+        // By default every variant of the layer is drawn at the largest size its icon-size can
+        // reach (a tap that selects the yellow flag draws it at 2, as Mapbox rasterizes again),
+        // and what the features alone need is kept for the build's summary.
+        let needed = style.neededIcons()
+        #expect(
+            Self.described(needed) == [
+                "flag [] 2.0", "flag [\"flag_color=#800080\"] 2.0", "flag [\"flag_color=#ff0000\"] 2.0",
+                "flag [\"flag_color=#ffff00\"] 2.0", "marker [] 1.0",
+            ])
+        #expect(
+            needed.raised.map { "\($0.key.sortKey) \($0.value)" }.sorted() == [
+                "flag? 1.0", "flag?flag_color=#800080 1.0", "flag?flag_color=#ffff00 1.0",
+            ])
     }
 
-    @Test func aBranchNoFeatureReachesSetsNoSize() throws {
+    /// S is the largest literal output of every branch over the layer's tile zooms, whether a
+    /// feature the build sees reaches it or not; a size read from data is the data's.
+    @Test(arguments: [
+        (#"["match", ["get", "k"], "never", 4, 1]"#, 4.0, 1.0),
+        (#"["case", ["has", "big"], ["match", ["get", "kind"], "a", 3, 2], 1]"#, 3.0, 1.0),
+        (#"["interpolate", ["linear"], ["zoom"], 0, 0.5, 24, ["case", ["get", "big"], 2.5, 1]]"#, 2.5, 1.0),
+        (#"["get", "s"]"#, 1.5, 1.5),
+    ])
+    func theLayersLargestIconSizeCountsEveryBranch(size: String, largest: Double, seen: Double) throws {
         let style = try Self.style(
             Self.layerStyle(
-                #""layout": {"icon-image": "a", "icon-size": ["match", ["get", "k"], "never", 4, 1]}"#,
-                features: [#"{"k": "x"}"#]))
-        #expect(Self.described(style.neededIcons()) == ["a [] 1.0"])
+                #""layout": {"icon-image": "a", "icon-size": \#(size)}"#, features: [#"{"k": "x", "s": 1.5}"#]))
+        #expect(Self.described(style.neededIcons()) == ["a [] \(largest)"])
+        #expect(Self.described(style.neededIcons(sizes: .featuresSeen)) == ["a [] \(seen)"])
     }
 
     @Test func zoomCurvesTakeTheUpperCoveringStopAndCompositeTheLargerOfTwo() throws {

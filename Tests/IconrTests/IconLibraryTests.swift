@@ -591,6 +591,25 @@ struct IconLibraryTests {
                 guard case IconrError.parameter = error else { return false }
                 return "\(error)".contains("flag.svg: invalid color \"#12\" for parameter \"flag_color\" (expected")
             })
+        // A name the icon does not declare: the server's and the command line's error.
+        let unknownParameter =
+            "flag.svg: unknown parameter 'flag_colour': icon \"flag\" declares flag_color (did you mean 'flag_color'?)"
+        #expect(
+            performing: { try library.blockingIcon(named: "flag", params: ["flag_colour": "red"]) },
+            throws: { error in
+                guard case IconrError.unknownParameter(let unknown, _) = error, unknown.name == "flag_colour" else {
+                    return false
+                }
+                return "\(error)".hasSuffix(unknownParameter)
+            })
+        #expect(
+            performing: {
+                try library.blockingIcon(
+                    named: "flag", params: IconParameters(["flag_colour": Color(red: 255, green: 0, blue: 0)]))
+            },
+            throws: { error in
+                if case IconrError.unknownParameter = error { return true } else { return false }
+            })
         try Data("<svg xmlns='http://www.w3.org/2000/svg' width='5000' height='5000'/>".utf8)
             .write(to: folder.appendingPathComponent("icons/huge.svg"))
         #expect(

@@ -42,6 +42,20 @@ struct StyleIconTests {
         #expect(invalid.image.hex(x: 13, y: 8) == "#000000ff")
     }
 
+    /// Styles pass params some of a layer's icons lack on purpose (Mapbox Standard): the
+    /// style path ignores them, as Mapbox does, where a name asked for directly is an error.
+    @Test func paramsAnIconLacksAreIgnoredInAStyle() throws {
+        let library = IconLibrary(directory: TestSupport.icons.path)
+        let points = try layer(
+            #"{"icon-image": ["image", ["get", "icon"], {"params": {"flag_color": "red", "badge_color": "blue"}}]}"#)
+        let flag = try #require(
+            try library.icon(for: feature(["icon": .string("flag")]), layer: points, zoom: 14, pixelRatio: 1))
+        #expect(flag.key.description == "flag?flag_color=#ff0000@1x")
+        let marker = try #require(
+            try library.icon(for: feature(["icon": .string("marker")]), layer: points, zoom: 14, pixelRatio: 1))
+        #expect(marker.key.description == "marker@1x")
+    }
+
     @Test func zoomCurvesFiltersAndRangesAsMapbox() throws {
         let library = IconLibrary(directory: TestSupport.icons.path)
         let curve = try layer(
