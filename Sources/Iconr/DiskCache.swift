@@ -45,6 +45,8 @@ public final class DiskCache: Sendable {
     /// Where evictions run, one at a time: off the writing thread when `evictsInBackground`.
     private let evictions = DispatchQueue(label: "iconr.disk-cache.eviction", qos: .utility)
     private let evictsInBackground: Bool
+    /// Torn or damaged journal tails found and cut off (each once), for the server's metrics.
+    package var journalRepairs: Int { journal?.repairCount ?? 0 }
     /// Where the journal is written, when `writesInBackground`.
     private let writes = DispatchQueue(label: "iconr.disk-cache.writes", qos: .utility)
     /// A server's entries (`writesInBackground`).

@@ -1,6 +1,7 @@
 import Glibc
 import IconrCore
 import IconrSystem
+import Synchronization
 
 /// A server's disk-cache entries, appended to a journal instead of a file each: a new file
 /// cost a server miss 66-78 us (ext4 making its inode; more soon after many files were
@@ -55,6 +56,11 @@ final class DiskJournal: Sendable {
     /// A generation's size past which the next flush turns it into the previous one.
     let limit: Int
     private let state: Locked<State>
+    /// Torn or damaged tails found and cut off (a crash mid-append, a full disk).
+    private let repairs = Atomic<Int>(0)
+
+    /// How many torn or damaged tails were found and cut off since the journal was made.
+    var repairCount: Int { repairs.load(ordering: .relaxed) }
 
     /// A journal of files in `folder` (the cache's `packs`), each at most about `limit` bytes.
     init(folder: String, limit: Int) {
@@ -74,9 +80,9 @@ final class DiskJournal: Sendable {
         typealias Place = (path: String, file: FileStamp?, range: Range<Int>)
         let (current, previous) = state.withLock { state -> (Place?, Place?) in
             if !state.loaded {
-                Self.load(&state)
+                load(&state)
             } else if state.current.records[key] == nil, state.previous.records[key] == nil {
-                Self.catchUp(&state.current)
+                catchUp(&state.current)
             }
             func place(in generation: Generation) -> Place? {
                 generation.records[key].map { (generation.path, generation.file, $0) }
@@ -97,11 +103,11 @@ final class DiskJournal: Sendable {
     /// as it starts, so that its first lookups need not (a 64 MiB file takes some 100 ms).
     func load() {
         state.withLock { state in
-            if !state.loaded { Self.load(&state) }
+            if !state.loaded { load(&state) }
         }
     }
 
-    private static func load(_ state: inout State) {
+    private func load(_ state: inout State) {
         state.loaded = true
         catchUp(&state.previous)
         catchUp(&state.current)
@@ -126,7 +132,7 @@ final class DiskJournal: Sendable {
         }.compactMap { name, make in make().map { (name: name, entry: $0) } }
         guard !waiting.isEmpty else { return (0, 0) }
         return state.withLock { state in
-            guard var file = Self.open(&state.current) else { return (0, 0) }
+            guard var file = open(&state.current) else { return (0, 0) }
             defer { try? file.descriptor.close() }
             var dropped = 0
             let bytes = waiting.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.entry.count }
@@ -141,7 +147,7 @@ final class DiskJournal: Sendable {
                 state.previous.end = state.current.end
                 state.current = Generation(path: state.current.path)
                 try? file.descriptor.close()
-                guard let new = Self.open(&state.current) else { return (0, dropped) }
+                guard let new = open(&state.current) else { return (0, dropped) }
                 file = new
             }
             var appended = 0, index = 0
@@ -187,9 +193,9 @@ final class DiskJournal: Sendable {
 
     /// Opens the generation's file to append, making it (with the pack header) when there
     /// is none; when it is not the file its records are in, they are read from it.
-    private static func open(_ generation: inout Generation) -> (descriptor: FileDescriptor, size: Int)? {
+    private func open(_ generation: inout Generation) -> (descriptor: FileDescriptor, size: Int)? {
         let opened = try? FileDescriptor.open(generation.path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NONBLOCK)
-        guard let descriptor = opened ?? make(generation.path) else { return nil }
+        guard let descriptor = opened ?? Self.make(generation.path) else { return nil }
         var info = stat()
         guard fstat(descriptor.rawValue, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
             PackFile.startsAsPack(descriptor)
@@ -209,8 +215,12 @@ final class DiskJournal: Sendable {
     }
 
     /// Reads the records the generation's file holds past those read before, or all of
-    /// them when it is another file than before (none when there is no file).
-    private static func catchUp(_ generation: inout Generation) {
+    /// them when it is another file than before (none when there is no file). A tail that
+    /// is not whole records (a crash mid-append, a full disk) is cut off once, here: the
+    /// records before it are kept, reading goes on past it from the next append, and no
+    /// later lookup reads it again (it read the journal from the tear to its end on every
+    /// miss). Records after damage in the middle are lost with it: it is a cache.
+    private func catchUp(_ generation: inout Generation) {
         var info = stat()
         guard lstat(generation.path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             generation = Generation(path: generation.path)
@@ -244,10 +254,14 @@ final class DiskJournal: Sendable {
                 generation.records[key] = (offset + entry.startIndex - 8 - name.utf8.count)..<(offset + entry.endIndex)
             }
             if end == 0 {
-                // Not one whole record: a larger one, or the file ends within it.
-                guard bytes.count < size - offset, piece < 256 << 20 else { break }
-                piece *= 2
-                continue
+                // Not one whole record: a larger one, or the file ends within it (torn).
+                if bytes.count < size - offset, piece < 256 << 20 {
+                    piece *= 2
+                    continue
+                }
+                repairs.add(1, ordering: .relaxed)
+                offset = size
+                break
             }
             offset += end
         }

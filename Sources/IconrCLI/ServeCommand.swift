@@ -49,6 +49,11 @@ enum ServeCommand: Command {
                 names: ["--render-queue"], valueName: "N",
                 help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
             OptionSpec(
+                names: ["--queue-wait"], valueName: "SECONDS",
+                help:
+                    "How long a render may wait in the queue; past it its requests get 503 with Retry-After (default: 10)."
+            ),
+            OptionSpec(
                 names: ["--max-age"], valueName: "SECONDS",
                 help: "Cache-Control max-age of URLs without a digest (default: 300)."),
         ] + RenderSettings.options + CacheSettings.options
@@ -90,6 +95,11 @@ enum ServeCommand: Command {
                 try arguments.value(
                     "--render-queue", as: { Int($0).flatMap { $0 >= 1 ? $0 : nil } },
                     expected: "a whole number >= 1") ?? 32
+            server.queueWait = .milliseconds(
+                Int(
+                    (try arguments.value(
+                        "--queue-wait", as: { Double($0).flatMap { $0 > 0 && $0 <= 3600 ? $0 : nil } },
+                        expected: "a number of seconds > 0 and at most 3600") ?? 10) * 1000))
             server.maxAge =
                 try arguments.value(
                     "--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },

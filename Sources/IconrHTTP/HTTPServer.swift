@@ -221,9 +221,13 @@ public final class HTTPServer: Sendable {
     /// Requests whose handler is running or whose response is still being sent.
     public var requestsInFlight: Int { context.takeUnretainedValue().inFlight.load(ordering: .relaxed) }
 
-    /// Stops accepting connections and lets the requests in flight finish; those still
-    /// waiting for a `.later` answer a second before `drainingFor` ends get `unanswered`
-    /// (with `Connection: close`). Then closes every connection and joins the threads.
+    /// Stops accepting connections and lets the requests in flight finish, each answered with
+    /// `Connection: close`; a request that arrives on a kept-alive connection from then on is
+    /// answered `unanswered` at once (with `Connection: close`), so a replica leaves as soon
+    /// as its work is done. Those still waiting for a `.later` answer a second before
+    /// `drainingFor` ends get `unanswered` too. Then closes every connection and joins the
+    /// threads: never with a connection still suspended (libmicrohttpd aborts the process
+    /// then), so if one is left past the limit, the daemon is left to the exiting process.
     /// Idempotent.
     public func stop(
         drainingFor limit: Duration = .seconds(10),
@@ -232,6 +236,10 @@ public final class HTTPServer: Sendable {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let server = context.takeUnretainedValue()
         let api = server.api.api
+        var closing = unanswered
+        closing.headers.append(("Connection", "close"))
+        // From here no connection is suspended any more, and every answer closes its connection.
+        server.stopping.withLock { $0 = closing }
         // Quiesced, the daemon no longer listens; the socket is ours to close, so new
         // connections are refused at once (a load balancer moves on to another replica).
         let listening = api.MHD_quiesce_daemon(daemon.pointer)
@@ -243,14 +251,17 @@ public final class HTTPServer: Sendable {
             }
         }
         drain(until: deadline - min(limit / 2, .seconds(1)))
-        // libmicrohttpd must not be stopped with suspended connections: each is answered.
-        var closing = unanswered
-        closing.headers.append(("Connection", "close"))
+        // libmicrohttpd must not be stopped with suspended connections: each is answered, and
+        // its connection resumed, sent its answer and closed before the daemon stops.
         for request in server.waiting.withLock({ Array($0.values) }) {
             request.deliver(closing)
         }
         drain(until: deadline)
+        while server.waiting.withLock({ !$0.isEmpty }), ContinuousClock.now < deadline + .seconds(1) {
+            usleep(2_000)
+        }
         server.watching.store(false, ordering: .relaxed)
+        guard server.waiting.withLock({ $0.isEmpty }) else { return }
         api.MHD_stop_daemon(daemon.pointer)
     }
 }
@@ -280,6 +291,9 @@ private final class HandlerContext: Sendable {
         ))
     /// Whether the head watcher runs.
     let watching = Atomic<Bool>(true)
+    /// Once the server is stopping, the answer to requests that would wait (and every
+    /// answer then closes its connection); nil while it serves.
+    let stopping = Locked<HTTPResponse?>(nil)
 
     init(
         api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration,
@@ -465,7 +479,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     let pending = Unmanaged<PendingRequest>.fromOpaque(opaque).takeUnretainedValue()
     // Resumed: the answer came.
     if let response = pending.takeAnswer() {
-        return queue(response, on: connection, api: server.api.api)
+        return queue(response, on: connection, server: server)
     }
     let isNew = pending.state.withLock { state -> Bool in
         guard case .receiving = state else { return false }
@@ -474,6 +488,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     guard isNew else { return Int32(ICONR_MHD_NO) }
     let api = server.api.api
+    // Stopping: a new request on a kept-alive connection is not taken.
+    if let closing = server.stopping.withLock({ $0 }) {
+        pending.state.withLock { $0 = .sent }
+        return queue(closing, on: connection, server: server)
+    }
 
     let headers = ValueCollector()
     let query = ValueCollector()
@@ -492,30 +511,47 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     switch server.handler(request) {
     case .now(let response):
         pending.state.withLock { $0 = .sent }
-        return queue(response, on: connection, api: api)
+        return queue(response, on: connection, server: server)
     case .later(let start):
         start { response in pending.deliver(response) }
         // Answered during `start`: sent now. Else suspended until `deliver` resumes it,
         // which waits for this lock, so that it never resumes a connection not yet suspended.
+        // A server that began to stop suspends nothing more: the request gets its answer.
         let answer = pending.state.withLock { state -> HTTPResponse? in
             if case .answered(let response) = state {
                 state = .sent
                 return response
             }
-            state = .suspended
-            server.waiting.withLock { $0[ObjectIdentifier(pending)] = pending }
-            api.MHD_suspend_connection(connection)
-            return nil
+            // Under `waiting`'s lock, which `stop` takes after setting `stopping`: a request
+            // is either answered here or found waiting there.
+            return server.waiting.withLock { waiting -> HTTPResponse? in
+                if let closing = server.stopping.withLock({ $0 }) {
+                    state = .sent
+                    return closing
+                }
+                state = .suspended
+                waiting[ObjectIdentifier(pending)] = pending
+                api.MHD_suspend_connection(connection)
+                return nil
+            }
         }
         guard let answer else { return Int32(ICONR_MHD_YES) }
-        return queue(answer, on: connection, api: api)
+        return queue(answer, on: connection, server: server)
     }
 }
 
-/// Queues `response` on `connection`. (libmicrohttpd 0.9.75 adds `Content-Length: 0` to a
-/// 304, and cannot be told not to: given the 200's length it sends both, and given no
-/// length it sends a chunked body, which a 304 must not have.)
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer, api: IconrMicroHTTPD) -> Int32 {
+/// Queues `response` on `connection`, closing it after when the server is stopping.
+/// (libmicrohttpd 0.9.75 adds `Content-Length: 0` to a 304, and cannot be told not to:
+/// given the 200's length it sends both, and given no length it sends a chunked body, which
+/// a 304 must not have.)
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, server: HandlerContext) -> Int32 {
+    let api = server.api.api
+    var response = response
+    if server.stopping.withLock({ $0 != nil }),
+        !response.headers.contains(where: { $0.name.lowercased() == "connection" })
+    {
+        response.headers.append(("Connection", "close"))
+    }
     var body = response.body
     let made = body.withUnsafeMutableBytes { body in
         api.MHD_create_response_from_buffer(body.count, body.baseAddress, Int32(ICONR_MHD_RESPMEM_MUST_COPY))

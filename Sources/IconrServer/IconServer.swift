@@ -33,6 +33,9 @@ public struct ServerOptions: Sendable {
     /// the cores, since a render thread waits while its worker draws and the worker while the
     /// thread answers (misses under load: 3,813-3,961 variants/s against 3,662 with one per core).
     public var renderThreads = max(2, 2 * Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+    /// How long a render may wait in the queue before its requests get 503 with
+    /// `Retry-After` (a request behind slow renders waited up to queue / threads x timeout).
+    public var queueWait = Duration.seconds(10)
     /// `Cache-Control: max-age` of URLs without a digest, in seconds.
     public var maxAge = 300
     /// Per-render limits (raster size, time).
@@ -82,7 +85,11 @@ public final class IconServer: Sendable {
     /// - Throws: `IconrError` naming the folder or file.
     public init(options: ServerOptions, placement: RenderPlacement) throws {
         self.options = options
-        renders = WorkQueue(threads: options.renderThreads, limit: options.renderQueueLimit)
+        // One document holds at most half the render threads: many colors of one slow icon
+        // leave the others to everything else.
+        renders = WorkQueue(
+            threads: options.renderThreads, limit: options.renderQueueLimit,
+            perGroup: max(1, options.renderThreads / 2), maxWait: options.queueWait)
         let source = Array(IconrJS.script(maxScale: options.maxScale).utf8)
         script = (source, Self.entityTag(source))
         let moduleSource = Array(IconrJS.module(maxScale: options.maxScale).utf8)
@@ -249,7 +256,8 @@ public final class IconServer: Sendable {
             return ("health", .now(Self.json(200, #"{"status":"ok"}"#)))
         case "metrics" where levels.count == 1:
             let text = metrics.text(
-                cache: renderer.cache.statistics, pendingRenders: renders.count)
+                cache: renderer.cache.statistics, journalRepairs: renderer.cache.disk?.journalRepairs ?? 0,
+                pendingRenders: renders.count)
             return (
                 "metrics",
                 .now(
@@ -348,7 +356,9 @@ public final class IconServer: Sendable {
         @Sendable func finish(_ result: Result<IconVariant, RouteError>) {
             for waiter in waiters.withLock({ $0.removeValue(forKey: job.key) ?? [] }) { waiter(result) }
         }
-        let queued = renders.submit {
+        let waited =
+            "waited \(Self.seconds(options.queueWait).shortText) s in the render queue behind slower renders; try again"
+        let queued = renders.submit(group: job.key.templateDigest) {
             let started = ContinuousClock.now
             let result: Result<IconVariant, RouteError>
             do throws(IconrError) {
@@ -359,6 +369,8 @@ public final class IconServer: Sendable {
                 result = .failure(self.failed(job.key, error))
             }
             return { finish(result) }
+        } expired: {
+            finish(.failure(RouteError(status: 503, message: waited)))
         }
         if !queued { finish(.failure(Self.full("the render queue"))) }
     }
@@ -519,11 +531,12 @@ public final class IconServer: Sendable {
 
     /// A body that caches: a strong ETag from its SHA-256, `304` when the client has it.
     static func cached(
-        _ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, tag known: String? = nil,
-        request: HTTPRequest
+        _ body: [UInt8], type: String, maxAge: Int, immutable: Bool = false, revalidate: Bool = false,
+        tag known: String? = nil, request: HTTPRequest
     ) -> HTTPResponse {
         let tag = known ?? entityTag(body)
-        let control = immutable ? "public, max-age=31536000, immutable" : "public, max-age=\(maxAge)"
+        let control =
+            immutable ? "public, max-age=31536000, immutable" : revalidate ? "no-cache" : "public, max-age=\(maxAge)"
         let headers = [("ETag", tag), ("Cache-Control", control)]
         if let match = request.headers["if-none-match"],
             match.split(separator: ",").contains(where: {

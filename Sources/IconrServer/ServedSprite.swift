@@ -36,6 +36,16 @@ final class ServedSprite: Sendable {
     private let failed = Locked<(answer: RouteError, at: ContinuousClock.Instant)?>(nil)
     /// Held while building: concurrent requests wait for one build.
     private let building = Locked<Void>(())
+    /// Builds that a newer one replaced, by hash, with their files and until when their
+    /// hashed names are answered: styles name `sprite.{hash}` and are cached for `maxAge`, so
+    /// a client may ask for a replaced build's sheets that long after it was replaced.
+    private let retired = Locked<
+        [(hash: String, files: [String: (bytes: [UInt8], tag: String)], until: ContinuousClock.Instant)]
+    >([])
+    /// How long a replaced build's hashed files stay answerable (the styles' max-age and a
+    /// margin); at most `retiredLimit` builds are kept.
+    private let retiredFor: Duration
+    static let retiredLimit = 8
 
     /// `pack` names this sprite's pack in the disk cache (each sprite writes its own).
     init(
@@ -44,6 +54,7 @@ final class ServedSprite: Sendable {
     ) {
         self.directories = directories
         self.metrics = metrics
+        retiredFor = .seconds(options.maxAge + 60)
         stylePath = style
         var spriteOptions = SpriteOptions()
         spriteOptions.ratios = options.spriteRatios
@@ -122,6 +133,14 @@ final class ServedSprite: Sendable {
                     files.map { ($0.path, (bytes: $0.bytes, tag: IconServer.entityTag($0.bytes))) },
                     uniquingKeysWith: { first, _ in first }),
                 fingerprint: fingerprint, checked: clock.now)
+            if let replaced = current.withLock({ $0 }), replaced.hash != made.hash {
+                let now = clock.now
+                retired.withLock { retired in
+                    retired.removeAll { $0.until <= now || $0.hash == made.hash }
+                    retired.append((replaced.hash, replaced.files, now + retiredFor))
+                    if retired.count > Self.retiredLimit { retired.removeFirst(retired.count - Self.retiredLimit) }
+                }
+            }
             current.withLock { $0 = made }
             failed.withLock { $0 = nil }
             metrics.spriteBuilt(failed: false)
@@ -166,8 +185,10 @@ final class ServedSprite: Sendable {
         }
     }
 
-    /// `sprite[.{hash}][-N][@{R}x].json|png`: a sheet or its index. A hashed name is immutable
-    /// and answered only while it is the current build's.
+    /// `sprite[.{hash}][-N][@{R}x].json|png`: a sheet or its index. A hashed name is immutable,
+    /// and answered while it is the current build's and for `retiredFor` after a newer build
+    /// replaced it. An unhashed name is the current build's, revalidated on every use
+    /// (`no-cache`, by its ETag), so that no cache pairs one build's index with another's sheet.
     func respond(file: String, request: HTTPRequest, maxAge: Int) -> HTTPResponse {
         guard file.hasPrefix("sprite"), file.hasSuffix(".json") || file.hasSuffix(".png") else {
             return IconServer.error(404, "sprite files are sprite[@{R}x].json and sprite[@{R}x].png")
@@ -179,23 +200,30 @@ final class ServedSprite: Sendable {
         }
         var name = file
         var immutable = false
+        var files = current.files
         if file.hasPrefix("sprite.") && !file.hasPrefix("sprite.json") && !file.hasPrefix("sprite.png") {
-            let hash = file.dropFirst("sprite.".count).prefix(current.hash.count)
-            guard hash == current.hash else {
-                return IconServer.error(
-                    404, "no sprite with hash \(hash) (the icons changed; the current one is sprite.\(current.hash))")
+            let hash = String(file.dropFirst("sprite.".count).prefix(current.hash.count))
+            if hash != current.hash {
+                let now = clock.now
+                guard let old = retired.withLock({ $0.last { $0.hash == hash && $0.until > now } }) else {
+                    return IconServer.error(
+                        404,
+                        "no sprite with hash \(hash) (the icons changed; the current one is sprite.\(current.hash))")
+                }
+                files = old.files
             }
             name = "sprite" + file.dropFirst("sprite.".count + current.hash.count)
             immutable = true
         }
-        guard let file = current.files[name] else {
+        guard let file = files[name] else {
             let ratios = spriteOptions.ratios.map { $0 == 1 ? "" : "@\($0.shortText)x" }.joined(separator: ", ")
             return IconServer.error(
                 404, "no sprite file \(file) (ratios served: \(ratios.isEmpty ? "1" : "1x" + ratios))")
         }
         let type = name.hasSuffix(".png") ? "image/png" : "application/json"
         return IconServer.cached(
-            file.bytes, type: type, maxAge: maxAge, immutable: immutable, tag: file.tag, request: request)
+            file.bytes, type: type, maxAge: maxAge, immutable: immutable, revalidate: !immutable, tag: file.tag,
+            request: request)
     }
 
     /// What the build depends on: every icon file's path, size, modification time and inode,

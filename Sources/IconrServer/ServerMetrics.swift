@@ -44,7 +44,7 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    func text(cache: IconCache.Statistics, pendingRenders: Int) -> String {
+    func text(cache: IconCache.Statistics, journalRepairs: Int, pendingRenders: Int) -> String {
         let counts = counts.withLock { $0 }
         var lines = [
             "# HELP iconr_requests_total HTTP requests answered, by route and status.",
@@ -59,6 +59,9 @@ final class ServerMetrics: Sendable {
             "# HELP iconr_cache_misses_total Icon variants that had to be rendered.",
             "# TYPE iconr_cache_misses_total counter",
             "iconr_cache_misses_total \(cache.renders)",
+            "# HELP iconr_cache_journal_repairs_total Torn or damaged disk-cache journal tails found and cut off.",
+            "# TYPE iconr_cache_journal_repairs_total counter",
+            "iconr_cache_journal_repairs_total \(journalRepairs)",
             "# HELP iconr_render_seconds Time to produce an icon variant not in memory.",
             "# TYPE iconr_render_seconds histogram",
         ]

@@ -9,6 +9,9 @@ public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible
         case system(SystemError)
         /// The folder it would go in does not exist.
         case noSuchFolder(String)
+        /// It is a FIFO, device or socket (`kind`: "a FIFO"): refused, never opened (a FIFO
+        /// with no reader would hold the command).
+        case notRegularFile(kind: String)
     }
 
     /// The file, as the caller named it.
@@ -26,6 +29,7 @@ public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible
         switch problem {
         case .system(let error): error.reason
         case .noSuchFolder(let folder): "no such directory \(folder)"
+        case .notRegularFile(let kind): "is \(kind), not a regular file (-o - writes to standard output)"
         }
     }
 
@@ -96,9 +100,9 @@ package enum AtomicFile {
     /// fails puts back the files the earlier renames replaced (each old file is kept under a
     /// hard link until all renames are done).
     ///
-    /// A destination that is not a regular file is written, not replaced: a device or FIFO
-    /// (`/dev/stdout`, `/dev/null`) is opened and written in place, after every temporary file;
-    /// a symbolic link is followed, so the file it points to changes and the link stays.
+    /// A destination that is a FIFO, device or socket is refused before any file is opened
+    /// (`FileWriteError.Problem.notRegularFile`); a symbolic link is followed, so the file it
+    /// points to changes and the link stays.
     ///
     /// A regular file that holds the bytes already is left in place and only stamped with the
     /// time, as a write would have (so that `make` sees it new): a temporary file renamed over
@@ -124,11 +128,10 @@ package enum AtomicFile {
     /// `writeTogether(_:)` with each file's bytes written by its `fill`.
     private static func writeTogether(filling files: [(path: String, fill: Fill)]) throws(FileWriteError) {
         var replaced: [(fill: Fill, path: String, target: String)] = []
-        var inPlace: [(path: String, fill: Fill)] = []
         for file in files {
             switch destination(of: file.path) {
             case .regular(let target): replaced.append((file.fill, file.path, target))
-            case .special: inPlace.append(file)
+            case .special(let kind): throw FileWriteError(path: file.path, problem: .notRegularFile(kind: kind))
             }
         }
         var temporaries: [String] = []
@@ -179,14 +182,13 @@ package enum AtomicFile {
             return nil
         }
         if let failure { throw failure }
-        for file in inPlace { try writeInPlace(file.path, file.fill) }
     }
 
     /// Where writing `path` goes: a regular file (existing or not) at the path a symbolic
-    /// link leads to, or something special (a device, a FIFO) to write in place.
+    /// link leads to, or something special (a FIFO, a device, a socket: its kind).
     private enum Destination {
         case regular(String)
-        case special
+        case special(String)
     }
 
     private static func destination(of path: String) -> Destination {
@@ -199,17 +201,10 @@ package enum AtomicFile {
             return .regular(String(cString: resolved))
         }
         // A directory stays "regular": its rename fails and says so.
-        return (info.st_mode & S_IFMT) == S_IFDIR ? .regular(path) : .special
-    }
-
-    /// Opens the existing special file `path` and has `fill` write it.
-    private static func writeInPlace(_ path: String, _ fill: Fill) throws(FileWriteError) {
-        do {
-            let file = try FileDescriptor.open(path, O_WRONLY | O_NOCTTY)
-            try writeAndClose(file, fill)
-        } catch {
-            throw FileWriteError(path: path, problem: .system(error))
+        guard (info.st_mode & S_IFMT) != S_IFDIR, let kind = FileReader.nonRegularKind(info.st_mode) else {
+            return .regular(path)
         }
+        return .special(kind)
     }
 
     /// Has `fill` write the file, and closes it; a failed close is a failed write.

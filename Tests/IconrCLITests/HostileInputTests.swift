@@ -161,20 +161,29 @@ struct HostileInputTests {
         #expect(try iconr(["render", flag, "--scale", "1e0", "--no-cache", "-o", "a.png"]).status == 0)
     }
 
-    /// Outputs that are not regular files are written, not replaced; a link keeps pointing
-    /// where it did, at the new content.
-    @Test func specialOutputsAreWrittenNotReplaced() throws {
+    /// Outputs that are FIFOs or devices are refused with one line, at once (a FIFO with no
+    /// reader held `render` and `sprite` until `kill -9`); nothing is left behind. A link
+    /// keeps pointing where it did, at the new content.
+    @Test func specialOutputsAreRefusedAndLinksFollowed() throws {
         #expect(mkfifo(path("out.fifo"), 0o644) == 0)
-        // A reader for the FIFO: `cat` copies what arrives into a file.
-        let reader = try RunningProgram("/bin/cat", [path("out.fifo")], stdout: path("received.png"))
+        let started = ContinuousClock.now
         let fifo = try iconr(["render", flag, "--no-cache", "-o", "out.fifo"])
-        #expect(fifo.status == 0, "\(fifo.stderr)")
-        #expect(reader.wait(timeout: 20) == 0)
-        var info = stat()
-        #expect(lstat(path("out.fifo"), &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO is still a FIFO")
         #expect(
-            try PNGDecoder.decode([UInt8](Data(contentsOf: URL(fileURLWithPath: path("received.png"))))).size.width
-                == 24)
+            fifo.status == 1
+                && fifo.stderr
+                    == "error: out.fifo: cannot write it: is a FIFO, not a regular file (-o - writes to standard output)\n",
+            "\(fifo.stderr)")
+        let device = try iconr(["render", flag, "--no-cache", "-o", "/dev/null"])
+        #expect(device.status == 1 && device.stderr.contains("/dev/null: cannot write it: is a character device"))
+        #expect(mkfifo(path("sheet.png"), 0o644) == 0)
+        let sprite = try iconr(["sprite", TestSupport.icons.path, "--no-cache", "-o", "sheet", "--ratio", "1"])
+        #expect(
+            sprite.status == 1 && sprite.stderr.contains("sheet.png: cannot write it: is a FIFO"), "\(sprite.stderr)")
+        #expect(
+            !FileManager.default.fileExists(atPath: path("sheet.json")), "nothing written when one output is refused")
+        #expect(ContinuousClock.now - started < .seconds(30), "no wait for a reader")
+        var info = stat()
+        #expect(lstat(path("out.fifo"), &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO is left as it is")
 
         try Data("old".utf8).write(to: URL(fileURLWithPath: path("target.png")))
         #expect(symlink("target.png", path("link.png")) == 0)

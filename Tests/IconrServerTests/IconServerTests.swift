@@ -261,7 +261,10 @@ struct IconServerTests {
         let expected = try IconSource(path: icons.appendingPathComponent("flag.svg").path).render(scale: 2).image
         #expect(image.hex(x: rect.x + 24, y: rect.y + 12) == expected.hex(x: 24, y: 12))
         #expect(get("/sprites/bundled/sprite@3x.json").status == 404)
-        #expect(header(index, "Cache-Control") == "public, max-age=300")
+        // Unhashed names are revalidated on every use: no cache pairs one build's index with
+        // the next build's sheet.
+        #expect(header(index, "Cache-Control") == "no-cache")
+        #expect(header(sheet, "Cache-Control") == "no-cache")
     }
 
     @Test func aStyleNamesItsSpriteByHashAndColorsNobodyPrebakedByRuntimeIds() throws {
@@ -294,6 +297,28 @@ struct IconServerTests {
         clock.advance(by: .seconds(2.2))
         let after = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
         #expect(after["pin"] != nil)
+    }
+
+    /// A style's hashed sprite URLs outlive an icon edit that rebuilds the sprite: the style
+    /// that names them is cached for max-age (300 s), so the replaced build's files are
+    /// answered that long (and a minute more), then 404.
+    @Test func aReplacedBuildsHashedFilesStayForTheStylesMaxAge() throws {
+        let style = try JSONValue.parse(get("/styles/flags.json", headers: ["host": "h.test"]).body)
+        let old = try #require(style["sprite"]?.stringValue).dropFirst("http://h.test".count)
+        let oldIndex = get(old + ".json")
+        #expect(oldIndex.status == 200)
+        try FileManager.default.copyItem(
+            at: icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("pin.svg"))
+        clock.advance(by: .seconds(2.2))
+        let new = try JSONValue.parse(get("/styles/flags.json", headers: ["host": "h.test"]).body)
+        #expect(new["sprite"]?.stringValue?.hasSuffix(String(old.suffix(12))) == false, "a new build, a new hash")
+        for file in [".json", ".png", "@2x.json", "@2x.png"] {
+            #expect(get(old + file).status == 200, "\(old)\(file) after the rebuild")
+        }
+        #expect(get(old + ".json").body == oldIndex.body, "the replaced build's own index")
+        clock.advance(by: .seconds(300 + 61))
+        _ = get("/styles/flags.json", headers: ["host": "h.test"])
+        #expect(get(old + ".json").status == 404, "gone once no cached style can name it")
     }
 
     /// Many threads at once, as the HTTP server's pool calls it: every answer right, and

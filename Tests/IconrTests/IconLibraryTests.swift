@@ -191,6 +191,38 @@ struct IconLibraryTests {
         #expect(reading.read(flag.key)?.image == flag.image)
     }
 
+    /// A torn record at the journal's end (a crash mid-append, a full disk) is found once and
+    /// cut off: the records before it are served, the records appended after it (by another
+    /// server) are found when a lookup misses, and later misses do not read the tear again.
+    @Test func aTornRecordIsCutOffOnceAndLaterAppendsAreRead() throws {
+        let variants = try flags(0..<25, from: try library(disk: false))
+        func journal() throws -> DiskCache {
+            try DiskCache(
+                directory: cacheDirectory, byteLimit: 256 << 20, writesInBackground: true, journalDelay: .seconds(600))
+        }
+        let writing = try journal()
+        for variant in variants[0..<3] { writing.store(variant) }
+        writing.finishWriting()
+        let packs = cacheDirectory + "/entries-v1/packs"
+        let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
+        // Half a record: its name and the first bytes of an entry that claims 4,000.
+        var torn = Self.packRecord(String(repeating: "a", count: 64), [UInt8](repeating: 1, count: 4000))
+        torn.removeLast(3900)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(torn))
+        try handle.close()
+        let reading = try journal()
+        #expect(variants[0..<3].allSatisfy { reading.read($0.key)?.image == $0.image })
+        #expect(reading.journalRepairs == 1)
+        // Another server appends after the tear; a miss finds its records.
+        for variant in variants[3..<5] { writing.store(variant) }
+        writing.finishWriting()
+        #expect(variants[3..<5].allSatisfy { reading.read($0.key)?.image == $0.image }, "appends after the tear")
+        #expect(variants[5...].allSatisfy { reading.read($0.key) == nil })
+        #expect(reading.journalRepairs == 1, "the tear is found once")
+    }
+
     /// A pack record written by hand, as the format says (not by the code under test): the
     /// name's length, the name, the entry's length, the entry (little-endian 32-bit lengths).
     static func packRecord(_ name: String, _ entry: [UInt8]) -> [UInt8] {
