@@ -336,6 +336,59 @@ struct ServeCommandTests {
         #expect(try server.get("/icons/flag.png").status == 200)
     }
 
+    /// Many renders of one slow document take at most half the render threads, so other
+    /// icons' renders pass them; and a render still waiting after --queue-wait is answered
+    /// 503 with Retry-After at once (32 slow documents kept requests behind them for minutes).
+    @Test func slowRendersOfOneDocumentLeaveThreadsToOthersAndWaitsAreBounded() throws {
+        let server = try serve(["--render-queue", "64", "--queue-wait", "2", "--timeout", "120"])
+        let port = server.port
+        let slow = Locked<[(status: Int, seconds: Double, reply: HTTPReply?)]>([])
+        let group = DispatchGroup()
+        for index in 0..<12 {
+            group.enter()
+            Thread.detachNewThread {
+                let started = ContinuousClock.now
+                let reply = try? HTTPConnection(port: port, timeout: 120).request(
+                    "/icons/slow@12x.png?fill_color=%23\(String(format: "%06x", 0x10_0000 + index))")
+                let seconds =
+                    Double((ContinuousClock.now - started).components.attoseconds) / 1e18
+                    + Double((ContinuousClock.now - started).components.seconds)
+                slow.withLock { $0.append((reply?.status ?? -1, seconds, reply)) }
+                group.leave()
+            }
+        }
+        // Until the slow renders are queued.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline,
+            !((try? server.get("/metrics").text.contains("iconr_renders_in_flight 12")) ?? false)
+        {
+            usleep(20_000)
+        }
+        // Another document's renders pass them: threads are left for it, so the flags are
+        // drawn before more than the first two slow renders are done (with every thread
+        // given to the slow document, the flags waited for eight of them).
+        for index in 0..<4 {
+            let reply = try HTTPConnection(port: port, timeout: 60).request(
+                "/icons/flag@2x.png?flag_color=%23\(String(format: "%06x", 0x30_0000 + index))")
+            #expect(reply.status == 200)
+        }
+        let metrics = try server.get("/metrics").text
+        let done = metrics.split(separator: "\n").first { $0.hasPrefix("iconr_render_seconds_count ") }
+            .flatMap { Int($0.split(separator: " ")[1]) }
+        #expect((done ?? 99) - 4 <= 2, "slow renders done before the flags: \(String(describing: done)) - 4")
+        #expect(group.wait(timeout: .now() + 120) == .success)
+        let outcomes = slow.withLock { $0 }
+        let refused = outcomes.filter { $0.status == 503 }
+        // Two at a time of 12: most wait past 2 s, and are answered then, not minutes later.
+        #expect(refused.count >= 4, "\(outcomes.map { ($0.status, $0.seconds) })")
+        #expect(
+            refused.allSatisfy {
+                $0.seconds < 8 && $0.reply?.headers["retry-after"] == "1"
+                    && $0.reply?.text.contains("waited 2 s in the render queue") == true
+            }, "\(refused.map { ($0.seconds, $0.reply?.text ?? "") })")
+        #expect(outcomes.allSatisfy { $0.status == 200 || $0.status == 503 })
+    }
+
     /// A render gives its place in the queue back before its client has the answer, so a
     /// client asking for one miss after another through a queue of one is never refused.
     /// (The place was given back after the answer: the next request raced it, and under load
