@@ -33,6 +33,7 @@ enum {
     ICONR_MHD_OPTION_CONNECTION_LIMIT = 2,
     ICONR_MHD_OPTION_CONNECTION_TIMEOUT = 3,
     ICONR_MHD_OPTION_NOTIFY_COMPLETED = 4,
+    ICONR_MHD_OPTION_URI_LOG_CALLBACK = 7,
     ICONR_MHD_OPTION_LISTEN_SOCKET = 12,
     ICONR_MHD_OPTION_THREAD_POOL_SIZE = 14,
     ICONR_MHD_OPTION_ARRAY = 15,
@@ -43,7 +44,6 @@ enum {
 /* Value kinds and response memory modes. */
 enum {
     ICONR_MHD_HEADER_KIND = 1,
-    ICONR_MHD_GET_ARGUMENT_KIND = 8,
     ICONR_MHD_RESPMEM_MUST_COPY = 2,
 };
 
@@ -63,6 +63,10 @@ typedef void (*MHD_NotifyConnectionCallback)(void *cls, struct MHD_Connection *c
                                              int code);
 enum { ICONR_MHD_CONNECTION_NOTIFY_STARTED = 0, ICONR_MHD_CONNECTION_NOTIFY_CLOSED = 1 };
 typedef size_t (*MHD_UnescapeCallback)(void *cls, struct MHD_Connection *connection, char *text);
+/* Called with the request's URI (path and query, in the connection's own buffer, which
+   libmicrohttpd parses the query from once this returns) as soon as the request line is in;
+   its result is the request's context. */
+typedef void *(*MHD_LogCallback)(void *cls, const char *uri, struct MHD_Connection *connection);
 
 /* The functions, by their C names; every one must be found for the table to be made. */
 typedef struct {

@@ -186,6 +186,9 @@ public final class HTTPServer: Sendable {
                 option: Int32(ICONR_MHD_OPTION_UNESCAPE_CALLBACK), value: unsafeBitCast(keepEscaped, to: Int.self),
                 ptr_value: nil),
             MHD_OptionItem(
+                option: Int32(ICONR_MHD_OPTION_URI_LOG_CALLBACK), value: unsafeBitCast(requestStarted, to: Int.self),
+                ptr_value: context.toOpaque()),
+            MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_NOTIFY_COMPLETED), value: unsafeBitCast(requestCompleted, to: Int.self),
                 ptr_value: context.toOpaque()),
             MHD_OptionItem(
@@ -393,10 +396,18 @@ private final class PendingRequest: @unchecked Sendable {
     /// Used only through libmicrohttpd's thread-safe resume.
     let connection: OpaquePointer
     let server: HandlerContext
+    /// The query as the request line gave it (after `?`, still escaped): iconr parses it,
+    /// not libmicrohttpd, whose per-connection memory a long query of many parameters ran
+    /// out of, leaving the request unanswered.
+    let query: [UInt8]
+    /// Whether the handler saw the head (its first call, before any body); only the
+    /// connection's own thread touches it.
+    nonisolated(unsafe) var headSeen = false
 
-    init(connection: OpaquePointer, server: HandlerContext) {
+    init(connection: OpaquePointer, server: HandlerContext, query: [UInt8] = []) {
         self.connection = connection
         self.server = server
+        self.query = query
     }
 
     /// The response, sent now if the connection waits for it; only the first call counts.
@@ -447,6 +458,60 @@ private let keepEscaped: MHD_UnescapeCallback = { _, _, text in
     text.map { strlen($0) } ?? 0
 }
 
+/// As soon as a request line is in: the request's context, holding its query, which it
+/// hides from libmicrohttpd (the byte after `?` made the string's end).
+private let requestStarted: MHD_LogCallback = { context, uri, connection in
+    guard let context, let connection else { return nil }
+    let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
+    var query: [UInt8] = []
+    if let uri, let mark = strchr(uri, Int32(UInt8(ascii: "?"))) {
+        let start = UnsafeMutablePointer(mutating: mark + 1)
+        query = Array(UnsafeRawBufferPointer(start: start, count: strlen(start)))
+        start.pointee = 0
+    }
+    server.inFlight.add(1, ordering: .relaxed)
+    return Unmanaged.passRetained(PendingRequest(connection: connection, server: server, query: query)).toOpaque()
+}
+
+/// The query's `name=value` pairs, split as libmicrohttpd would (at `&`, then the first `=`),
+/// still escaped; empty pairs are skipped.
+private func queryPairs(_ query: [UInt8]) -> [(name: String, value: String)] {
+    query.split(separator: UInt8(ascii: "&")).map { pair in
+        guard let equals = pair.firstIndex(of: UInt8(ascii: "=")) else {
+            return (String(decoding: pair, as: UTF8.self), "")
+        }
+        return (
+            String(decoding: pair[..<equals], as: UTF8.self),
+            String(decoding: pair[(equals + 1)...], as: UTF8.self)
+        )
+    }
+}
+
+/// A head whose body could be read two ways (two different `Content-Length`s: a proxy in
+/// front may take the other), or in a way iconr does not know (a `Transfer-Encoding` other
+/// than chunked): answered before any body is read, and the connection closed.
+private func framingProblem(_ headers: [(String, String)]) -> HTTPResponse? {
+    func values(_ name: String) -> [String] {
+        headers.filter { $0.0.lowercased() == name }.map {
+            String($0.1.unicodeScalars.filter { $0.value > 0x20 && $0.value < 0x7F && $0 != "\"" && $0 != "\\" })
+                .lowercased()
+        }
+    }
+    let lengths = Set(values("content-length")), encodings = values("transfer-encoding")
+    var refusal: HTTPResponse?
+    if lengths.count > 1 {
+        refusal = HTTPResponse(status: 400, body: Array(#"{"error":"two different Content-Length headers"}"#.utf8))
+    } else if !lengths.isEmpty, !encodings.isEmpty {
+        refusal = HTTPResponse(
+            status: 400, body: Array(#"{"error":"a request with both Content-Length and Transfer-Encoding"}"#.utf8))
+    } else if let encoding = encodings.first(where: { $0 != "chunked" }) ?? (encodings.count > 1 ? encodings[1] : nil) {
+        refusal = HTTPResponse(
+            status: 501, body: Array(#"{"error":"Transfer-Encoding \#(encoding.prefix(64)) is not supported"}"#.utf8))
+    }
+    refusal?.headers += [("Content-Type", "application/json"), ("Cache-Control", "no-store"), ("Connection", "close")]
+    return refusal
+}
+
 private let requestCompleted: MHD_RequestCompletedCallback = { context, connection, requestContext, _ in
     guard let context, let requestContext, let pending = requestContext.pointee else { return }
     requestContext.pointee = nil
@@ -462,13 +527,24 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     guard let context, let connection, let requestContext else { return Int32(ICONR_MHD_NO) }
     let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
     guard let opaque = requestContext.pointee else {
+        // `requestStarted` made the context of every request; without one there is nothing to do.
+        return Int32(ICONR_MHD_NO)
+    }
+    let pending = Unmanaged<PendingRequest>.fromOpaque(opaque).takeUnretainedValue()
+    if !pending.headSeen {
         // The first call has the headers only. Answering now would be an early response,
         // after which libmicrohttpd closes the connection; the next call ends the request.
         // `requestCompleted` releases the context and counts the request out.
+        pending.headSeen = true
         server.head(of: connection, arrived: true)
-        let pending = PendingRequest(connection: connection, server: server)
-        requestContext.pointee = Unmanaged.passRetained(pending).toOpaque()
-        server.inFlight.add(1, ordering: .relaxed)
+        let headers = ValueCollector()
+        _ = server.api.api.MHD_get_connection_values(
+            connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
+        // Unless its body cannot be read safely: then it is answered now, and closed.
+        if let refusal = framingProblem(headers.pairs) {
+            pending.state.withLock { $0 = .sent }
+            return queue(refusal, on: connection, server: server)
+        }
         return Int32(ICONR_MHD_YES)
     }
     if let uploadSize, uploadSize.pointee > 0 {
@@ -476,7 +552,6 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         uploadSize.pointee = 0
         return Int32(ICONR_MHD_YES)
     }
-    let pending = Unmanaged<PendingRequest>.fromOpaque(opaque).takeUnretainedValue()
     // Resumed: the answer came.
     if let response = pending.takeAnswer() {
         return queue(response, on: connection, server: server)
@@ -495,14 +570,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
 
     let headers = ValueCollector()
-    let query = ValueCollector()
     _ = api.MHD_get_connection_values(
         connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
-    _ = api.MHD_get_connection_values(
-        connection, Int32(ICONR_MHD_GET_ARGUMENT_KIND), collectValue, Unmanaged.passUnretained(query).toOpaque())
     var request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
-        query: query.pairs.map { (name: $0.0, value: $0.1) })
+        query: queryPairs(pending.query))
     for (name, value) in headers.pairs where request.headers[name.lowercased()] == nil {
         request.headers[name.lowercased()] = value
     }

@@ -226,6 +226,9 @@ public final class IconServer: Sendable {
         else {
             return ("other", .now(Self.error(414, "the URL is longer than 8192 bytes")))
         }
+        guard request.query.count <= Self.queryLimit else {
+            return ("other", .now(Self.error(414, "the query has more than \(Self.queryLimit) parameters")))
+        }
         guard request.headerBytes <= 16384 else {
             return ("other", .now(Self.error(431, "the request headers are larger than 16384 bytes")))
         }
@@ -553,6 +556,9 @@ public final class IconServer: Sendable {
     static func entityTag(_ body: [UInt8]) -> String {
         "\"" + String(SHA256.hex(body).prefix(32)) + "\""
     }
+
+    /// Query parameters a request may have (an icon's are a handful).
+    static let queryLimit = 64
 
     /// The answer to a request still waiting when the server stops.
     public static let stopping = error(RouteError(status: 503, message: "the server is stopping; try again"))

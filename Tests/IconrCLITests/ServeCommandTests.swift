@@ -109,6 +109,25 @@ struct ServeCommandTests {
                     .utf8))
         #expect(try smuggled.readReply().status == 400)
         #expect(smuggled.isClosedByServer())
+        // Every request gets an answer at once, whatever its size and framing (each went
+        // unanswered for 15 s or more): a query of hundreds of parameters, on any route; two
+        // different lengths (a proxy may read the other); an encoding iconr cannot read.
+        let framing: [(request: String, status: Int, closes: Bool)] = [
+            ("GET /health?\((0..<500).map { _ in "flag_color=red" }.joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n", 414, false),
+            ("GET /icons/flag.png?\((0..<458).map { "a\($0)=1" }.joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n", 414, false),
+            ("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400, true),
+            ("GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, true),
+        ]
+        for (request, status, closes) in framing {
+            let connection = try HTTPConnection(port: server.port, timeout: 3)
+            try connection.send(Array(request.utf8))
+            let reply = try connection.readReply()
+            #expect(reply.status == status, "\(request.prefix(60)): \(reply.status) \(reply.text)")
+            if closes { #expect(connection.isClosedByServer(), "\(request.prefix(60))") }
+        }
+        // A query of 64 parameters is still served.
+        let many = (0..<63).map { "x\($0)=1" }.joined(separator: "&")
+        #expect(try server.get("/health?\(many)&y=2").status == 200)
         // Not HTTP at all: libmicrohttpd closes the connection without a word.
         let garbage = try HTTPConnection(port: server.port)
         try garbage.send(Array("BLAH\r\n\r\n".utf8))
