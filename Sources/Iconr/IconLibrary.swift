@@ -30,6 +30,8 @@ public final class IconLibrary: Sendable {
     static let recheckInterval = Duration.seconds(1)
     /// What `recheckInterval` is measured by.
     private let clock: CacheClock
+    /// Whether a file that a link leads out of the folder to is read.
+    private let followsLinksOut: Bool
 
     /// Renders in process by default, the fastest; `placement: .isolated(...)` runs librsvg in
     /// worker processes, for icons from untrusted sources.
@@ -45,11 +47,13 @@ public final class IconLibrary: Sendable {
         self.init(directory: directory, renderer: renderer, clock: .system)
     }
 
-    /// A library whose files' rechecks go by `clock`.
-    package init(directory: String, renderer: IconRenderer, clock: CacheClock) {
+    /// A library whose files' rechecks go by `clock`; unless `followsLinksOut`, a name whose
+    /// file is a symbolic link (or in a linked folder) leading out of the folder is unknown.
+    package init(directory: String, renderer: IconRenderer, clock: CacheClock, followsLinksOut: Bool = true) {
         self.directory = directory.hasSuffix("/") && directory.count > 1 ? String(directory.dropLast()) : directory
         self.renderer = renderer
         self.clock = clock
+        self.followsLinksOut = followsLinksOut
     }
 
     /// The icon names the directory holds (`*.svg` and `*.svgz` without the extension, in
@@ -159,7 +163,10 @@ public final class IconLibrary: Sendable {
         }
         var info = stat()
         let candidates = [".svg", ".svgz", ".SVG", ".SVGZ"].map { directory + "/" + name + $0 }
-        guard let path = candidates.first(where: { stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }) else {
+        guard
+            let path = candidates.first(where: { stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }),
+            followsLinksOut || FileReader.realPath(directory).map({ FileReader.isWithin($0, path) }) == true
+        else {
             absent.withLock { missing in
                 if missing.count >= 4096 { missing.removeAll(keepingCapacity: true) }
                 missing[name] = now

@@ -51,7 +51,7 @@ package enum IconReferences {
     ) -> Result<(path: String, digest: String), NotDrawn> {
         switch ExternalReference.resolve(reference, from: path) {
         case .inside(let resolved):
-            guard let referenced = try? FileReader.read(resolved) else {
+            guard let referenced = try? FileReader.readIcon(resolved) else {
                 return .failure(NotDrawn(text: "which cannot be read"))
             }
             return .success((resolved, SHA256.hex(referenced)))

@@ -2,6 +2,7 @@ import Glibc
 import IconrCore
 import IconrRender
 import IconrSystem
+import Synchronization
 
 /// Why iconr could not produce an icon, as one line naming the file.
 public enum IconrError: Error, Sendable, CustomStringConvertible {
@@ -86,13 +87,18 @@ extension IconrError {
     /// The SVG bytes of the template file at `path`, decompressed when it is an `.svgz`; an
     /// `.read` error names the file when it cannot be read, and a PNG is `.notATemplate`.
     package static func readingTemplate(_ path: String) throws(IconrError) -> [UInt8] {
-        let bytes = try reading(path)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileReader.readIcon(path)
+        } catch {
+            throw IconrError.read(error)
+        }
         if PNGDecoder.isPNG(bytes) {
             throw IconrError.notATemplate(path: path)
         }
         guard Gzip.isCompressed(bytes) else { return bytes }
         do {
-            return try Gzip.decompress(bytes)
+            return try Gzip.decompress(bytes, limit: FileReader.iconLimit.load(ordering: .relaxed))
         } catch {
             throw IconrError.render(error, file: path)
         }

@@ -22,7 +22,7 @@ package struct StyleVariants: Sendable {
     package init(
         stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
         recursive: Bool, firstFolderWins: Bool = false, environment: MapboxEnvironment = MapboxEnvironment(),
-        sizes: IconSizes = .layerLargest
+        sizes: IconSizes = .layerLargest, followsLinksOut: Bool = true
     ) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
@@ -32,7 +32,10 @@ package struct StyleVariants: Sendable {
         style = try StyleDocument(
             bytes: bytes, file: stylePath, data: data, config: overrides, environment: environment)
         let files = Dictionary(
-            try SpriteBuilder.iconFiles(in: directories, recursive: recursive, firstFolderWins: firstFolderWins).map {
+            try SpriteBuilder.iconFiles(
+                in: directories, recursive: recursive, firstFolderWins: firstFolderWins,
+                followsLinksOut: followsLinksOut
+            ).map {
                 ($0.id, $0.path)
             },
             uniquingKeysWith: { first, _ in first })

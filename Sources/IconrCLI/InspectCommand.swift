@@ -25,6 +25,7 @@ enum InspectCommand: Command {
     }
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
+        options.render.apply()
         let path = options.template, settings = options.render, json = options.json
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {

@@ -78,6 +78,7 @@ enum RenderCommand: Command {
     }
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
+        options.render.apply()
         if options.isBatch {
             var jobs = options.jobs
             if let list = options.list { jobs += try RenderJob.listed(in: list, options: options) }
@@ -185,9 +186,16 @@ struct RenderSettings {
             names: ["--max-size"], valueName: "PX",
             help: "Refuse rasters wider or taller than this, or WxH (default: 4096)."),
         OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
+        fileLimitOption,
     ]
+    /// `--max-file-size`, which `iconr sprite` takes too.
+    static let fileLimitOption = OptionSpec(
+        names: ["--max-file-size"], valueName: "MIB",
+        help: "Refuse icon files (and the files they draw) larger than this many MiB (default: 4).")
 
     var limits = RenderLimits.default
+    /// `--max-file-size` in bytes, when given (`apply()` makes it the process's).
+    var fileLimit: Int?
 
     init(_ arguments: ScannedArguments) throws(UsageError) {
         if let size = try arguments.value(
@@ -201,6 +209,19 @@ struct RenderSettings {
         {
             limits.timeout = timeout
         }
+        fileLimit = try Self.fileLimit(arguments)
+    }
+
+    /// `--max-file-size MIB` in bytes: a number > 0, at most 1024.
+    static func fileLimit(_ arguments: ScannedArguments) throws(UsageError) -> Int? {
+        try arguments.value(
+            "--max-file-size", as: { Double($0).flatMap { $0 > 0 && $0 <= 1024 ? Int($0 * 1_048_576) : nil } },
+            expected: "a number of MiB > 0 and at most 1024, such as 4 or 0.5")
+    }
+
+    /// Makes the settings that hold for the whole process (`--max-file-size`) hold.
+    func apply() {
+        if let fileLimit { FileReader.iconLimit.store(max(1, fileLimit), ordering: .relaxed) }
     }
 
     /// `PX` or `WxH`, whole numbers from 1 to 32767 (the largest surface cairo makes).

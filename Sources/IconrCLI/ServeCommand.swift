@@ -49,6 +49,11 @@ enum ServeCommand: Command {
                 names: ["--render-queue"], valueName: "N",
                 help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
             OptionSpec(
+                names: ["--follow-links"],
+                help:
+                    "Serve icons that are symbolic links (or in linked folders) leading out of their --icons folder (default: refused, as unknown icons)."
+            ),
+            OptionSpec(
                 names: ["--queue-wait"], valueName: "SECONDS",
                 help:
                     "How long a render may wait in the queue; past it its requests get 503 with Retry-After (default: 10)."
@@ -63,6 +68,7 @@ enum ServeCommand: Command {
         var server = ServerOptions()
         var cache: CacheSettings
         var http = HTTPServer.Configuration()
+        var render: RenderSettings
         var address: String
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
@@ -90,6 +96,7 @@ enum ServeCommand: Command {
             }
             if !ratios.isEmpty { server.spriteRatios = Array(Set(ratios)).sorted() }
             server.corsOrigin = arguments.value("--cors")
+            server.followsLinks = arguments.has("--follow-links")
             server.publicURL = arguments.value("--public-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             server.renderQueueLimit =
                 try arguments.value(
@@ -104,7 +111,8 @@ enum ServeCommand: Command {
                 try arguments.value(
                     "--max-age", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } },
                     expected: "a whole number of seconds >= 0") ?? 300
-            server.limits = try RenderSettings(arguments).limits
+            render = try RenderSettings(arguments)
+            server.limits = render.limits
             cache = try CacheSettings(arguments)
             http.threads =
                 try arguments.value(
@@ -123,6 +131,7 @@ enum ServeCommand: Command {
     }
 
     static func run(_ parsed: Options, console: Console) throws -> Int32 {
+        parsed.render.apply()
         // SIGINT and SIGTERM are waited for on this thread: blocked before any thread
         // starts (the render and build queues' too), so that every thread inherits the mask and none is interrupted.
         var stopSignals = sigset_t()

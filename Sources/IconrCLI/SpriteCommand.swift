@@ -101,6 +101,7 @@ enum SpriteCommand: Command {
             OptionSpec(
                 names: ["--sanitize-ids"], help: "Replace ':', '{', '}' and control characters in ids with '_'."),
             OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
+            RenderSettings.fileLimitOption,
         ] + CacheSettings.options
 
     struct Options: CommandOptions {
@@ -128,8 +129,11 @@ enum SpriteCommand: Command {
         var check: Bool
         var json: Bool
         var cache: CacheSettings
+        /// `--max-file-size` in bytes, when given.
+        var fileLimit: Int?
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
+            fileLimit = try RenderSettings.fileLimit(arguments)
             folders = arguments.positionals
             var output = arguments.value("--output")
             // spreet's form, `sprite icons out/sprite`: a last argument that is no folder is the output.
@@ -216,6 +220,7 @@ enum SpriteCommand: Command {
     }
 
     static func run(_ parsed: Options, console: Console) throws -> Int32 {
+        if let limit = parsed.fileLimit { FileReader.iconLimit.store(limit, ordering: .relaxed) }
         var options = parsed.sprite
         if let file = parsed.variantsFile { options.variants = try readVariants(file) }
         let style = try parsed.style.map { path in

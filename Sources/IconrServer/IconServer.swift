@@ -36,6 +36,9 @@ public struct ServerOptions: Sendable {
     /// How long a render may wait in the queue before its requests get 503 with
     /// `Retry-After` (a request behind slow renders waited up to queue / threads x timeout).
     public var queueWait = Duration.seconds(10)
+    /// Whether icons that are symbolic links (or in linked folders) leading out of their
+    /// `--icons` folder are served (`--follow-links`); by default they are not.
+    public var followsLinks = false
     /// `Cache-Control: max-age` of URLs without a digest, in seconds.
     public var maxAge = 300
     /// Per-render limits (raster size, time).
@@ -109,12 +112,18 @@ public final class IconServer: Sendable {
             }
             // An empty folder serves (icons added later are found), but is likely the wrong one.
             do {
-                _ = try SpriteBuilder.iconFiles(in: [set.directory], recursive: true)
+                _ = try SpriteBuilder.iconFiles(
+                    in: [set.directory], recursive: true, followsLinksOut: options.followsLinks)
             } catch {
                 Log.warning("set \"\(set.name)\": \(error), so far")
             }
             libraries.append(
-                (set.name, IconLibrary(directory: set.directory, renderer: renderer, clock: options.clock)))
+                (
+                    set.name,
+                    IconLibrary(
+                        directory: set.directory, renderer: renderer, clock: options.clock,
+                        followsLinksOut: options.followsLinks)
+                ))
             sprites[set.name] = ServedSprite(
                 directories: [set.directory], style: nil, options: options, placement: placement,
                 pack: "serve-set-" + set.name, metrics: metrics)

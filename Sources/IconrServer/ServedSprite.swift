@@ -63,6 +63,7 @@ final class ServedSprite: Sendable {
         spriteOptions.sanitizeIDs = true
         // Several sets in one sprite (a style's): a name is the first set's, as /icons/ finds it.
         spriteOptions.firstFolderWins = true
+        spriteOptions.followsLinksOut = options.followsLinks
         spriteOptions.limits = options.limits
         self.spriteOptions = spriteOptions
         let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
@@ -118,7 +119,7 @@ final class ServedSprite: Sendable {
             let style = try stylePath.map { path in
                 try StyleVariants(
                     stylePath: path, dataPaths: [], config: [:], directories: directories, recursive: true,
-                    firstFolderWins: true)
+                    firstFolderWins: true, followsLinksOut: spriteOptions.followsLinksOut)
             }
             style?.add(to: &options)
             let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
@@ -231,7 +232,9 @@ final class ServedSprite: Sendable {
     private func fingerprint() throws -> [UInt8] {
         var text = ""
         let paths =
-            try SpriteBuilder.iconFiles(in: directories, recursive: true, firstFolderWins: true).map(\.path)
+            try SpriteBuilder.iconFiles(
+                in: directories, recursive: true, firstFolderWins: true, followsLinksOut: spriteOptions.followsLinksOut
+            ).map(\.path)
             + (stylePath.map { [$0] } ?? [])
         for path in paths {
             var info = stat()

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// Why a file could not be read: the file, and what went wrong as data (the system call
 /// and its errno, or what the file is), told in the words people expect (`no such file`).
@@ -32,13 +33,21 @@ public struct FileReadError: Error, Hashable, Sendable, CustomStringConvertible 
         case .system(let error) where error.errno == ELOOP: "is a symbolic link, which is not followed here"
         case .system(let error): "cannot read it: \(error.reason)"
         case .notRegularFile(let kind): "is \(kind), not a regular file"
-        case .tooLarge(let bytes?, let limit): "is \(bytes) bytes, more than the \(limit >> 20) MiB an icon may have"
-        case .tooLarge(nil, let limit): "is more than the \(limit >> 20) MiB an icon may have"
+        case .tooLarge(let bytes?, let limit):
+            "is \(bytes) bytes, more than the \(Self.mebibytes(limit)) MiB a file may have here (--max-file-size)"
+        case .tooLarge(nil, let limit):
+            "is more than the \(Self.mebibytes(limit)) MiB a file may have here (--max-file-size)"
         }
     }
 
     /// `icons/flag.svg: no such file`.
     public var description: String { "\(path): \(reason)" }
+
+    /// `limit` in MiB as people write it: `4`, `0.5`.
+    private static func mebibytes(_ limit: Int) -> String {
+        let value = (Double(limit) / 1_048_576 * 100).rounded() / 100
+        return value == value.rounded() ? String(Int(value)) : String(value)
+    }
 }
 
 /// Reads whole files with plain system calls: no Foundation start-up on the path of a
@@ -47,6 +56,16 @@ package enum FileReader {
     /// Files larger than this are refused rather than read (icons are kilobytes), unless a
     /// read names a limit of its own.
     package static let maxSize = 64 << 20
+    /// The largest icon file (SVG, SVGZ, PNG, or a file an icon draws) read, in bytes; the
+    /// commands' `--max-file-size` sets it for the process. 4 MiB by default: real icons are
+    /// kilobytes (openstreetmap-carto's largest pattern 0.8 MB, Studio takes under 400 KB),
+    /// and librsvg's memory grows with the document (a 50 MB SVG peaked at 2.4 GB).
+    package static let iconLimit = Atomic<Int>(4 << 20)
+
+    /// `read(path)` of an icon file: at most `iconLimit` bytes.
+    package static func readIcon(_ path: String) throws(FileReadError) -> [UInt8] {
+        try read(path, maxSize: iconLimit.load(ordering: .relaxed))
+    }
 
     /// The bytes of the regular file at `path` (a FIFO, device or folder is an error), of at
     /// most `maxSize` bytes; without `followingLinks`, a symbolic link is an error too.
@@ -137,6 +156,20 @@ package enum FileReader {
             listed.append(ListedName(name: name, isFolder: isFolder, stamp: FileStamp(info)))
         }
         return listed
+    }
+
+    /// The path with every symbolic link followed, `..` and `.` resolved; nil when it does
+    /// not exist.
+    package static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// Whether `path`, its links followed, is in the folder `base` (a `realPath`) or below.
+    package static func isWithin(_ base: String, _ path: String) -> Bool {
+        guard let resolved = realPath(path) else { return false }
+        return resolved.hasPrefix(base == "/" ? base : base + "/")
     }
 
     /// The names in a folder, without hidden ones (temporary files start with a dot);

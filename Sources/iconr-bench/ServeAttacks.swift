@@ -127,6 +127,111 @@ enum ServeAttacks {
                 "    exited \(code.map(String.init) ?? "?") after \(fixed(exit)) s; answers " + histogram(all)
                     + " (-1: none)")
         }
+        sigtermUnderMisses(start)
+        tornJournal(start, cache: cache)
+    }
+
+    /// Five rounds of 16 keep-alive clients each asking for a new color every time (every
+    /// request a miss, its connection suspended while it renders), SIGTERM 1.5 s in: how each
+    /// exited (134 was libmicrohttpd's abort), how long it took, whether every reply was whole,
+    /// and whether any request was taken on a connection after a `Connection: close`.
+    static func sigtermUnderMisses(_ start: ([String]) -> ServerProcess?) {
+        var exits: [String] = [], seconds: [Double] = []
+        var replies = 0, broken = 0, afterClose = 0
+        for round in 0..<5 {
+            guard let server = start([]) else { continue }
+            let port = server.port
+            let stop = Atomic<Bool>(false)
+            let counts = Locked((replies: 0, broken: 0, afterClose: 0))
+            let group = DispatchGroup()
+            for client in 0..<16 {
+                group.enter()
+                Thread.detachNewThread {
+                    defer { group.leave() }
+                    guard let connection = try? HTTPConnection(port: port, timeout: 30) else { return }
+                    var index = 0, closed = false
+                    while !stop.load(ordering: .relaxed) {
+                        index += 1
+                        let color = String(format: "%%23%02x%02x%02x", round * 16 + client, index / 256, index % 256)
+                        guard let reply = try? connection.request("/icons/flag@2x.png?flag_color=\(color)") else {
+                            return
+                        }
+                        counts.withLock {
+                            $0.replies += 1
+                            if !(reply.status == 503 || (reply.status == 200 && reply.body.count > 100)) {
+                                $0.broken += 1
+                            }
+                            if closed { $0.afterClose += 1 }
+                        }
+                        if reply.headers["connection"]?.lowercased() == "close" { closed = true }
+                    }
+                }
+            }
+            usleep(1_500_000)
+            let signalled = clock.now
+            server.process.signal(SIGTERM)
+            let code = server.process.wait(timeout: 30)
+            seconds.append(milliseconds(clock.now - signalled) / 1000)
+            stop.store(true, ordering: .relaxed)
+            _ = group.wait(timeout: .now() + 30)
+            exits.append(code.map(String.init) ?? "?")
+            let seen = counts.withLock { $0 }
+            replies += seen.replies
+            broken += seen.broken
+            afterClose += seen.afterClose
+        }
+        print("  SIGTERM under cache misses on keep-alive connections (16 clients, a new color each request; 5 rounds)")
+        print(
+            "    exit codes \(exits.joined(separator: ", ")), stopped in \(seconds.map(fixed).joined(separator: ", ")) s; "
+                + "\(replies) replies, \(broken) not whole, \(afterClose) taken after Connection: close")
+    }
+
+    /// A journal whose last record is cut short (a crash mid-append, a full disk): a server on
+    /// it then answers 400 misses; how long they take against a journal without the tear, and
+    /// the repairs it counts (each later miss re-read the journal from the tear to its end).
+    static func tornJournal(_ start: ([String]) -> ServerProcess?, cache: String) {
+        func misses(_ server: ServerProcess, offset: Int) -> Double {
+            let started = clock.now
+            let connection = try? HTTPConnection(port: server.port)
+            for index in 0..<400 {
+                _ = try? connection?.request(
+                    "/icons/marker@2x.png?fill_color=%23\(String(format: "%06x", 0x50_0000 + offset + index))")
+            }
+            return milliseconds(clock.now - started) / 400
+        }
+        let packs = cache + "/entries-v1/packs"
+        var report: [String] = []
+        for torn in [false, true] {
+            // A journal of 400 variants, then (torn) half a record at its end.
+            try? FileManager.default.removeItem(atPath: cache)
+            guard let writer = start([]) else { return }
+            _ = misses(writer, offset: torn ? 10_000 : 20_000)
+            writer.process.signal(SIGTERM)
+            writer.process.wait(timeout: 30)
+            if torn, let name = (try? FileManager.default.contentsOfDirectory(atPath: packs))?.first,
+                let handle = FileHandle(forWritingAtPath: packs + "/" + name)
+            {
+                handle.seekToEndOfFile()
+                var half: [UInt8] = [64, 0, 0, 0] + Array(String(repeating: "a", count: 64).utf8) + [0, 0, 1, 0]
+                half += [UInt8](repeating: 7, count: 1000)
+                handle.write(Data(half))
+                try? handle.close()
+            }
+            guard let server = start([]) else { return }
+            let perMiss = misses(server, offset: torn ? 30_000 : 40_000)
+            let repairs =
+                (try? server.get("/metrics").text)?.split(separator: "\n")
+                .first { $0.hasPrefix("iconr_cache_journal_repairs_total ") }.map {
+                    String($0.split(separator: " ")[1])
+                } ?? "?"
+            report.append("\(torn ? "torn" : "whole"): \(fixed(perMiss)) ms a miss, \(repairs) repairs")
+            server.process.signal(SIGTERM)
+            server.process.wait(timeout: 30)
+        }
+        print(
+            "  a torn journal record (400 misses on a journal of 400 variants, whole and with half a record at its end)"
+        )
+        print("    " + report.joined(separator: "; "))
     }
 
     /// Requests/s and p50/p99 of wrk against iconr and against nginx serving the same PNG;

@@ -115,6 +115,32 @@ struct HostileInputTests {
         #expect(sprites >= 10, "\(report)")
     }
 
+    /// An icon file past --max-file-size (4 MiB by default; librsvg's memory grows with the
+    /// document, a 50 MB SVG peaked at 2.4 GB) is refused with one line, by render and by
+    /// sprite; the flag raises the limit.
+    @Test func iconFilesPastTheSizeLimitAreRefused() throws {
+        let comment = "<!--" + String(repeating: "x", count: 5 << 20) + "-->"
+        try Data(
+            ("<svg xmlns='http://www.w3.org/2000/svg' width='8' height='8'>" + comment
+                + "<rect width='8' height='8'/></svg>").utf8
+        )
+        .write(to: URL(fileURLWithPath: path("large.svg")))
+        let refused = try iconr(["render", "large.svg", "--no-cache", "-o", "large.png"])
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.hasPrefix("error: large.svg: is 52429")
+                && refused.stderr.contains("bytes, more than the 4 MiB a file may have here (--max-file-size)"),
+            "\(refused.stderr)")
+        #expect(
+            try iconr(["render", "large.svg", "--no-cache", "--max-file-size", "8", "-o", "large.png"]).status == 0)
+        try FileManager.default.createDirectory(atPath: path("big"), withIntermediateDirectories: true)
+        try FileManager.default.moveItem(atPath: path("large.svg"), toPath: path("big/large.svg"))
+        let sprite = try iconr(["sprite", "big", "--no-cache", "-o", "sheet"])
+        #expect(sprite.status == 1 && sprite.stderr.contains("big/large.svg: is 52429"), "\(sprite.stderr)")
+        #expect(try iconr(["sprite", "big", "--no-cache", "--max-file-size", "6", "-o", "sheet"]).status == 0)
+        #expect(try iconr(["render", flag, "--max-file-size", "0"]).status == 64)
+    }
+
     /// Only regular files are read: a FIFO is an error at once, never a wait for a writer.
     @Test func aFIFOIsRefusedNotWaitedFor() throws {
         #expect(mkfifo(path("pipe.svg"), 0o644) == 0)

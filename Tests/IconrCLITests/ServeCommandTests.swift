@@ -113,8 +113,14 @@ struct ServeCommandTests {
         // unanswered for 15 s or more): a query of hundreds of parameters, on any route; two
         // different lengths (a proxy may read the other); an encoding iconr cannot read.
         let framing: [(request: String, status: Int, closes: Bool)] = [
-            ("GET /health?\((0..<500).map { _ in "flag_color=red" }.joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n", 414, false),
-            ("GET /icons/flag.png?\((0..<458).map { "a\($0)=1" }.joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n", 414, false),
+            (
+                "GET /health?\((0..<500).map { _ in "flag_color=red" }.joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n",
+                414, false
+            ),
+            (
+                "GET /icons/flag.png?\((0..<458).map { "a\($0)=1" }.joined(separator: "&")) HTTP/1.1\r\nHost: x\r\n\r\n",
+                414, false
+            ),
             ("GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", 400, true),
             ("GET /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, true),
         ]
@@ -134,6 +140,30 @@ struct ServeCommandTests {
         #expect(garbage.isClosedByServer())
         #expect(try server.get("/health").status == 200)
         #expect(server.process.isRunning)
+    }
+
+    /// Symbolic links out of a served folder are not followed (they would serve files the
+    /// folder's owner did not put there) unless --follow-links; links within it are.
+    @Test func linksOutOfAServedFolderAreRefusedUnlessAllowed() throws {
+        let outside = directory.appendingPathComponent("outside")
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        try Self.dot.write(to: outside.appendingPathComponent("secret.svg"), atomically: true, encoding: .utf8)
+        #expect(
+            symlink(outside.appendingPathComponent("secret.svg").path, icons.appendingPathComponent("out.svg").path)
+                == 0)
+        #expect(symlink(outside.path, icons.appendingPathComponent("linked").path) == 0)
+        #expect(symlink("flag.svg", icons.appendingPathComponent("alias.svg").path) == 0)
+        let refusing = try serve()
+        #expect(try refusing.get("/icons/out.png").status == 404)
+        #expect(try refusing.get("/icons/linked/secret.png").status == 404)
+        #expect(try refusing.get("/icons/alias.png").status == 200, "a link within the folder")
+        let sprite = try refusing.get("/sprites/bundled/sprite.json").text
+        #expect(!sprite.contains("\"out\"") && !sprite.contains("linked/secret") && sprite.contains("\"alias\""))
+        #expect(refusing.stderr.contains("out.svg: left out, a symbolic link out of its folder"), "\(refusing.stderr)")
+        let following = try serve(["--follow-links"])
+        #expect(try following.get("/icons/out.png").status == 200)
+        #expect(try following.get("/icons/linked/secret.png").status == 200)
+        #expect(try following.get("/sprites/bundled/sprite.json").text.contains("linked/secret"))
     }
 
     @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))

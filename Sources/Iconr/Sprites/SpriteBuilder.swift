@@ -42,8 +42,17 @@ public final class SpriteBuilder: Sendable {
     public static func iconFiles(
         in directories: [String], recursive: Bool, firstFolderWins: Bool = false
     ) throws(SpriteBuildError) -> [(id: String, path: String)] {
+        try iconFiles(in: directories, recursive: recursive, firstFolderWins: firstFolderWins, followsLinksOut: true)
+    }
+
+    /// `iconFiles(in:recursive:firstFolderWins:)`, leaving out icons whose links lead out of
+    /// their folder unless `followsLinksOut`.
+    package static func iconFiles(
+        in directories: [String], recursive: Bool, firstFolderWins: Bool = false, followsLinksOut: Bool
+    ) throws(SpriteBuildError) -> [(id: String, path: String)] {
         try SpriteSources.find(
-            in: directories, recursive: recursive, sanitizeIDs: true, firstFolderWins: firstFolderWins
+            in: directories, recursive: recursive, sanitizeIDs: true, firstFolderWins: firstFolderWins,
+            followsLinksOut: followsLinksOut
         ).sources.map { ($0.id, $0.path) }
     }
 
@@ -61,7 +70,8 @@ public final class SpriteBuilder: Sendable {
     ) throws(SpriteBuildError) -> SpriteBuild {
         let (sources, sourceWarnings, stamps) = try SpriteSources.find(
             in: directories, recursive: options.recursive,
-            sanitizeIDs: options.sanitizeIDs, firstFolderWins: options.firstFolderWins)
+            sanitizeIDs: options.sanitizeIDs, firstFolderWins: options.firstFolderWins,
+            followsLinksOut: options.followsLinksOut)
         let known = Set(sources.map(\.id))
         if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")

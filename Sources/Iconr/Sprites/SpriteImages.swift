@@ -43,7 +43,9 @@ struct SpriteImageRenderer: Sendable {
             do {
                 var bytes = try inputs.bytes(of: file.path).get()
                 guard !bytes.isEmpty else { return failure("the file is empty") }
-                if Gzip.isCompressed(bytes) { bytes = try Gzip.decompress(bytes) }
+                if Gzip.isCompressed(bytes) {
+                    bytes = try Gzip.decompress(bytes, limit: FileReader.iconLimit.load(ordering: .relaxed))
+                }
                 return .success(bytes)
             } catch let error as FileReadError {
                 return failure(error.reason)

@@ -48,7 +48,7 @@ struct SpriteInputs: Sendable {
             let sidecarPath = SpriteImageRenderer.sidecarPath(of: path)
             let (file, sidecar) = recovery.watching(path) {
                 (
-                    Result { () throws(FileReadError) in try FileReader.read(path) },
+                    Result { () throws(FileReadError) in try FileReader.readIcon(path) },
                     stamps[sidecarPath] != nil
                         ? Result { () throws(FileReadError) -> [UInt8]? in try FileReader.read(sidecarPath) }
                         : .success(nil)
@@ -175,7 +175,7 @@ struct SpriteInputs: Sendable {
     /// The bytes of the icon file at `path` as read up front (a file that failed an earlier
     /// attempt, or of an icon known unchanged, and was not read then, is read now).
     func bytes(of path: String) -> Result<[UInt8], FileReadError> {
-        files[path] ?? Result { () throws(FileReadError) in try FileReader.read(path) }
+        files[path] ?? Result { () throws(FileReadError) in try FileReader.readIcon(path) }
     }
 
     /// The bytes of the sidecar of the icon file at `path`, nil when it has none (the

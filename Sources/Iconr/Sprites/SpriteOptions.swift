@@ -18,6 +18,10 @@ public struct SpriteOptions: Sendable {
     /// An id found in several of the folders comes from the first of them (with a warning),
     /// as `iconr serve` looks names up, instead of being an error.
     public var firstFolderWins = false
+    /// Whether icons that are symbolic links (or in linked folders) leading out of their
+    /// folder are read; `iconr serve` reads none unless `--follow-links` (a link in a served
+    /// folder would serve files the folder's owner did not put there).
+    package var followsLinksOut = true
     /// Replace characters that break style expressions or multi-sprite prefixes (`:`, `{`,
     /// `}`, control characters) in ids with `_`, instead of failing on them.
     public var sanitizeIDs = false

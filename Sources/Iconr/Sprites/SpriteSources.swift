@@ -44,15 +44,21 @@ enum SpriteSources {
     /// listing's `stat` said of every icon file and every `.json` file (sidecars among them).
     static func find(
         in directories: [String], recursive: Bool,
-        sanitizeIDs: Bool, firstFolderWins: Bool = false
+        sanitizeIDs: Bool, firstFolderWins: Bool = false, followsLinksOut: Bool = true
     ) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String], stamps: [String: FileStamp]) {
         var files: [(id: String, ratio: Double?, path: String)] = []
         var stamps: [String: FileStamp] = [:]
         var folderOf: [String: Int] = [:]
+        var linkedOut: [String] = []
         for (index, directory) in directories.enumerated() {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
             let before = files.count
             collect(root, prefix: "", recursive: recursive, into: &files, stamps: &stamps)
+            if !followsLinksOut, let base = FileReader.realPath(root) {
+                let outside = files[before...].filter { !FileReader.isWithin(base, $0.path) }.map(\.path)
+                linkedOut += outside
+                files.removeAll { outside.contains($0.path) }
+            }
             for file in files[before...] where folderOf[file.path] == nil { folderOf[file.path] = index }
         }
         guard !files.isEmpty else { throw SpriteBuildError.noIcons(directories) }
@@ -96,6 +102,9 @@ enum SpriteSources {
             let base = bases.first.map { SpriteSource.File(path: $0.path, unit: 1) }
             guard let path = base?.path ?? perRatio.min(by: { $0.key < $1.key })?.value.path else { continue }
             sources.append(SpriteSource(id: id, path: path, base: base, perRatio: perRatio))
+        }
+        warnings += linkedOut.sorted().map {
+            "\($0): left out, a symbolic link out of its folder (iconr serve --follow-links reads it)"
         }
         return (sources.sorted { $0.id < $1.id }, warnings, stamps)
     }
