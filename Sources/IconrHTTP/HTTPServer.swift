@@ -167,7 +167,8 @@ public final class HTTPServer: Sendable {
         let context = Unmanaged.passRetained(
             HandlerContext(
                 api: table, handler: handler, headDeadline: .seconds(max(1, configuration.headDeadline)),
-                connectionsPerClient: max(1, configuration.connectionsPerClient)))
+                connectionsPerClient: max(1, configuration.connectionsPerClient),
+                connectionLimit: max(1, configuration.connectionLimit)))
         var options = [
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_LISTEN_SOCKET), value: Int(socket.descriptor), ptr_value: nil),
@@ -283,6 +284,12 @@ private final class HandlerContext: Sendable {
     let waiting = Locked<[ObjectIdentifier: PendingRequest]>([:])
     let headDeadline: Duration
     let connectionsPerClient: Int
+    /// Open connections past which each new one sheds the connection whose request head has
+    /// been arriving longest (over a second): many clients holding connections open, each
+    /// within its own limit (slowloris from many addresses), could otherwise fill every
+    /// place and keep new clients out until the head deadline. A sixteenth of the places
+    /// stays free for them.
+    let sheddingThreshold: Int
     /// Each open connection's socket, client address, and since when its request head has
     /// been arriving (nil while a request is handled or answered), by connection; and the
     /// open connections of each client address. (libmicrohttpd's own per-address limit
@@ -300,12 +307,13 @@ private final class HandlerContext: Sendable {
 
     init(
         api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration,
-        connectionsPerClient: Int
+        connectionsPerClient: Int, connectionLimit: Int
     ) {
         self.api = api
         self.handler = handler
         self.headDeadline = headDeadline
         self.connectionsPerClient = connectionsPerClient
+        sheddingThreshold = max(1, connectionLimit - max(1, connectionLimit / 16))
     }
 
     /// A thread that, twice a second, shuts down the sockets whose request head is past its
@@ -321,12 +329,20 @@ private final class HandlerContext: Sendable {
                 let server = Unmanaged<HandlerContext>.fromOpaque(context).takeRetainedValue()
                 while server.watching.load(ordering: .relaxed) {
                     usleep(500_000)
-                    let late = ContinuousClock.now - server.headDeadline
+                    let now = ContinuousClock.now
+                    let late = now - server.headDeadline
                     server.heads.withLock { heads in
                         for (connection, head) in heads.connections {
                             guard let since = head.since, since < late else { continue }
                             shutdown(head.socket, Int32(SHUT_RDWR))
                             heads.connections[connection]?.since = nil
+                        }
+                        // At the limit no connection is accepted, so none sheds: room is made here,
+                        // twice the margin, for the clients waiting in the accept queue.
+                        if heads.connections.count >= server.sheddingThreshold {
+                            let margin = heads.connections.count - server.sheddingThreshold
+                            HandlerContext.shedOldestHeads(
+                                &heads.connections, keeping: server.sheddingThreshold - margin - 1, now: now)
                         }
                     }
                 }
@@ -336,6 +352,26 @@ private final class HandlerContext: Sendable {
             pthread_detach(thread)
         } else {
             Unmanaged.passUnretained(self).release()
+        }
+    }
+
+    /// Shuts down the connections whose request head has been arriving longest (over a
+    /// second), oldest first, until at most `count` connections are left that are not shut
+    /// down; libmicrohttpd then closes them as usual.
+    static func shedOldestHeads(
+        _ connections: inout [Int: (socket: Int32, client: [UInt8], since: ContinuousClock.Instant?)],
+        keeping count: Int,
+        now: ContinuousClock.Instant
+    ) {
+        let open = connections.count
+        guard open > count else { return }
+        let waiting = connections.compactMap { key, head -> (key: Int, since: ContinuousClock.Instant)? in
+            guard let since = head.since, now - since > .seconds(1) else { return nil }
+            return (key, since)
+        }.sorted { $0.since < $1.since }
+        for (key, _) in waiting.prefix(open - max(0, count)) {
+            if let socket = connections[key]?.socket { shutdown(socket, Int32(SHUT_RDWR)) }
+            connections[key]?.since = nil
         }
     }
 
@@ -365,8 +401,13 @@ private let connectionChanged: MHD_NotifyConnectionCallback = { context, connect
         server.heads.withLock { heads in
             let count = heads.clients[client, default: 0] + 1
             heads.clients[client] = count
-            heads.connections[key] = (socket, client, count > server.connectionsPerClient ? nil : ContinuousClock.now)
+            let now = ContinuousClock.now
+            heads.connections[key] = (socket, client, count > server.connectionsPerClient ? nil : now)
             if count > server.connectionsPerClient { shutdown(socket, Int32(SHUT_RDWR)) }
+            // Near the limit: the connection whose head has been arriving longest makes room.
+            if heads.connections.count >= server.sheddingThreshold {
+                HandlerContext.shedOldestHeads(&heads.connections, keeping: heads.connections.count - 1, now: now)
+            }
         }
     } else {
         server.heads.withLock { heads in
