@@ -510,7 +510,6 @@ private let requestStarted: MHD_LogCallback = { context, uri, connection in
         query = Array(UnsafeRawBufferPointer(start: start, count: strlen(start)))
         start.pointee = 0
     }
-    server.inFlight.add(1, ordering: .relaxed)
     return Unmanaged.passRetained(PendingRequest(connection: connection, server: server, query: query)).toOpaque()
 }
 
@@ -560,7 +559,8 @@ private let requestCompleted: MHD_RequestCompletedCallback = { context, connecti
     let server = Unmanaged<HandlerContext>.fromOpaque(context).takeUnretainedValue()
     if let connection { server.head(of: connection, arrived: false) }
     server.waiting.withLock { $0[ObjectIdentifier(request)] = nil }
-    server.inFlight.subtract(1, ordering: .relaxed)
+    // Counted in flight from its head on: a request line whose headers never came is not.
+    if request.headSeen { server.inFlight.subtract(1, ordering: .relaxed) }
 }
 
 private let accessHandler: MHD_AccessHandlerCallback = {
@@ -577,6 +577,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         // after which libmicrohttpd closes the connection; the next call ends the request.
         // `requestCompleted` releases the context and counts the request out.
         pending.headSeen = true
+        server.inFlight.add(1, ordering: .relaxed)
         server.head(of: connection, arrived: true)
         let headers = ValueCollector()
         _ = server.api.api.MHD_get_connection_values(
