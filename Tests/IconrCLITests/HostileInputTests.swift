@@ -85,7 +85,8 @@ struct HostileInputTests {
         for command in ["render", "inspect"] {
             let started = ContinuousClock.now
             let result = try iconr(
-                [command, "huge.svg", "--timeout", "0.5"] + (command == "render" ? ["--no-cache"] : []), timeout: 30)
+                [command, "huge.svg", "--timeout", "0.5", "--max-file-size", "32"]
+                    + (command == "render" ? ["--no-cache"] : []), timeout: 30)
             let elapsed = ContinuousClock.now - started
             #expect(
                 result.status == 1 && result.stderr == "error: huge.svg: rendering took longer than the 0.5 s limit\n",
