@@ -58,6 +58,7 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
         case .notATemplate: "is a PNG image, not an SVG template (iconr sprite takes PNG icons as they are)"
         case .folder(_, .cannotCreate(let purpose, let error)): "cannot create \(purpose): \(error.reason)"
         case .folder(_, .notAFolderOfIcons): "not a folder of icons"
+        case .folder(_, .noSuchFolder): "no such folder"
         case .variants(_, .malformed):
             "not a variants file: expected {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional\"}]}"
         case .variants(_, .parameter(let icon, let error)): "icon \"\(icon)\": \(error)"
@@ -70,8 +71,10 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
     public enum FolderProblem: Hashable, Sendable {
         /// Making it (`purpose`: "the cache directory", "the folder") failed.
         case cannotCreate(purpose: String, SystemError)
-        /// It does not exist or is not a folder.
+        /// It is not a folder.
         case notAFolderOfIcons
+        /// Nothing is there.
+        case noSuchFolder
     }
 
     /// Why a variants file did not do.
@@ -86,6 +89,11 @@ public enum IconrError: Error, Sendable, CustomStringConvertible {
 extension IconrError {
     /// The SVG bytes of the template file at `path`, decompressed when it is an `.svgz`; an
     /// `.read` error names the file when it cannot be read, and a PNG is `.notATemplate`.
+    /// Why `path` is no folder of icons: nothing is there, or something else is.
+    package static func notAFolder(_ path: String) -> IconrError {
+        .folder(path: path, problem: FileReader.exists(path) ? .notAFolderOfIcons : .noSuchFolder)
+    }
+
     package static func readingTemplate(_ path: String) throws(IconrError) -> [UInt8] {
         let bytes: [UInt8]
         do {

@@ -1,4 +1,5 @@
 import IconrCore
+import IconrSystem
 
 /// An option a command accepts: `--scale 2`, `--scale=2`, `-o out.png`, or a flag like `--json`.
 struct OptionSpec: Sendable {
@@ -9,8 +10,9 @@ struct OptionSpec: Sendable {
     var isRepeatable = false
     /// Shown bare in the usage line (the command checks that it is given).
     var isRequired = false
-    /// For an option with a value: the flag it means when given without one (at the end, or
-    /// before another option), as another tool spells it (spreet's bare `--sdf`).
+    /// For an option with a value: the flag it means when given without one (at the end,
+    /// before another option, or before an existing folder), as another tool spells it
+    /// (spreet's bare `--sdf`, as in `--sdf icons out`).
     var bareMeans: String?
 
     var primaryName: String { names[0] }
@@ -89,8 +91,10 @@ enum ArgumentScanner {
                 throw UsageError(
                     message: "unknown option '\(name)'" + didYouMean(name, among: options.flatMap(\.names)))
             }
+            // spreet's `--sdf icons out`: a folder after it is a positional, not the option's value.
             if let flag = option.bareMeans, inlineValue == nil,
-                index >= arguments.count || (arguments[index].hasPrefix("-") && arguments[index] != "-"),
+                index >= arguments.count || (arguments[index].hasPrefix("-") && arguments[index] != "-")
+                    || FileReader.isFolder(arguments[index]),
                 let meant = options.first(where: { $0.names.contains(flag) })
             {
                 option = meant

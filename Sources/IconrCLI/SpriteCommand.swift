@@ -446,7 +446,9 @@ enum SpriteCommand: Command {
     /// The variants file: `{"flag": [{"params": {"flag_color": "red"}}, {"id": "x", "params": {...}}]}`.
     private static func readVariants(_ path: String) throws -> [String: [SpriteVariant]] {
         let malformed = IconrError.variants(path: path, problem: .malformed)
-        guard let icons = (try? JSONValue.parse(IconrError.reading(path)))?.objectValue else { throw malformed }
+        // A file that cannot be read says why (`no such file`), not that it is no variants file.
+        let bytes = try IconrError.reading(path)
+        guard let icons = (try? JSONValue.parse(bytes))?.objectValue else { throw malformed }
         // Colors are parsed here, once: a bad one names this file and the icon.
         var variants: [String: [SpriteVariant]] = [:]
         for (icon, list) in icons.sorted(by: { $0.key < $1.key }) {

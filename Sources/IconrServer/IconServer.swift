@@ -108,7 +108,7 @@ public final class IconServer: Sendable {
         var sprites: [String: ServedSprite] = [:]
         for set in options.iconSets {
             guard FileReader.isFolder(set.directory) else {
-                throw IconrError.folder(path: set.directory, problem: .notAFolderOfIcons)
+                throw IconrError.notAFolder(set.directory)
             }
             // An empty folder serves (icons added later are found), but is likely the wrong one.
             do {

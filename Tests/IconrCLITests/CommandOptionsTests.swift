@@ -62,6 +62,10 @@ import Testing
         #expect(spreet.sprite.padding == 3 && spreet.minify && spreet.sprite.sdf == ["*"])
         #expect(try SpriteCommand.parse(["/", "-o", "x", "--minify-index-file", "--sdf"]).sprite.sdf == ["*"])
         #expect(try SpriteCommand.parse(["/", "-o", "x", "--sdf", "pin"]).sprite.sdf == ["pin"])
+        // spreet's `--sdf icons out`: before an existing folder, a bare --sdf (it took the
+        // folder as its value and said "missing -o").
+        let sdf = try SpriteCommand.parse(["--sdf", "/tmp", "out/sprite"])
+        #expect(sdf.sprite.sdf == ["*"] && sdf.folders == ["/tmp"] && sdf.output == "out/sprite")
         let retina = try SpriteCommand.parse(["/", "--retina", "-o", "build/sprite@2x"])
         #expect(retina.output == "build/sprite" && retina.sprite.ratios == [2])
         // Two folders that exist stay folders.

@@ -662,7 +662,7 @@ struct ServeCommandTests {
         let nowhere = directory.appendingPathComponent("nothing").path
         let notFolder = InProcess.iconr(["serve", "--icons", nowhere, "--listen", "127.0.0.1:0", "--no-cache"])
         #expect(notFolder.status == 1)
-        #expect(notFolder.stderr == "error: \(nowhere): not a folder of icons\n")
+        #expect(notFolder.stderr == "error: \(nowhere): no such folder\n")
         // These two need the binary: the port is opened after the signals are blocked.
         let server = try serve()
         let busy = try TestSupport.run(

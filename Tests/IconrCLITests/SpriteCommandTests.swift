@@ -402,7 +402,11 @@ struct SpriteCommandTests {
         #expect(try iconr("sprite", "-o", "x").status == 64)
         #expect(try iconr("sprite", "icons", "-o", "x", "--ratio", "0").status == 64)
         let missing = try iconr("sprite", "nowhere", "-o", "x")
-        #expect(missing.status == 1 && missing.stderr == "error: no icons (.svg, .svgz, .png) in nowhere\n")
+        #expect(missing.status == 1 && missing.stderr == "error: nowhere: no such folder\n")
+        let file = try iconr("sprite", "icons/flag.svg", "-o", "x")
+        #expect(file.status == 1 && file.stderr == "error: icons/flag.svg: not a folder\n", "\(file.stderr)")
+        let variants = try iconr("sprite", "icons", "-o", "x", "--variants", "none.json")
+        #expect(variants.status == 1 && variants.stderr == "error: none.json: no such file\n", "\(variants.stderr)")
         // Icons only in subfolders: the error names the option that reads them.
         let nested = directory.appendingPathComponent("nested/shops")
         try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)

@@ -33,7 +33,13 @@ public enum SpriteBuildError: Error, Sendable, CustomStringConvertible {
     /// One line (a list of invalid icons says how many; each is its own `SpriteFailure`).
     public var description: String {
         switch self {
-        case .noIcons(let directories): "no icons (.svg, .svgz, .png) in \(directories.joined(separator: ", "))"
+        case .noIcons(let directories):
+            // A folder that is not there says so, not that it has no icons.
+            if let missing = directories.first(where: { !FileReader.isFolder($0) }) {
+                "\(missing): \(FileReader.exists(missing) ? "not a folder" : "no such folder")"
+            } else {
+                "no icons (.svg, .svgz, .png) in \(directories.joined(separator: ", "))"
+            }
         case .duplicateID(let id, let paths): "two icons have the id \"\(id)\": \(paths.joined(separator: " and "))"
         case .badVariants(let message): message
         case .unmatchedSDF(let pattern): "--sdf \"\(pattern)\" matches no sprite id"
