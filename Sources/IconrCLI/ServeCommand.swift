@@ -23,7 +23,9 @@ enum ServeCommand: Command {
                 isRepeatable: true),
             OptionSpec(
                 names: ["--listen"], valueName: "HOST:PORT",
-                help: "Where to listen; port 0 picks one (default: 127.0.0.1:8080)."),
+                help:
+                    "Where to listen: HOST:PORT, [IPv6]:PORT, or :PORT for every interface (as Go and nginx read it); port 0 picks one (default: 127.0.0.1:8080)."
+            ),
             OptionSpec(
                 names: ["--public-url"], valueName: "URL",
                 help: "The URL clients reach this server at, for URLs in styles (default: from the request's Host)."),

@@ -695,7 +695,9 @@ private struct ListenSocket {
         var host = String(address[..<colon])
         let isIPv6 = host.hasPrefix("[") && host.hasSuffix("]")
         if isIPv6 { host = String(host.dropFirst().dropLast()) }
-        if host.isEmpty || host == "localhost" { host = "127.0.0.1" }
+        // `:PORT` is every interface, as in Go and nginx; `localhost` is the loopback.
+        if host.isEmpty { host = "0.0.0.0" }
+        if host == "localhost" { host = "127.0.0.1" }
         let family = isIPv6 ? AF_INET6 : AF_INET
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw .system(SystemError("socket"), address: address) }

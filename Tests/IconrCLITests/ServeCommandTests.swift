@@ -648,6 +648,17 @@ struct ServeCommandTests {
         #expect(try server.get("/icons/flag.png").status == 200)
     }
 
+    /// `--listen :PORT` is every interface, as Go and nginx read it (it was the loopback's
+    /// 127.0.0.1 alone): another local address reaches it.
+    @Test func aListenAddressWithoutHostIsEveryInterface() throws {
+        let server = try ServerProcess(["--icons", "icons=bundled", "--no-cache"], directory: directory, listen: ":0")
+        #expect(server.url.hasPrefix("http://0.0.0.0:"), "\(server.url)")
+        #expect(try HTTPConnection(port: server.port, host: "127.0.0.2").request("/health").status == 200)
+        let loopback = try ServerProcess(
+            ["--icons", "icons=bundled", "--no-cache"], directory: directory, listen: "localhost:0")
+        #expect(throws: (any Error).self) { try HTTPConnection(port: loopback.port, host: "127.0.0.2") }
+    }
+
     @Test func usageMistakesAndBusyPortsAreOneLine() throws {
         // In process: all of these stop before a socket is opened or a signal blocked.
         let missing = InProcess.iconr(["serve"])

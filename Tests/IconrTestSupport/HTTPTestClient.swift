@@ -17,9 +17,9 @@ public final class HTTPConnection {
     private let port: Int
     private var buffered: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port` from `source` (another loopback address is another
-    /// client to a per-address limit); every read waits at most `timeout` seconds.
-    public init(port: Int, timeout: Int = 30, from source: String = "127.0.0.1") throws {
+    /// Connects to `host`:`port` (an IPv4 address) from `source` (another loopback address is
+    /// another client to a per-address limit); every read waits at most `timeout` seconds.
+    public init(port: Int, timeout: Int = 30, from source: String = "127.0.0.1", host: String = "127.0.0.1") throws {
         self.port = port
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var local = sockaddr_in()
@@ -33,7 +33,7 @@ public final class HTTPConnection {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         var limit = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let connected = withUnsafePointer(to: &address) {
