@@ -55,17 +55,17 @@ public final class IconCache: Sendable {
         memory.value(for: key)
     }
 
-    /// The variant for `key` from memory, else from disk (then kept in memory): never a
-    /// render, never a wait for one.
+    /// The variant for `key` from memory, else from disk (then kept in memory), and whether
+    /// memory had it: never a render, never a wait for one.
     package func storedVariant(
         for key: VariantKey, maxSize: PixelSize, make: (RasterImage, [UInt8]?) -> IconVariant
-    ) -> IconVariant? {
-        if let hit = memory.value(for: key) { return hit }
+    ) -> (variant: IconVariant, fromMemory: Bool)? {
+        if let hit = memory.value(for: key) { return (hit, true) }
         guard let stored = disk?.read(key, maxSize: maxSize) else { return nil }
         counters.withLock { $0.diskHits += 1 }
         let variant = make(stored.image, stored.file)
         memory.insert(variant, for: key, cost: variant.byteCost)
-        return variant
+        return (variant, false)
     }
 
     /// Counters since the cache was made.

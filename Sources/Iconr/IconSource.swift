@@ -328,8 +328,10 @@ public final class IconRenderer: Sendable {
     }
 
     /// The variant for `key` if memory or disk holds it, with no render (`iconr serve`
-    /// answers those at once and queues the rest).
-    package func cachedVariant(of source: IconSource, scale: Double, key: VariantKey) -> IconVariant? {
+    /// answers those at once and queues the rest), and whether memory had it.
+    package func cachedVariant(
+        of source: IconSource, scale: Double, key: VariantKey
+    ) -> (variant: IconVariant, fromMemory: Bool)? {
         cache.storedVariant(for: key, maxSize: limits.maxSize) { image, png in
             IconVariant(key: key, image: image, template: source.template, png: png)
         }

@@ -51,6 +51,12 @@ enum ServeCommand: Command {
                 names: ["--render-queue"], valueName: "N",
                 help: "Renders waiting or running at most; more get 503 with Retry-After (default: 32)."),
             OptionSpec(
+                names: ["--request-log"], valueName: "FILE",
+                help:
+                    "Log a line per request (time, client, request, status, bytes, duration, cache tier) to FILE, or - for stderr; SIGHUP reopens it."
+            ),
+            OptionSpec(names: ["--request-log-json"], help: "Write --request-log's lines as JSON objects."),
+            OptionSpec(
                 names: ["--follow-links"],
                 help:
                     "Serve icons that are symbolic links (or in linked folders) leading out of their --icons folder (default: refused, as unknown icons)."
@@ -71,6 +77,8 @@ enum ServeCommand: Command {
         var cache: CacheSettings
         var http = HTTPServer.Configuration()
         var render: RenderSettings
+        /// `--request-log` (`-`: stderr) and whether its lines are JSON.
+        var requestLog: (path: String, json: Bool)?
         var address: String
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
@@ -99,6 +107,10 @@ enum ServeCommand: Command {
             if !ratios.isEmpty { server.spriteRatios = Array(Set(ratios)).sorted() }
             server.corsOrigin = arguments.value("--cors")
             server.followsLinks = arguments.has("--follow-links")
+            if arguments.has("--request-log-json"), !arguments.has("--request-log") {
+                throw UsageError(message: "--request-log-json needs --request-log")
+            }
+            requestLog = arguments.value("--request-log").map { ($0, arguments.has("--request-log-json")) }
             server.publicURL = arguments.value("--public-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             server.renderQueueLimit =
                 try arguments.value(
@@ -140,6 +152,7 @@ enum ServeCommand: Command {
         sigemptyset(&stopSignals)
         sigaddset(&stopSignals, SIGINT)
         sigaddset(&stopSignals, SIGTERM)
+        sigaddset(&stopSignals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         signal(SIGPIPE, SIG_IGN)
         var options = parsed.server
@@ -164,7 +177,11 @@ enum ServeCommand: Command {
         let workers = IsolatedRenderer(executable: executablePath(), arguments: [CLI.workerCommand])
         let iconServer = try IconServer(options: options, placement: .isolated(workers))
 
-        let http = try HTTPServer(listening: address, configuration: configuration) { request in
+        var requestLog: RequestLog?
+        if let log = parsed.requestLog { requestLog = try RequestLog(path: log.path, json: log.json) }
+        var answered: (@Sendable (HTTPExchange) -> Void)?
+        if let requestLog { answered = { requestLog.write($0) } }
+        let http = try HTTPServer(listening: address, configuration: configuration, answered: answered) { request in
             iconServer.answer(to: request)
         }
         console.out(http.url)
@@ -175,8 +192,14 @@ enum ServeCommand: Command {
                     ? "" : "; styles \(options.styles.map { "/styles/\($0.name).json" }.joined(separator: ", "))")
                 + "; stop with Ctrl-C").escapedForMessage)
         var received: Int32 = 0
-        while sigwait(&stopSignals, &received) != 0 {}
-        console.note(
+        // SIGHUP reopens the request log (logrotate moved it); SIGINT and SIGTERM stop.
+        while true {
+            guard sigwait(&stopSignals, &received) == 0 else { continue }
+            guard received == SIGHUP else { break }
+            requestLog?.reopen()
+            Log.note("iconr serve: SIGHUP: the request log reopened")
+        }
+        Log.note(
             "iconr serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(http.requestsInFlight) request(s) in flight"
         )
         // Within the 10 s the docs promise: what is not done by then is answered 503.

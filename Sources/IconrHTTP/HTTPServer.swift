@@ -110,6 +110,25 @@ public enum HTTPServerError: Error, Sendable, CustomStringConvertible {
     }
 }
 
+/// One request and its answer, as a request log writes it: who asked for what, and how it
+/// went.
+public struct HTTPExchange: Sendable {
+    /// The client's address (`127.0.0.1`, `2001:db8:0:0:0:0:0:1`).
+    public let client: String
+    /// `GET`, `HEAD`, ...
+    public let method: String
+    /// The path and query as they came, still percent-encoded.
+    public let target: String
+    /// The answer's status.
+    public let status: Int
+    /// The body's length in bytes (none for HEAD and 304).
+    public let bytes: Int
+    /// From the request's head in to its answer queued.
+    public let seconds: Double
+    /// The answer's headers.
+    public let headers: [(name: String, value: String)]
+}
+
 /// An HTTP/1.1 server on GNU libmicrohttpd: a pool of threads, each with its own epoll loop,
 /// keep-alive, connection limits and idle timeouts. `handler` runs on those threads and
 /// should not block: slow work answers `.later`, and its connection is suspended (held by
@@ -156,8 +175,10 @@ public final class HTTPServer: Sendable {
 
     /// Binds `address` (`HOST:PORT`; port 0 picks a free one) and starts serving.
     /// - Throws: `HTTPServerError` naming the address and what failed.
+    /// `answered` hears every request's exchange as its answer is queued (a request log).
     public init(
         listening address: String, configuration: Configuration = Configuration(),
+        answered: (@Sendable (HTTPExchange) -> Void)? = nil,
         handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer
     ) throws(HTTPServerError) {
         let table = try MicroHTTPD.load()
@@ -168,7 +189,7 @@ public final class HTTPServer: Sendable {
             HandlerContext(
                 api: table, handler: handler, headDeadline: .seconds(max(1, configuration.headDeadline)),
                 connectionsPerClient: max(1, configuration.connectionsPerClient),
-                connectionLimit: max(1, configuration.connectionLimit)))
+                connectionLimit: max(1, configuration.connectionLimit), answered: answered))
         var options = [
             MHD_OptionItem(
                 option: Int32(ICONR_MHD_OPTION_LISTEN_SOCKET), value: Int(socket.descriptor), ptr_value: nil),
@@ -290,6 +311,8 @@ private final class HandlerContext: Sendable {
     /// place and keep new clients out until the head deadline. A sixteenth of the places
     /// stays free for them.
     let sheddingThreshold: Int
+    /// Hears each exchange as its answer is queued.
+    let answered: (@Sendable (HTTPExchange) -> Void)?
     /// Each open connection's socket, client address, and since when its request head has
     /// been arriving (nil while a request is handled or answered), by connection; and the
     /// open connections of each client address. (libmicrohttpd's own per-address limit
@@ -307,8 +330,9 @@ private final class HandlerContext: Sendable {
 
     init(
         api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration,
-        connectionsPerClient: Int, connectionLimit: Int
+        connectionsPerClient: Int, connectionLimit: Int, answered: (@Sendable (HTTPExchange) -> Void)?
     ) {
+        self.answered = answered
         self.api = api
         self.handler = handler
         self.headDeadline = headDeadline
@@ -373,6 +397,16 @@ private final class HandlerContext: Sendable {
             if let socket = connections[key]?.socket { shutdown(socket, Int32(SHUT_RDWR)) }
             connections[key]?.since = nil
         }
+    }
+
+    /// The client address of `connection` as text: dotted for IPv4, eight groups for IPv6.
+    func client(of connection: OpaquePointer) -> String {
+        let key = Int(bitPattern: UnsafeRawPointer(connection))
+        let bytes = heads.withLock { $0.connections[key]?.client } ?? []
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        guard bytes.count == 16 else { return "-" }
+        return stride(from: 0, to: 16, by: 2).map { String(Int(bytes[$0]) << 8 | Int(bytes[$0 + 1]), radix: 16) }
+            .joined(separator: ":")
     }
 
     /// A request head is in (`arrived`), or the next one may begin.
@@ -444,6 +478,10 @@ private final class PendingRequest: @unchecked Sendable {
     /// Whether the handler saw the head (its first call, before any body); only the
     /// connection's own thread touches it.
     nonisolated(unsafe) var headSeen = false
+    /// Set with `headSeen`, for the request log: the client, method and target, and when the
+    /// head was in.
+    nonisolated(unsafe) var exchange:
+        (client: String, method: String, target: String, started: ContinuousClock.Instant)?
 
     init(connection: OpaquePointer, server: HandlerContext, query: [UInt8] = []) {
         self.connection = connection
@@ -579,13 +617,21 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         pending.headSeen = true
         server.inFlight.add(1, ordering: .relaxed)
         server.head(of: connection, arrived: true)
+        if server.answered != nil {
+            let target =
+                (url.map { String(cString: $0) } ?? "/")
+                + (pending.query.isEmpty ? "" : "?" + String(decoding: pending.query, as: UTF8.self))
+            pending.exchange = (
+                server.client(of: connection), method.map { String(cString: $0) } ?? "", target, ContinuousClock.now
+            )
+        }
         let headers = ValueCollector()
         _ = server.api.api.MHD_get_connection_values(
             connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
         // Unless its body cannot be read safely: then it is answered now, and closed.
         if let refusal = framingProblem(headers.pairs) {
             pending.state.withLock { $0 = .sent }
-            return queue(refusal, on: connection, server: server)
+            return queue(refusal, on: connection, server: server, pending: pending)
         }
         return Int32(ICONR_MHD_YES)
     }
@@ -596,7 +642,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     }
     // Resumed: the answer came.
     if let response = pending.takeAnswer() {
-        return queue(response, on: connection, server: server)
+        return queue(response, on: connection, server: server, pending: pending)
     }
     let isNew = pending.state.withLock { state -> Bool in
         guard case .receiving = state else { return false }
@@ -608,7 +654,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     // Stopping: a new request on a kept-alive connection is not taken.
     if let closing = server.stopping.withLock({ $0 }) {
         pending.state.withLock { $0 = .sent }
-        return queue(closing, on: connection, server: server)
+        return queue(closing, on: connection, server: server, pending: pending)
     }
 
     let headers = ValueCollector()
@@ -625,7 +671,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
     switch server.handler(request) {
     case .now(let response):
         pending.state.withLock { $0 = .sent }
-        return queue(response, on: connection, server: server)
+        return queue(response, on: connection, server: server, pending: pending)
     case .later(let start):
         start { response in pending.deliver(response) }
         // Answered during `start`: sent now. Else suspended until `deliver` resumes it,
@@ -650,7 +696,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
             }
         }
         guard let answer else { return Int32(ICONR_MHD_YES) }
-        return queue(answer, on: connection, server: server)
+        return queue(answer, on: connection, server: server, pending: pending)
     }
 }
 
@@ -658,7 +704,9 @@ private let accessHandler: MHD_AccessHandlerCallback = {
 /// (libmicrohttpd 0.9.75 adds `Content-Length: 0` to a 304, and cannot be told not to:
 /// given the 200's length it sends both, and given no length it sends a chunked body, which
 /// a 304 must not have.)
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer, server: HandlerContext) -> Int32 {
+private func queue(
+    _ response: HTTPResponse, on connection: OpaquePointer, server: HandlerContext, pending: PendingRequest
+) -> Int32 {
     let api = server.api.api
     var response = response
     if server.stopping.withLock({ $0 != nil }),
@@ -675,7 +723,20 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, serve
     for header in response.headers {
         _ = api.MHD_add_response_header(made, header.name, header.value)
     }
-    return api.MHD_queue_response(connection, UInt32(response.status), made)
+    let queued = api.MHD_queue_response(connection, UInt32(response.status), made)
+    if let answered = server.answered, let exchange = pending.exchange {
+        pending.exchange = nil
+        let bodyless = exchange.method == "HEAD" || response.status == 304
+        answered(
+            HTTPExchange(
+                client: exchange.client, method: exchange.method, target: exchange.target, status: response.status,
+                bytes: bodyless ? 0 : response.body.count,
+                seconds: {
+                    let elapsed = ContinuousClock.now - exchange.started
+                    return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                }(), headers: response.headers))
+    }
+    return queued
 }
 
 /// A bound, listening TCP socket for `HOST:PORT`.

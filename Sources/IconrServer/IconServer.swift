@@ -151,24 +151,35 @@ public final class IconServer: Sendable {
     /// from the render or build queue. Never throws, never traps: every failure is a status
     /// and a one-line JSON body.
     public func answer(to request: HTTPRequest) -> HTTPAnswer {
+        let started = ContinuousClock.now
         let (route, reply) = route(request)
         switch reply {
         case .now(let response):
-            return .now(finished(response, route: route))
+            return .now(finished(response, route: route, started: started))
         case .later(let work):
             return .later { send in
                 let queued = self.builds.submit {
-                    let response = self.finished(work(), route: route)
+                    let response = self.finished(work(), route: route, started: started)
                     return { send(response) }
                 }
-                if !queued { send(self.finished(Self.error(Self.full("the build queue")), route: route)) }
+                if !queued {
+                    send(self.finished(Self.error(Self.full("the build queue")), route: route, started: started))
+                }
             }
         case .render(let job, let respond):
             return .later { send in
-                self.render(job) { result in send(self.finished(respond(result), route: route)) }
+                self.render(job) { result in
+                    var response = respond(result)
+                    if response.status == 200 { response.headers.append((Self.cacheHeader, "render")) }
+                    send(self.finished(response, route: route, started: started))
+                }
             }
         }
     }
+
+    /// The response header that says where a variant came from: `memory`, `disk` or `render`
+    /// (for the request log and the duration metric; clients may read it as a cache status).
+    public static let cacheHeader = "Iconr-Cache"
 
     /// `answer(to:)`, waiting for a later answer on this thread.
     public func respond(to request: HTTPRequest) -> HTTPResponse {
@@ -186,8 +197,8 @@ public final class IconServer: Sendable {
         }
     }
 
-    /// CORS headers, and the request counted.
-    private func finished(_ response: HTTPResponse, route: String) -> HTTPResponse {
+    /// CORS headers, and the request counted and timed (by route and cache tier).
+    private func finished(_ response: HTTPResponse, route: String, started: ContinuousClock.Instant) -> HTTPResponse {
         var finished = response
         if let origin = options.corsOrigin {
             finished.headers.append(("Access-Control-Allow-Origin", origin))
@@ -195,6 +206,8 @@ public final class IconServer: Sendable {
             if origin != "*" { finished.headers.append(("Vary", "Origin")) }
         }
         metrics.count(route: route, status: finished.status)
+        let tier = finished.headers.last { $0.name == Self.cacheHeader }?.value ?? "none"
+        metrics.answered(route: route, cache: tier, seconds: Self.seconds(ContinuousClock.now - started))
         return finished
     }
 
@@ -337,8 +350,13 @@ public final class IconServer: Sendable {
         {
             return .now(Self.error(400, unknown.description))
         }
+        // From memory, else from the disk cache; the header says which.
         if let stored = renderer.cachedVariant(of: source, scale: scale, key: key) {
-            return .now(iconResponse(stored, as: format, request: request))
+            var response = iconResponse(stored.variant, as: format, request: request)
+            if response.status == 200 || response.status == 304 {
+                response.headers.append((Self.cacheHeader, stored.fromMemory ? "memory" : "disk"))
+            }
+            return .now(response)
         }
         if let failure = failures.withLock({ $0[key] }), ContinuousClock.now < failure.until {
             return .now(Self.error(500, failure.message))

@@ -286,17 +286,3 @@ final class ServedStyle: Sendable {
         return IconServer.cached(made.json, type: "application/json", maxAge: maxAge, request: request)
     }
 }
-
-/// The server's own lines on stderr: warnings, and errors of requests that failed inside.
-enum Log {
-    static func warning(_ message: String) {
-        write("warning: " + message)
-    }
-
-    /// One line: controls in what input put there (file names, messages) are escaped.
-    static func write(_ line: String) {
-        var bytes = Array(line.escapedForMessage.utf8)
-        bytes.append(UInt8(ascii: "\n"))
-        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
-    }
-}

@@ -1,3 +1,4 @@
+import Glibc
 import Iconr
 import IconrCore
 import IconrSystem
@@ -9,6 +10,8 @@ final class ServerMetrics: Sendable {
 
     private struct Counts {
         var requests: [String: Int] = [:]
+        /// Request durations by `route="...",cache="..."`: bucket counts, count, sum.
+        var durations: [String: (buckets: [Int], count: Int, seconds: Double)] = [:]
         var renderBuckets = Array(repeating: 0, count: ServerMetrics.bucketBounds.count)
         var renderCount = 0
         var renderSeconds = 0.0
@@ -18,6 +21,33 @@ final class ServerMetrics: Sendable {
     }
 
     private let counts = Locked(Counts())
+    /// When the server started, in seconds since 1970.
+    private let started: Double = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }()
+
+    /// A request answered after `seconds`, by route and cache tier (`memory`, `disk`,
+    /// `render`, or `none` where no variant was asked for).
+    func answered(route: String, cache: String, seconds: Double) {
+        counts.withLock { counts in
+            let key = "route=\"\(route)\",cache=\"\(cache)\""
+            var entry = counts.durations[key] ?? (Array(repeating: 0, count: Self.bucketBounds.count), 0, 0)
+            entry.count += 1
+            entry.seconds += seconds
+            for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound { entry.buckets[index] += 1 }
+            counts.durations[key] = entry
+        }
+    }
+
+    /// The process's resident memory in bytes (`/proc/self/statm`), or 0.
+    private static func residentBytes() -> Int {
+        guard let text = try? FileReader.read("/proc/self/statm", maxSize: 4096) else { return 0 }
+        let fields = text.split(separator: UInt8(ascii: " "))
+        guard fields.count > 1, let pages = Int(String(decoding: fields[1], as: UTF8.self)) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
 
     func count(route: String, status: Int) {
         counts.withLock { $0.requests["route=\"\(route)\",status=\"\(status)\"", default: 0] += 1 }
@@ -82,6 +112,30 @@ final class ServerMetrics: Sendable {
             "# TYPE iconr_sprite_builds_total counter",
             "iconr_sprite_builds_total{result=\"built\"} \(counts.spriteBuilds)",
             "iconr_sprite_builds_total{result=\"failed\"} \(counts.failedSpriteBuilds)",
+            "# HELP iconr_request_duration_seconds Time from a request's head to its answer, by route and cache tier.",
+            "# TYPE iconr_request_duration_seconds histogram",
+        ]
+        for (key, entry) in counts.durations.sorted(by: { $0.key < $1.key }) {
+            for (index, bound) in Self.bucketBounds.enumerated() {
+                lines.append(
+                    "iconr_request_duration_seconds_bucket{\(key),le=\"\(bound.shortText)\"} \(entry.buckets[index])")
+            }
+            lines += [
+                "iconr_request_duration_seconds_bucket{\(key),le=\"+Inf\"} \(entry.count)",
+                "iconr_request_duration_seconds_sum{\(key)} \(entry.seconds)",
+                "iconr_request_duration_seconds_count{\(key)} \(entry.count)",
+            ]
+        }
+        lines += [
+            "# HELP iconr_build_info The iconr version serving, as a label.",
+            "# TYPE iconr_build_info gauge",
+            "iconr_build_info{version=\"\(IconrVersion.string)\"} 1",
+            "# HELP process_start_time_seconds When the server started, in seconds since 1970.",
+            "# TYPE process_start_time_seconds gauge",
+            "process_start_time_seconds \(started)",
+            "# HELP process_resident_memory_bytes The server process's resident memory (its render workers apart).",
+            "# TYPE process_resident_memory_bytes gauge",
+            "process_resident_memory_bytes \(Self.residentBytes())",
         ]
         return lines.joined(separator: "\n") + "\n"
     }

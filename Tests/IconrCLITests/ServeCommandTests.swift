@@ -639,13 +639,67 @@ struct ServeCommandTests {
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("empty"), withIntermediateDirectories: true)
         let server = try ServerProcess(["--icons", "empty", "--no-cache"], directory: directory)
+        // The server's lines begin with their time.
         #expect(
-            server.stderr.hasPrefix(
-                "warning: set \"empty\": no icons (.svg, .svgz, .png) in empty, so far\n"), "\(server.stderr)")
+            server.stderr.range(
+                of:
+                    #"^\d{4}-\d\d-\d\dT[\d:.]+Z warning: set "empty": no icons \(\.svg, \.svgz, \.png\) in empty, so far\n"#,
+                options: .regularExpression) != nil, "\(server.stderr)")
         #expect(try server.get("/sprites/empty/sprite.json").status == 404)
         try FileManager.default.copyItem(
             at: icons.appendingPathComponent("flag.svg"), to: directory.appendingPathComponent("empty/flag.svg"))
         #expect(try server.get("/icons/flag.png").status == 200)
+    }
+
+    /// `--request-log FILE`: a line per request with its time, client, request, status,
+    /// bytes, duration and cache tier; SIGHUP reopens the file (logrotate moved it); JSON with
+    /// --request-log-json. The server's own lines carry their time; /metrics has the request
+    /// durations by route and cache tier, the build and the process.
+    @Test func requestsAreLoggedAndTimedByCacheTier() throws {
+        let log = directory.appendingPathComponent("requests.log").path
+        let server = try serve(["--request-log", log])
+        #expect(try server.get("/icons/flag.png?flag_color=red").status == 200)
+        #expect(try server.get("/icons/flag.png?flag_color=red").status == 200)
+        #expect(try server.get("/nowhere").status == 404)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(lines)")
+        let pattern =
+            #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z 127\.0\.0\.1 "GET /icons/flag\.png\?flag_color=red" 200 \d+ [\d.]+ms render$"#
+        #expect(lines.first?.range(of: pattern, options: .regularExpression) != nil, "\(lines)")
+        #expect(lines.count > 1 && lines[1].hasSuffix("ms memory") && lines[2].contains("\"GET /nowhere\" 404 "))
+        let metrics = try server.get("/metrics").text
+        for expected in [
+            #"iconr_request_duration_seconds_count{route="icons",cache="render"} 1"#,
+            #"iconr_request_duration_seconds_count{route="icons",cache="memory"} 1"#,
+            #"iconr_request_duration_seconds_count{route="other",cache="none"} 1"#, "iconr_build_info{version=",
+            "process_start_time_seconds ", "process_resident_memory_bytes ",
+        ] {
+            #expect(metrics.contains(expected), "\(expected)")
+        }
+        // Moved away, then SIGHUP: the next lines go to a new file of that name.
+        try FileManager.default.moveItem(atPath: log, toPath: log + ".1")
+        server.process.signal(SIGHUP)
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline, !server.stderr.contains("SIGHUP") { usleep(20_000) }
+        #expect(try server.get("/health").status == 200)
+        #expect(try String(contentsOfFile: log, encoding: .utf8).contains("\"GET /health\" 200"))
+        server.process.signal(SIGTERM)
+        #expect(server.process.wait(timeout: 30) == 0)
+        // The server's own lines begin with their time.
+        let stopping = server.stderr.split(separator: "\n").first { $0.contains("SIGTERM") }.map(String.init) ?? ""
+        #expect(
+            stopping.range(of: #"^\d{4}-\d\d-\d\dT[\d:.]+Z iconr serve: SIGTERM"#, options: .regularExpression) != nil,
+            "\(stopping)")
+        // JSON lines.
+        let jsonLog = directory.appendingPathComponent("requests.json").path
+        let jsonServer = try serve(["--request-log", jsonLog, "--request-log-json"])
+        #expect(try jsonServer.get("/icons/flag.png").status == 200)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: jsonLog))) as? [String: Any])
+        #expect(
+            object["status"] as? Int == 200 && object["cache"] as? String == "render"
+                && object["method"] as? String == "GET")
+        #expect(object["target"] as? String == "/icons/flag.png" && object["client"] as? String == "127.0.0.1")
     }
 
     /// `--listen :PORT` is every interface, as Go and nginx read it (it was the loopback's

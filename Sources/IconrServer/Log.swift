@@ -1,0 +1,104 @@
+import Glibc
+import IconrCore
+import IconrHTTP
+import IconrSystem
+
+/// The server's own lines on stderr: warnings, and errors of requests that failed inside;
+/// each begins with its time (UTC) unless stderr is systemd's journal, which stamps lines itself.
+public enum Log {
+    static func warning(_ message: String) {
+        write("warning: " + message)
+    }
+
+    /// A line that is no warning (`iconr serve: SIGTERM: ...`).
+    public static func note(_ message: String) {
+        write(message)
+    }
+
+    /// Whether stderr is the journal: systemd sets `JOURNAL_STREAM` for a service whose
+    /// stderr it reads.
+    static let toJournal = getenv("JOURNAL_STREAM") != nil
+
+    /// One line: controls in what input put there (file names, messages) are escaped.
+    static func write(_ line: String) {
+        var bytes = Array(((toJournal ? "" : timestamp() + " ") + line.escapedForMessage).utf8)
+        bytes.append(UInt8(ascii: "\n"))
+        _ = bytes.withUnsafeBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+    }
+
+    /// The time now as RFC 3339 in UTC, to the millisecond: `2026-12-07T03:40:00.123Z`.
+    public static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func padded(_ value: Int, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return
+            "\(padded(Int(parts.tm_year) + 1900, 4))-\(padded(Int(parts.tm_mon) + 1, 2))-\(padded(Int(parts.tm_mday), 2))"
+            + "T\(padded(Int(parts.tm_hour), 2)):\(padded(Int(parts.tm_min), 2)):\(padded(Int(parts.tm_sec), 2))"
+            + ".\(padded(now.tv_nsec / 1_000_000, 3))Z"
+    }
+}
+
+/// `--request-log`: a line per request, as text or JSON, to stderr or a file that SIGHUP
+/// reopens (for logrotate).
+public final class RequestLog: Sendable {
+    private let path: String
+    private let json: Bool
+    /// The descriptor written to: 2 for stderr, else the file's.
+    private let descriptor: Locked<Int32>
+
+    /// A log to `path` (`-`: stderr), appended to.
+    /// - Throws: `FileWriteError` when the file cannot be opened.
+    public init(path: String, json: Bool) throws(FileWriteError) {
+        self.path = path
+        self.json = json
+        descriptor = Locked(try Self.open(path))
+    }
+
+    private static func open(_ path: String) throws(FileWriteError) -> Int32 {
+        guard path != "-" else { return 2 }
+        let opened = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
+        guard opened >= 0 else { throw FileWriteError(path: path, problem: .system(SystemError("open"))) }
+        return opened
+    }
+
+    /// Opens the file again (after logrotate moved it); on failure writes go on to the old one.
+    public func reopen() {
+        guard path != "-", let new = try? Self.open(path) else { return }
+        let old = descriptor.withLock { descriptor -> Int32 in
+            defer { descriptor = new }
+            return descriptor
+        }
+        close(old)
+    }
+
+    /// Writes one line for `exchange`: `TIME CLIENT "METHOD TARGET" STATUS BYTES MS CACHE`, or
+    /// the same fields as one JSON object.
+    public func write(_ exchange: HTTPExchange) {
+        let cache = exchange.headers.last { $0.name == IconServer.cacheHeader }?.value ?? "-"
+        let milliseconds = (exchange.seconds * 100_000).rounded() / 100
+        let line: String
+        if json {
+            line =
+                JSONValue.object([
+                    "time": .string(Log.timestamp()), "client": .string(exchange.client),
+                    "method": .string(exchange.method),
+                    "target": .string(exchange.target), "status": .number(Double(exchange.status)),
+                    "bytes": .number(Double(exchange.bytes)), "ms": .number(milliseconds), "cache": .string(cache),
+                ]).serialized
+        } else {
+            line =
+                "\(Log.timestamp()) \(exchange.client) \"\(exchange.method) \(exchange.target)\" \(exchange.status) "
+                + "\(exchange.bytes) \(milliseconds.shortText)ms \(cache)"
+        }
+        let bytes = Array((line.escapedForMessage + "\n").utf8)
+        descriptor.withLock { descriptor in
+            _ = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
+        }
+    }
+}
