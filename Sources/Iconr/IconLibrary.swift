@@ -144,6 +144,15 @@ public final class IconLibrary: Sendable {
         directory + "/" + name + ".svg"
     }
 
+    /// Has the next request for each template check its file now (and look again for names
+    /// found missing), not when `recheckInterval` ends.
+    package func recheck() {
+        templates.withLock { templates in
+            for name in templates.keys { templates[name]?.checked = clock.now - Self.recheckInterval * 2 }
+        }
+        absent.withLock { $0.removeAll() }
+    }
+
     /// The current template for `name`, loading or reloading it when its file changed.
     private func template(named name: String) throws(IconrError) -> TemplateFile {
         let now = clock.now

@@ -192,12 +192,14 @@ enum ServeCommand: Command {
                     ? "" : "; styles \(options.styles.map { "/styles/\($0.name).json" }.joined(separator: ", "))")
                 + "; stop with Ctrl-C").escapedForMessage)
         var received: Int32 = 0
-        // SIGHUP reopens the request log (logrotate moved it); SIGINT and SIGTERM stop.
+        // SIGHUP reopens the request log (logrotate moved it) and has the next requests check
+        // every icon, sprite and style file at once; SIGINT and SIGTERM stop.
         while true {
             guard sigwait(&stopSignals, &received) == 0 else { continue }
             guard received == SIGHUP else { break }
             requestLog?.reopen()
-            Log.note("iconr serve: SIGHUP: the request log reopened")
+            iconServer.recheck()
+            Log.note("iconr serve: SIGHUP: files rechecked" + (requestLog == nil ? "" : ", the request log reopened"))
         }
         Log.note(
             "iconr serve: \(received == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(http.requestsInFlight) request(s) in flight"

@@ -177,6 +177,14 @@ public final class IconServer: Sendable {
         }
     }
 
+    /// Has the next requests check every icon, sprite and style file now (SIGHUP), not when
+    /// their recheck interval ends.
+    public func recheck() {
+        for (_, library) in libraries { library.recheck() }
+        for sprite in sprites.values { sprite.recheck() }
+        for style in styles.values { style.sprite.recheck() }
+    }
+
     /// The response header that says where a variant came from: `memory`, `disk` or `render`
     /// (for the request log and the duration metric; clients may read it as a cache status).
     public static let cacheHeader = "Iconr-Cache"

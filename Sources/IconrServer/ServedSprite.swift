@@ -81,6 +81,14 @@ final class ServedSprite: Sendable {
             firstFolderWins: true)
     }
 
+    /// Has the next request check the files now, not up to `recheckInterval` later (SIGHUP).
+    func recheck() {
+        current.withLock { current in
+            if let checked = current?.checked { current?.checked = checked - Self.recheckInterval * 2 }
+        }
+        failed.withLock { $0 = nil }
+    }
+
     /// The current build: the last one while its inputs are unchanged, else a new one.
     /// While a rebuild runs, other requests get the last build rather than wait (only the
     /// first build is waited for), so a long rebuild holds one server thread, not all.
@@ -264,7 +272,8 @@ final class ServedStyle: Sendable {
         case .failure(let error): return IconServer.error(error)
         }
         guard let style = current.style else { return IconServer.error(500, "the style was not read") }
-        let memo = base + "\0" + current.hash
+        // The style's own edits change no sheet (the hash) but the build's fingerprint.
+        let memo = base + "\0" + current.hash + "\0" + String(decoding: current.fingerprint, as: UTF8.self)
         if let known = emitted.withLock({ $0[memo] }) {
             return IconServer.cached(
                 known.json, type: "application/json", maxAge: maxAge, tag: known.tag, request: request)

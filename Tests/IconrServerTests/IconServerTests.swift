@@ -299,6 +299,34 @@ struct IconServerTests {
         #expect(after["pin"] != nil)
     }
 
+    /// A style file edited while the server runs is served as edited within the recheck (2 s),
+    /// or at once after SIGHUP (`recheck`); an edit that breaks it is answered from the last
+    /// good style, never a 500. (An edit that changed no sheet was never picked up: the
+    /// emitted style was kept by the sprite's hash.)
+    @Test func anEditedStyleIsServedAndABrokenEditKeepsTheLastGoodOne() throws {
+        let path = directory.appendingPathComponent("flags.json")
+        let before = try JSONValue.parse(get("/styles/flags.json", headers: ["host": "h.test"]).body)
+        #expect(before["name"] == nil)
+        var edited = try #require(try JSONValue.parse(Array(try Data(contentsOf: path))).objectValue)
+        edited["name"] = .string("Edited")
+        try Data(JSONValue.object(edited).serialized.utf8).write(to: path)
+        clock.advance(by: .seconds(2.2))
+        #expect(
+            try JSONValue.parse(get("/styles/flags.json", headers: ["host": "h.test"]).body)["name"]
+                == .string("Edited"))
+        edited["name"] = .string("Again")
+        try Data(JSONValue.object(edited).serialized.utf8).write(to: path)
+        server.recheck()
+        #expect(
+            try JSONValue.parse(get("/styles/flags.json", headers: ["host": "h.test"]).body)["name"] == .string("Again")
+        )
+        try Data("{broken".utf8).write(to: path)
+        clock.advance(by: .seconds(2.2))
+        let broken = get("/styles/flags.json", headers: ["host": "h.test"])
+        #expect(broken.status == 200)
+        #expect(try JSONValue.parse(broken.body)["name"] == .string("Again"), "the last good style")
+    }
+
     /// A style's hashed sprite URLs outlive an icon edit that rebuilds the sprite: the style
     /// that names them is cached for max-age (300 s), so the replaced build's files are
     /// answered that long (and a minute more), then 404.
