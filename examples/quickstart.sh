@@ -31,3 +31,4 @@ for color in red yellow '#800080'; do
 done
 echo "Rendered $(ls "$out" | wc -l | tr -d ' ') flags into $(pwd)/$out:"
 ls "$out"
+echo "Run iconr as $(pwd)/$iconr (try '$iconr --help'); 'sudo make install' puts it on PATH as iconr."
