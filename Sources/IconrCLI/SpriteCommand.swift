@@ -292,22 +292,23 @@ enum SpriteCommand: Command {
             hashNames ? outputs + "." + SpriteBuild.contentHash(build.files(prefix: outputs, minify: minify)) : outputs
         // Everything is made before anything is written, and then written together: the
         // sheets of every ratio, the emitted style and the preview change all, or none.
-        var files = build.files(prefix: prefix, minify: minify)
+        var extra: [(bytes: [UInt8], path: String)] = []
         if let style, let output = parsed.emitStyle {
             let url = parsed.spriteURL ?? "file://" + absolutePath(prefix)
             let emitted = try style.emitted(
                 sprite: build.spriteValue(prefix: url), sheetOf: build.sheetNames(prefix: url), lenient: parsed.lenient)
             emitted.warnings.forEach { console.warning($0) }
-            files.append((emitted.json, output))
+            extra.append((emitted.json, output))
         }
         if let style, let output = parsed.preview {
             let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
-            files.append(
+            extra.append(
                 (
                     try ScenePreview.png(
                         style: style.style, sheets: largest, size: parsed.previewSize, spriteID: style.spriteID), output
                 ))
         }
+        let files = build.files(prefix: prefix, minify: minify) + extra
         if parsed.check {
             let changed =
                 files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
@@ -329,7 +330,7 @@ enum SpriteCommand: Command {
         }
         // A build whose command was killed must not write: its user has moved on.
         guard Supervisor.parentIsAlive else { return }
-        try AtomicFile.writeTogether(files)
+        try build.write(to: prefix, minify: minify, alongWith: extra)
         // Hashed names are immutable: older builds stay for the caches and styles that name them.
         if !hashNames {
             removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)

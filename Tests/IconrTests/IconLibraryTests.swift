@@ -1153,3 +1153,27 @@ struct OnePathTests {
         #expect(Set(texts).count == texts.count)
     }
 }
+
+/// A library user writes a built sprite as `iconr sprite` does, under the names MapLibre reads.
+struct SpriteWritingTests {
+    @Test func aBuildWritesItsSheetsUnderTheNamesMapLibreReads() throws {
+        let scratch = try TemporaryFolder("iconr-sprite-write")
+        var options = SpriteOptions()
+        options.ratios = [1, 2]
+        let build = try SpriteBuilder(options: options, cache: IconCache(memoryLimit: 0), placement: .inProcess)
+            .build(directories: [TestSupport.icons.path])
+        let prefix = scratch.url.appendingPathComponent("out/nested/sprite").path
+        let written = try build.write(to: prefix, alongWith: [(Array("{}".utf8), scratch.url.path + "/style.json")])
+        #expect(
+            written == [
+                prefix + ".png", prefix + ".json", prefix + "@2x.png", prefix + "@2x.json",
+                scratch.url.path + "/style.json",
+            ])
+        let index = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: prefix + "@2x.json")))
+                as? [String: [String: Any]])
+        #expect(index["flag"]?["pixelRatio"] as? Int == 2)
+        let sheet = try PNGDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: prefix + "@2x.png"))))
+        #expect(sheet.size == build.sheets.first { $0.ratio == 2 }?.size)
+    }
+}

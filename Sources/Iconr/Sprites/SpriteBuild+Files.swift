@@ -1,4 +1,5 @@
 import IconrCore
+import IconrSystem
 
 /// Where a build's sheets go and how a style names them: shared by `iconr sprite` (files)
 /// and `iconr serve` (URLs), which name sheets alike.
@@ -9,6 +10,29 @@ extension SpriteBuild {
             let base = Self.sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
             return [(sheet.png, base + ".png"), (sheet.json(minified: minify), base + ".json")]
         }
+    }
+
+    /// Writes the sheets and their indexes under the names MapLibre reads (`out/sprite.png`
+    /// and `.json`, `out/sprite@2x.png` and `.json`, `out/sprite-2...` for more sheets), and
+    /// `alongWith` (a style, a preview), as `iconr sprite` does: each file whole, all of them
+    /// or none (a sprite's PNG never stands beside an older JSON), the prefix's folder made
+    /// when missing. Returns the paths written, in order.
+    /// - Throws: `FileWriteError` naming the file or folder that could not be written.
+    @discardableResult
+    public func write(
+        to prefix: String, minify: Bool = false, alongWith extra: [(bytes: [UInt8], path: String)] = []
+    ) throws(FileWriteError) -> [String] {
+        if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
+            let folder = String(prefix[..<slash])
+            do {
+                try FileReader.makeFolder(folder)
+            } catch {
+                throw FileWriteError(path: folder, problem: .system(error))
+            }
+        }
+        let written = files(prefix: prefix, minify: minify) + extra
+        try AtomicFile.writeTogether(written)
+        return written.map(\.path)
     }
 
     /// A sheet's files without the extension: `out/sprite`, `out/sprite-2@2x`, ...
