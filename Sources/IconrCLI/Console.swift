@@ -12,6 +12,9 @@ package struct Console {
     /// Where everything goes instead of descriptors 1 and 2, when set: the command line run
     /// in process, by its tests.
     var recording: ConsoleRecording?
+    /// `--quiet`: no notes, no progress bar, no list of the files written (`written`); results
+    /// asked for on stdout (`-o -`, `--json`) and every warning and error still come.
+    var quiet = false
 
     package init(recording: ConsoleRecording? = nil) {
         self.recording = recording
@@ -107,7 +110,14 @@ package struct Console {
     }
 
     func note(_ message: String) {
+        guard !quiet else { return }
         write(Array((message + "\n").utf8), to: messages)
+    }
+
+    /// A file the command wrote, on stdout, one a line (none with `quiet`).
+    func written(_ path: String) {
+        guard !quiet else { return }
+        out(path)
     }
 
     /// Writes all of `bytes`; the `errno` of a failure, or nil.

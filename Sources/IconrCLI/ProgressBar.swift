@@ -14,7 +14,7 @@ final class ProgressBar: Sendable {
     init(label: String, console: Console) {
         self.label = label
         descriptor = console.messages
-        isTerminal = isatty(descriptor.rawValue) == 1
+        isTerminal = !console.quiet && isatty(descriptor.rawValue) == 1
     }
 
     func update(_ done: Int, of total: Int) {

@@ -286,7 +286,7 @@ enum RenderBatch {
         var unreadSaid: Set<String> = []
         for index in jobs.indices {
             switch results[index] {
-            case .success(let output)?: console.out(output)
+            case .success(let output)?: console.written(output)
             case .failure(let failure)?:
                 failed += 1
                 if case .failure? = sources[jobs[index].template] {

@@ -79,6 +79,8 @@ enum RenderCommand: Command {
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
         options.render.apply()
+        var console = console
+        console.quiet = options.render.quiet
         if options.isBatch {
             var jobs = options.jobs
             if let list = options.list { jobs += try RenderJob.listed(in: list, options: options) }
@@ -121,7 +123,7 @@ enum RenderCommand: Command {
             console.outBytes(png)
         } else {
             try AtomicFile.write(png, to: destination)
-            console.out(destination)
+            console.written(destination)
         }
     }
 
@@ -187,7 +189,11 @@ struct RenderSettings {
             help: "Refuse rasters wider or taller than this, or WxH (default: 4096)."),
         OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
         fileLimitOption,
+        quietOption,
     ]
+    /// `--quiet`, which `iconr sprite` takes too (spreet's silence).
+    static let quietOption = OptionSpec(
+        names: ["--quiet", "-q"], help: "Print no notes, progress or list of files written; warnings and errors still.")
     /// `--max-file-size`, which `iconr sprite` takes too.
     static let fileLimitOption = OptionSpec(
         names: ["--max-file-size"], valueName: "MIB",
@@ -196,6 +202,8 @@ struct RenderSettings {
     var limits = RenderLimits.default
     /// `--max-file-size` in bytes, when given (`apply()` makes it the process's).
     var fileLimit: Int?
+    /// `--quiet`.
+    var quiet = false
 
     init(_ arguments: ScannedArguments) throws(UsageError) {
         if let size = try arguments.value(
@@ -210,6 +218,7 @@ struct RenderSettings {
             limits.timeout = timeout
         }
         fileLimit = try Self.fileLimit(arguments)
+        quiet = arguments.has("--quiet")
     }
 
     /// `--max-file-size MIB` in bytes: a number > 0, at most 1024.

@@ -101,7 +101,7 @@ enum SpriteCommand: Command {
             OptionSpec(
                 names: ["--sanitize-ids"], help: "Replace ':', '{', '}' and control characters in ids with '_'."),
             OptionSpec(names: ["--timeout"], valueName: "SECONDS", help: "Time limit per render (default: 20)."),
-            RenderSettings.fileLimitOption,
+            RenderSettings.fileLimitOption, RenderSettings.quietOption,
         ] + CacheSettings.options
 
     struct Options: CommandOptions {
@@ -131,9 +131,11 @@ enum SpriteCommand: Command {
         var cache: CacheSettings
         /// `--max-file-size` in bytes, when given.
         var fileLimit: Int?
+        var quiet: Bool
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
             fileLimit = try RenderSettings.fileLimit(arguments)
+            quiet = arguments.has("--quiet")
             folders = arguments.positionals
             var output = arguments.value("--output")
             // spreet's form, `sprite icons out/sprite`: a last argument that is no folder is the output.
@@ -220,6 +222,8 @@ enum SpriteCommand: Command {
     }
 
     static func run(_ parsed: Options, console: Console) throws -> Int32 {
+        var console = console
+        console.quiet = parsed.quiet
         if let limit = parsed.fileLimit { FileReader.iconLimit.store(limit, ordering: .relaxed) }
         var options = parsed.sprite
         if let file = parsed.variantsFile { options.variants = try readVariants(file) }
@@ -272,17 +276,21 @@ enum SpriteCommand: Command {
                 }
             }
             // Folders whose icons are all in subfolders (openstreetmap-carto's): say how to read them.
-            if case .noIcons = error, !options.recursive,
-                parsed.folders.contains(where: { folder in
-                    FileReader.listing(of: folder, folders: true, wanted: { _ in false }).contains(where: \.isFolder)
-                })
-            {
-                throw BuildFailure(description: "\(error) (--recursive reads subfolders)")
+            if case .noIcons = error, !options.recursive, let nested = iconsInSubfolders(parsed.folders), nested > 0 {
+                throw BuildFailure(
+                    description:
+                        "\(error) (--recursive reads the \(nested) icon\(nested == 1 ? "" : "s") in subfolders)")
             }
             throw error
         }
         progress.finish()
-        let warnings = build.skipped.map { "skipped \($0)" } + build.warnings
+        var warnings = build.skipped.map { "skipped \($0)" } + build.warnings
+        // Far more icons below the top than at it (36 of openstreetmap-carto's 994): say so.
+        if !options.recursive, let nested = iconsInSubfolders(parsed.folders), nested > build.icons {
+            warnings.append(
+                "\(build.icons) icon\(build.icons == 1 ? "" : "s") read, and \(nested) more in subfolders: --recursive reads them"
+            )
+        }
         warnings.forEach { console.warning($0) }
 
         // With --hash-names every sheet's name carries the digest of all of them: a new build
@@ -345,7 +353,7 @@ enum SpriteCommand: Command {
             return
         }
         // Results (the files) on stdout; what a person reads on stderr.
-        files.forEach { console.out($0.path) }
+        files.forEach { console.written($0.path) }
         // The prefix a style's "sprite" names, last, for scripts.
         if hashNames { console.out(prefix) }
         if build.sheetCount > 1 {
@@ -363,6 +371,18 @@ enum SpriteCommand: Command {
                     + "icon-size their layer can reach, larger than their features show: \(headroom.extraPixels) more "
                     + "pixels at the largest ratio (\(share) of the images; --exact-icon-sizes leaves them out)")
         }
+    }
+
+    /// How many icons the subfolders of `folders` hold (what `--recursive` would add); nil
+    /// when none has a subfolder, so that a flat folder costs no second listing.
+    private static func iconsInSubfolders(_ folders: [String]) -> Int? {
+        let nested = folders.contains { folder in
+            FileReader.listing(of: folder, folders: true, wanted: { _ in false }).contains(where: \.isFolder)
+        }
+        guard nested else { return nil }
+        let all = (try? SpriteBuilder.iconFiles(in: folders, recursive: true).count) ?? 0
+        let top = (try? SpriteBuilder.iconFiles(in: folders, recursive: false).count) ?? 0
+        return all - top
     }
 
     /// The smallest `--max-size` (up to 32767) at which the packer puts `build`'s images on

@@ -371,6 +371,21 @@ struct SpriteCommandTests {
             ], "\(run.stderr)")
     }
 
+    /// `--quiet` (spreet's silence, for scripts): nothing on stdout or stderr when all goes
+    /// well, the files written all the same; render too.
+    @Test func quietBuildsSayNothing() throws {
+        let sprite = try iconr("sprite", "icons", "-o", "out/quiet", "--quiet", "--no-cache")
+        #expect(
+            sprite.status == 0 && sprite.stdout.isEmpty && sprite.stderr.isEmpty, "\(sprite.stdout)\(sprite.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/quiet@2x.png").path))
+        let render = try iconr("render", "icons/flag.svg", "icons/marker.svg", "-q", "-o", "out/rendered", "--no-cache")
+        #expect(render.status == 0 && render.stdout.isEmpty && render.stderr.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("out/rendered/flag.png").path))
+        // Errors still speak.
+        let failed = try iconr("sprite", "nowhere", "-o", "out/x", "--quiet")
+        #expect(failed.status == 1 && failed.stderr == "error: nowhere: no such folder\n")
+    }
+
     @Test func anInterruptedBuildLeavesAllSheetsOrNone() throws {
         for delay in [0.1, 0.3] {
             let out = directory.appendingPathComponent("interrupted-\(delay)")
@@ -415,9 +430,24 @@ struct SpriteCommandTests {
         let top = try iconr("sprite", "nested", "-o", "x", "--no-cache")
         #expect(
             top.status == 1
-                && top.stderr == "error: no icons (.svg, .svgz, .png) in nested (--recursive reads subfolders)\n",
+                && top.stderr
+                    == "error: no icons (.svg, .svgz, .png) in nested (--recursive reads the 1 icon in subfolders)\n",
             "\(top.stderr)")
         #expect(try iconr("sprite", "nested", "-o", "x", "--no-cache", "--recursive").status == 0)
+        // Far more below than at the top: a warning says how many --recursive would add.
+        for name in ["badge", "marker"] {
+            try FileManager.default.copyItem(
+                at: directory.appendingPathComponent("icons/\(name).svg"),
+                to: nested.appendingPathComponent("\(name).svg"))
+        }
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("icons/label.svg"),
+            to: directory.appendingPathComponent("nested/label.svg"))
+        let few = try iconr("sprite", "nested", "-o", "x", "--no-cache")
+        #expect(
+            few.status == 0
+                && few.stderr.contains("warning: 1 icon read, and 3 more in subfolders: --recursive reads them"),
+            "\(few.stderr)")
         // --skip-invalid with every icon invalid: nothing to build is an error, and nothing is written.
         let broken = directory.appendingPathComponent("broken")
         try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
