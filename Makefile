@@ -84,18 +84,38 @@ bench: $(BINARY)
 	$(SWIFT_BUILD) --product empty-swift
 
 
+# The binary, its man page and shell completions (made by the binary, from the tables of its
+# --help), the bundled icons, and the systemd unit with its settings in /etc/default/iconr
+# (kept when it exists: it is the administrator's).
 install: $(BINARY)
-	install -d "$(DESTDIR)$(PREFIX)/bin"
+	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
+	    "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions" \
+	    "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" "$(DESTDIR)$(PREFIX)/share/iconr/icons" \
+	    "$(DESTDIR)$(PREFIX)/lib/systemd/system" "$(DESTDIR)/etc/default"
 	install -s -m 755 "$(BINARY)" "$(DESTDIR)$(PREFIX)/bin/iconr"
+	"$(BINARY)" help --man | gzip -9n > "$(DESTDIR)$(PREFIX)/share/man/man1/iconr.1.gz"
+	"$(BINARY)" help --completions bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iconr"
+	"$(BINARY)" help --completions zsh > "$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_iconr"
+	"$(BINARY)" help --completions fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/iconr.fish"
+	install -m 644 icons/*.svg "$(DESTDIR)$(PREFIX)/share/iconr/icons"
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' packaging/iconr.service.in > "$(DESTDIR)$(PREFIX)/lib/systemd/system/iconr.service"
+	[ -e "$(DESTDIR)/etc/default/iconr" ] || \
+	    sed 's|@DATADIR@|$(PREFIX)/share/iconr|g' packaging/iconr.default > "$(DESTDIR)/etc/default/iconr"
 
 uninstall:
-	rm -f "$(DESTDIR)$(PREFIX)/bin/iconr"
+	rm -f "$(DESTDIR)$(PREFIX)/bin/iconr" "$(DESTDIR)$(PREFIX)/share/man/man1/iconr.1.gz" \
+	    "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iconr" \
+	    "$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_iconr" \
+	    "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/iconr.fish" \
+	    "$(DESTDIR)$(PREFIX)/lib/systemd/system/iconr.service"
+	rm -rf "$(DESTDIR)$(PREFIX)/share/iconr"
 
 deb: $(BINARY)
 	rm -rf .build/deb && mkdir -p .build/deb/DEBIAN
 	$(MAKE) --no-print-directory install DESTDIR=.build/deb PREFIX=/usr BINARY=$(BINARY)
 	install -d .build/deb/usr/share/doc/iconr
 	install -m 644 LICENSE .build/deb/usr/share/doc/iconr/copyright
+	echo /etc/default/iconr > .build/deb/DEBIAN/conffiles
 	printf '%s\n' \
 	    "Package: iconr" \
 	    "Version: $(VERSION)" \

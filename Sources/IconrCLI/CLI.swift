@@ -31,6 +31,9 @@ public enum CLI {
             OPTIONS:
               --version               Show the version.
               -h, --help              Show help information.
+              help --man              Print the man page (roff).
+              help --completions SHELL
+                                      Print bash, zsh or fish completions.
 
               See 'iconr <command> --help' for detailed help.
             """
@@ -52,6 +55,17 @@ public enum CLI {
             return 64
         }
         switch first {
+        case "help" where arguments.count == 2 && arguments[1] == "--man":
+            // The man page, from the same tables as --help (`make install` writes it).
+            console.out(Manual.page(version: IconrVersion.string))
+            return 0
+        case "help" where arguments.count >= 2 && arguments[1] == "--completions":
+            guard arguments.count == 3, let script = Manual.completions(shell: arguments[2]) else {
+                console.error("expected 'help --completions bash|zsh|fish'")
+                return 64
+            }
+            console.outBytes(Array(script.utf8))
+            return 0
         case "help" where arguments.count > 1:
             // `iconr help sprite` is `iconr sprite --help`.
             return run([arguments[1], "--help"], console: console)

@@ -50,6 +50,34 @@ struct CommandLineTests {
             "\(mistake.stderr)")
     }
 
+    /// The man page and the completions are made from the tables `--help` is made from: every
+    /// command and every option of each is in them (a new option cannot be left out).
+    @Test func theManPageAndCompletionsNameEveryCommandAndOption() throws {
+        let page = inProcess("help", "--man")
+        #expect(page.status == 0 && page.stdout.hasPrefix(".TH ICONR 1"))
+        let bash = inProcess("help", "--completions", "bash").stdout
+        let fish = inProcess("help", "--completions", "fish").stdout
+        let zsh = inProcess("help", "--completions", "zsh").stdout
+        #expect(zsh.hasPrefix("#compdef iconr"))
+        for command in ["render", "inspect", "sprite", "cache", "expression", "style", "serve"] {
+            #expect(page.stdout.contains(".SS \(command)\n") && bash.contains("    \(command)) options="), "\(command)")
+            #expect(fish.contains("-a \(command) -d '"), "\(command)")
+        }
+        for option in ["--exact-icon-sizes", "--follow-links", "--request-log", "--max-file-size", "--quiet"] {
+            #expect(page.stdout.contains("\\fB" + option.replacingOccurrences(of: "-", with: "\\-")), "\(option)")
+            #expect(
+                bash.contains(option) && zsh.contains(option) && fish.contains("-l \(option.dropFirst(2))"), "\(option)"
+            )
+        }
+        #expect(inProcess("help", "--completions", "tcsh").status == 64)
+        // bash reads its script.
+        let script = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "iconr-completion-\(UUID().uuidString)")
+        try bash.write(to: script, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(at: script) }
+        #expect(try TestSupport.run("/bin/bash", ["-n", script.path]).status == 0)
+    }
+
     @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {
         let unknown = inProcess("draw")
         #expect(unknown.status == 64 && unknown.stderr.hasPrefix("error: unknown command 'draw'\n"))

@@ -66,11 +66,51 @@ serve_check() {
 check "the installed iconr serves the same PNG over HTTP" serve_check
 check "the Depends name libmicrohttpd12 for iconr serve" bash -c "dpkg-deb -f '$deb' Depends | grep -q 'libmicrohttpd12'"
 
+# The deployment kit: the systemd unit (valid, as systemd-analyze reads it), its settings as a
+# conffile, the man page and the completions, all made from the binary's own tables.
+unit="$root/usr/lib/systemd/system/iconr.service"
+check "the package has the systemd unit" test -f "$unit"
+check "the unit runs the installed binary" grep -q '^ExecStart=/usr/bin/iconr serve ' "$unit"
+check "the settings are a conffile" bash -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/iconr"
+check "the settings serve the bundled icons" grep -q '^ICONR_ARGS=--icons /usr/share/iconr/icons' "$root/etc/default/iconr"
+check "the bundled icons are installed" test -f "$root/usr/share/iconr/icons/flag.svg"
+if command -v systemd-analyze >/dev/null 2>&1; then
+    # A copy whose ExecStart is the binary installed under the temporary root (systemd checks
+    # that it exists); the rest as packaged.
+    mkdir -p "$scratch/unit" && sed "s|=/usr/bin/iconr |=$installed |" "$unit" >"$scratch/unit/iconr.service"
+    # systemd-analyze exits 0 for a setting it cannot parse, and says so: nothing said passes.
+    check "systemd-analyze verifies the unit" bash -c "systemd-analyze verify --man=no '$scratch/unit/iconr.service' 2>'$scratch/verify.err' && test ! -s '$scratch/verify.err' || { cat '$scratch/verify.err'; false; }"
+fi
+check "the man page is there and reads" bash -c "zcat '$root/usr/share/man/man1/iconr.1.gz' | grep -q '^.SS serve' && man -l '$root/usr/share/man/man1/iconr.1.gz' 2>/dev/null | grep -q -- '--request-log'"
+check "bash completion parses and knows serve's options" bash -c "bash -n '$root/usr/share/bash-completion/completions/iconr' && grep -q -- '--follow-links' '$root/usr/share/bash-completion/completions/iconr'"
+check "zsh completion" grep -q '^#compdef iconr' "$root/usr/share/zsh/vendor-completions/_iconr"
+check "fish completion" grep -q "__fish_seen_subcommand_from sprite" "$root/usr/share/fish/vendor_completions.d/iconr.fish"
+# The unit's own command line, its variables as systemd would set them (the listen address
+# a free port, the cache a scratch folder), from the installed binary: it serves, and stops 0.
+unit_check() {
+    local line args listen
+    line=$(sed -n 's/^ExecStart=//p' "$unit")
+    args=$(sed -n 's/^ICONR_ARGS=//p' "$root/etc/default/iconr" | sed "s|/usr/share/|$root/usr/share/|g")
+    line=${line//'${ICONR_LISTEN}'/127.0.0.1:0}
+    line=${line//'${CACHE_DIRECTORY}'/$scratch/unit-cache}
+    line=${line//'$ICONR_ARGS'/$args}
+    line=${line//\/usr\/bin\/iconr/$installed}
+    # shellcheck disable=SC2086
+    "${plain[@]}" $line >"$scratch/unit.out" 2>"$scratch/unit.err" &
+    local server=$! url="" tries=0
+    while [ -z "$url" ] && [ $tries -lt 100 ]; do url=$(head -1 "$scratch/unit.out" 2>/dev/null); sleep 0.05; tries=$((tries + 1)); done
+    python3 -c "import sys, urllib.request; urllib.request.urlopen(sys.argv[1] + '/icons/flag@2x.png').read()" "$url" \
+        && grep -q '"GET /icons/flag@2x.png" 200' "$scratch/unit.err" && kill -TERM $server && wait $server
+}
+check "the unit's command line serves and logs its requests" unit_check
+
 # make install into a staging root, and uninstall.
 check "make install" make --no-print-directory install DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
 check "the installed iconr runs" test "$("${plain[@]}" "$scratch/staged/usr/local/bin/iconr" --version)" = "$version"
+check "make install puts the unit, the man page and the settings" bash -c "test -f '$scratch/staged/usr/local/lib/systemd/system/iconr.service' && test -f '$scratch/staged/usr/local/share/man/man1/iconr.1.gz' && grep -q '/usr/local/share/iconr/icons' '$scratch/staged/etc/default/iconr'"
 check "make uninstall" make --no-print-directory uninstall DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
 check "uninstall removes it" test ! -e "$scratch/staged/usr/local/bin/iconr"
+check "uninstall removes the unit and the man page" bash -c "test ! -e '$scratch/staged/usr/local/lib/systemd/system/iconr.service' && test ! -e '$scratch/staged/usr/local/share/man/man1/iconr.1.gz'"
 
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
