@@ -185,12 +185,12 @@ enum ServeCommand: Command {
             iconServer.answer(to: request)
         }
         console.out(http.url)
-        // The folders' names as given: escaped, so that the line stays one line.
-        console.note(
-            ("iconr serve: \(options.iconSets.map { "\($0.name) (\($0.directory))" }.joined(separator: ", "))"
+        // The folders' names as given (escaped by Log, so that the line stays one line).
+        Log.note(
+            "iconr serve: \(options.iconSets.map { "\($0.name) (\($0.directory))" }.joined(separator: ", "))"
                 + (options.styles.isEmpty
                     ? "" : "; styles \(options.styles.map { "/styles/\($0.name).json" }.joined(separator: ", "))")
-                + "; stop with Ctrl-C").escapedForMessage)
+                + "; stop with Ctrl-C")
         var received: Int32 = 0
         // SIGHUP reopens the request log (logrotate moved it) and has the next requests check
         // every icon, sprite and style file at once; SIGINT and SIGTERM stop.
