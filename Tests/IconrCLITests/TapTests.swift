@@ -84,6 +84,30 @@ import Testing
         #expect(after.contains("app-after 4") && after.contains("iconr:flag?flag_color=rgba(0,255,0,1) 48"), "\(after)")
     }
 
+    /// `setStyle` with a new style whose layer is drawn at icon-size 2: the runtime images the
+    /// old style had are dropped with it, and iconr.js fetches them again at the new size (it
+    /// took a known id for loaded and fetched nothing); nothing is logged. GL JS 5.
+    @Test func aNewStyleGetsItsRuntimeImagesAtItsIconSize() throws {
+        let server = try ServerProcess(["--icons", "icons", "--cors", "*", "--no-cache"], directory: directory)
+        let page = #"""
+            <!doctype html><html><head><meta charset="utf-8"><script src="/maplibre-gl.js"></script>
+            <script src="SERVER/iconr.js"></script><style>body { margin: 0 } #map { position: absolute; inset: 0 }</style></head>
+            <body><div id="map"></div><script>
+            const style = (size) => ({version: 8, sources: {points: {type: "geojson", data: {type: "Feature",
+                geometry: {type: "Point", coordinates: [0, 0]}, properties: {color: "#1060c0"}}}},
+              layers: [{id: "flags", type: "symbol", source: "points", layout: {"icon-allow-overlap": true,
+                "icon-image": iconr.image("flag", {flag_color: ["get", "color"]}), "icon-size": size}}]});
+            const map = new maplibregl.Map({container: "map", center: [0, 0], zoom: 2, style: style(1)});
+            iconr.attach(map);
+            map.on("click", () => map.setStyle(style(2), {diff: false}));
+            </script></body></html>
+            """#.replacingOccurrences(of: "SERVER", with: server.url)
+        let played = try play(page, ratio: 1, taps: [[10, 10]])
+        #expect(played.console.isEmpty, "the page logged: \(played.console)")
+        #expect(played.steps[0].images.map { "\($0.id) \($0.width)" } == ["iconr:flag?flag_color=rgba(16,96,192,1) 24"])
+        #expect(played.steps[1].images.map { "\($0.id) \($0.width)" } == ["iconr:flag?flag_color=rgba(16,96,192,1) 48"])
+    }
+
     /// Serves the bundled icons and the seed's style, plays docs/server.md's page `name`
     /// (tap red, yellow, purple, purple again) and checks every flag after each step.
     private func playTheSeed(page name: String, ratio: Double) throws {
