@@ -104,10 +104,7 @@ public final class IconLibrary: Sendable {
     private func declared(
         _ request: (source: IconSource, resolved: ResolvedParameters, key: VariantKey), name: String
     ) throws(IconrError) -> (source: IconSource, resolved: ResolvedParameters, key: VariantKey) {
-        let declared = request.source.parameters.map(\.name)
-        if let error = UnknownParameterError(
-            unknownNames: request.resolved.unknownNames, icon: name, declared: declared)
-        {
+        if let error = request.source.undeclared(in: request.resolved, icon: name) {
             throw IconrError.unknownParameter(error, file: path(of: name))
         }
         return request

@@ -79,17 +79,11 @@ enum ExternalReference {
         target = target.removingPercentEscapes
         let folder = iconPath.lastIndex(of: "/").map { String(iconPath[..<$0]) } ?? "."
         let path = target.hasPrefix("/") ? target : folder + "/" + target
-        guard let resolved = realPath(path) else { return .refused("which does not exist") }
-        guard let base = realPath(folder), resolved.hasPrefix(base.hasSuffix("/") ? base : base + "/") else {
+        guard let resolved = FileReader.realPath(path) else { return .refused("which does not exist") }
+        guard let base = FileReader.realPath(folder), FileReader.isWithin(base, resolved) else {
             return .refused("outside the icon's folder")
         }
         return .inside(resolved)
-    }
-
-    private static func realPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 }
 

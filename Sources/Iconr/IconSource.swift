@@ -109,6 +109,12 @@ public final class IconSource: Sendable {
         template.resolve(params)
     }
 
+    /// The error for the first name `resolved` was given that this template does not declare,
+    /// naming the icon `icon` (its own name when nil); nil when every name is declared.
+    package func undeclared(in resolved: ResolvedParameters, icon: String? = nil) -> UnknownParameterError? {
+        UnknownParameterError(unknownNames: resolved.unknownNames, icon: icon ?? name, declared: parameters.map(\.name))
+    }
+
     /// Parses color text (the style specification's syntax) for this template's parameters.
     /// - Throws: `IconrError.parameter` naming this file, the parameter and the value.
     func parameters(parsing text: [String: String]) throws(IconrError) -> IconParameters {

@@ -96,7 +96,7 @@ package struct StyleVariants: Sendable {
                             UnknownParameterError(unknownNames: [param], icon: $0, declared: declared)?.description
                         }
                         ?? "unknown parameter '\(param)': no icon the layer can show declares it"
-                        + (nearestCandidate(to: param, among: declared).map { " (did you mean '\($0)'?)" } ?? "")
+                        + didYouMean(param, among: declared)
                     let warning = place + "icon-image: " + error + "; ignored, as Mapbox does"
                     if !warnings.contains(warning) { warnings.append(warning) }
                 }
@@ -111,9 +111,8 @@ package struct StyleVariants: Sendable {
         switch json {
         case .array(let items):
             var found = items.flatMap { images(in: $0) }
-            if items.count >= 3, items[0] == .string("image"), let params = items[2].objectValue?["params"]?.objectValue
-            {
-                found.append((items[1].stringValue, Array(params.keys)))
+            if items.count >= 3, items[0] == .string("image"), let params = items[2].objectValue?["params"] {
+                found.append((items[1].stringValue, Array((params.objectValue ?? [:]).keys)))
             }
             return found
         case .object(let fields): return fields.values.flatMap { images(in: $0) }
@@ -123,18 +122,7 @@ package struct StyleVariants: Sendable {
 
     /// The literal names of `["image", name, {"params": ...}]` anywhere in `json`.
     static func parameterizedImageNames(in json: JSONValue) -> Set<String> {
-        switch json {
-        case .array(let items):
-            var names = Set(items.flatMap { parameterizedImageNames(in: $0) })
-            if items.count >= 3, items[0] == .string("image"), case .string(let name) = items[1],
-                items[2].objectValue?["params"] != nil
-            {
-                names.insert(name)
-            }
-            return names
-        case .object(let fields): return Set(fields.values.flatMap { parameterizedImageNames(in: $0) })
-        default: return []
-        }
+        Set(images(in: json).compactMap(\.name))
     }
 
     /// Adds the needed variants (the plain icon when no parameter is given) at their scales.

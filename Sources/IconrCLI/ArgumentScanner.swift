@@ -59,12 +59,6 @@ struct ScannedArguments {
     }
 }
 
-/// ` (did you mean 'x'?)` for the candidate nearest `word` (`nearestCandidate`), or "" when
-/// none is near.
-func didYouMean(_ word: String, among candidates: [String]) -> String {
-    nearestCandidate(to: word, among: candidates).map { " (did you mean '\($0)'?)" } ?? ""
-}
-
 enum ArgumentScanner {
     /// Scans `arguments` against `options`. `--` ends options; `-` alone is a positional.
     static func scan(_ arguments: [String], options: [OptionSpec]) throws(UsageError) -> ScannedArguments {

@@ -320,6 +320,7 @@ enum RenderBatch {
         let read = sources.compactMapValues { try? $0.get() }
         guard let name = unknown.first, read.count == sources.count else { return nil }
         if read.count == 1, let (path, source) = read.first {
+            // The name no job's template declares (a list's lines may give different params).
             let error = UnknownParameterError(
                 unknownNames: [name], icon: source.name, declared: source.parameters.map(\.name))
             return error.map { "\(path): \($0)" }

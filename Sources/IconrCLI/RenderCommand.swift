@@ -100,9 +100,7 @@ enum RenderCommand: Command {
                 let source = try IconSource(path: path)
                 source.warnings.forEach { console.warning($0) }
                 let resolved = source.resolve(params)
-                if let unknown = UnknownParameterError(
-                    unknownNames: resolved.unknownNames, icon: source.name, declared: source.parameters.map(\.name))
-                {
+                if let unknown = source.undeclared(in: resolved) {
                     throw IconrError.unknownParameter(unknown, file: path)
                 }
                 // One job: no memory cache; a disk write holds interrupts back until it is whole.
@@ -230,6 +228,11 @@ struct RenderSettings {
 
     /// Makes the settings that hold for the whole process (`--max-file-size`) hold.
     func apply() {
+        Self.apply(fileLimit: fileLimit)
+    }
+
+    /// Makes `--max-file-size` (when given) the process's limit on icon files.
+    static func apply(fileLimit: Int?) {
         if let fileLimit { FileReader.iconLimit.store(max(1, fileLimit), ordering: .relaxed) }
     }
 

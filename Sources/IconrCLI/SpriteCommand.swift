@@ -224,7 +224,7 @@ enum SpriteCommand: Command {
     static func run(_ parsed: Options, console: Console) throws -> Int32 {
         var console = console
         console.quiet = parsed.quiet
-        if let limit = parsed.fileLimit { FileReader.iconLimit.store(limit, ordering: .relaxed) }
+        RenderSettings.apply(fileLimit: parsed.fileLimit)
         var options = parsed.sprite
         if let file = parsed.variantsFile { options.variants = try readVariants(file) }
         let style = try parsed.style.map { path in
@@ -374,15 +374,16 @@ enum SpriteCommand: Command {
     }
 
     /// How many icons the subfolders of `folders` hold (what `--recursive` would add); nil
-    /// when none has a subfolder, so that a flat folder costs no second listing.
+    /// when none has a subfolder, so that a flat folder costs no second listing. Each
+    /// subfolder is listed on its own: the same name in two of them is no duplicate here.
     private static func iconsInSubfolders(_ folders: [String]) -> Int? {
-        let nested = folders.contains { folder in
-            FileReader.listing(of: folder, folders: true, wanted: { _ in false }).contains(where: \.isFolder)
+        let subfolders = folders.flatMap { folder in
+            FileReader.listing(of: folder, folders: true, wanted: { _ in false }).filter(\.isFolder).map {
+                folder + "/" + $0.name
+            }
         }
-        guard nested else { return nil }
-        let all = (try? SpriteBuilder.iconFiles(in: folders, recursive: true).count) ?? 0
-        let top = (try? SpriteBuilder.iconFiles(in: folders, recursive: false).count) ?? 0
-        return all - top
+        guard !subfolders.isEmpty else { return nil }
+        return subfolders.reduce(0) { $0 + ((try? SpriteBuilder.iconFiles(in: [$1], recursive: true).count) ?? 0) }
     }
 
     /// The smallest `--max-size` (up to 32767) at which the packer puts `build`'s images on

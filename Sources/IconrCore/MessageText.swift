@@ -32,9 +32,9 @@ extension String {
     }
 }
 
-/// The candidate nearest `word` (at most 2 edits, and fewer than half its letters), or nil
-/// when none is near: what a "did you mean" names.
-package func nearestCandidate(to word: String, among candidates: [String]) -> String? {
+/// ` (did you mean 'x'?)` for the candidate nearest `word` (at most 2 edits, and fewer than
+/// half its letters), or "" when none is near.
+package func didYouMean(_ word: String, among candidates: [String]) -> String {
     func distance(_ a: [Character], _ b: [Character]) -> Int {
         var previous = Array(0...b.count)
         for (i, x) in a.enumerated() {
@@ -49,5 +49,5 @@ package func nearestCandidate(to word: String, among candidates: [String]) -> St
     let letters = Array(word)
     let scored = candidates.map { (candidate: $0, distance: distance(letters, Array($0))) }
         .filter { $0.distance <= 2 && $0.distance * 2 < letters.count }
-    return scored.min(by: { $0.distance < $1.distance })?.candidate
+    return scored.min(by: { $0.distance < $1.distance }).map { " (did you mean '\($0.candidate)'?)" } ?? ""
 }

@@ -38,7 +38,7 @@ public struct UnknownParameterError: Error, Hashable, Sendable, CustomStringConv
     public var description: String {
         "unknown parameter '\(name)': icon \"\(icon)\" declares "
             + (declared.isEmpty ? "none" : declared.joined(separator: ", "))
-            + (nearestCandidate(to: name, among: declared).map { " (did you mean '\($0)'?)" } ?? "")
+            + didYouMean(name, among: declared)
     }
 }
 

@@ -478,12 +478,14 @@ private final class PendingRequest: @unchecked Sendable {
     /// Whether the handler saw the head (its first call, before any body); only the
     /// connection's own thread touches it.
     nonisolated(unsafe) var headSeen = false
+    /// The headers, collected once with `headSeen` (the framing check and the handler read them).
+    nonisolated(unsafe) var headers = ValueCollector()
     /// Set with `headSeen`, for the request log: the client, method and target, and when the
     /// head was in.
     nonisolated(unsafe) var exchange:
         (client: String, method: String, target: String, started: ContinuousClock.Instant)?
 
-    init(connection: OpaquePointer, server: HandlerContext, query: [UInt8] = []) {
+    init(connection: OpaquePointer, server: HandlerContext, query: [UInt8]) {
         self.connection = connection
         self.server = server
         self.query = query
@@ -625,11 +627,11 @@ private let accessHandler: MHD_AccessHandlerCallback = {
                 server.client(of: connection), method.map { String(cString: $0) } ?? "", target, ContinuousClock.now
             )
         }
-        let headers = ValueCollector()
         _ = server.api.api.MHD_get_connection_values(
-            connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
+            connection, Int32(ICONR_MHD_HEADER_KIND), collectValue,
+            Unmanaged.passUnretained(pending.headers).toOpaque())
         // Unless its body cannot be read safely: then it is answered now, and closed.
-        if let refusal = framingProblem(headers.pairs) {
+        if let refusal = framingProblem(pending.headers.pairs) {
             pending.state.withLock { $0 = .sent }
             return queue(refusal, on: connection, server: server, pending: pending)
         }
@@ -657,9 +659,7 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         return queue(closing, on: connection, server: server, pending: pending)
     }
 
-    let headers = ValueCollector()
-    _ = api.MHD_get_connection_values(
-        connection, Int32(ICONR_MHD_HEADER_KIND), collectValue, Unmanaged.passUnretained(headers).toOpaque())
+    let headers = pending.headers
     var request = HTTPRequest(
         method: method.map { String(cString: $0) } ?? "", path: url.map { String(cString: $0) } ?? "/",
         query: queryPairs(pending.query))

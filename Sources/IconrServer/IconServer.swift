@@ -353,9 +353,7 @@ public final class IconServer: Sendable {
         case .failure(let error): return .now(Self.error(error))
         }
         let (source, resolved, key) = prepared
-        if let unknown = UnknownParameterError(
-            unknownNames: resolved.unknownNames, icon: name, declared: source.parameters.map(\.name))
-        {
+        if let unknown = source.undeclared(in: resolved, icon: name) {
             return .now(Self.error(400, unknown.description))
         }
         // From memory, else from the disk cache; the header says which.

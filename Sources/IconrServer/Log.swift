@@ -47,6 +47,24 @@ public enum Log {
 /// `--request-log`: a line per request, as text or JSON, to stderr or a file that SIGHUP
 /// reopens (for logrotate).
 public final class RequestLog: Sendable {
+    /// `json` with DEL, the C1 controls and the line and paragraph separators, which JSON
+    /// leaves as they are (only in its strings can they be), as `\u` escapes: a terminal or
+    /// a log reader sees one plain line, and it is still JSON (`escapedForMessage` would
+    /// write `\u{85}`, which JSON does not read).
+    static func escapingSeparators(_ json: String) -> String {
+        guard json.utf8.contains(where: { $0 >= 0x7F }) else { return json }
+        var line = ""
+        for scalar in json.unicodeScalars {
+            if (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029 {
+                let hex = String(scalar.value, radix: 16)
+                line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                line.unicodeScalars.append(scalar)
+            }
+        }
+        return line
+    }
+
     private let path: String
     private let json: Bool
     /// The descriptor written to: 2 for stderr, else the file's.
@@ -84,19 +102,20 @@ public final class RequestLog: Sendable {
         let milliseconds = (exchange.seconds * 100_000).rounded() / 100
         let line: String
         if json {
-            line =
+            line = Self.escapingSeparators(
                 JSONValue.object([
                     "time": .string(Log.timestamp()), "client": .string(exchange.client),
                     "method": .string(exchange.method),
                     "target": .string(exchange.target), "status": .number(Double(exchange.status)),
                     "bytes": .number(Double(exchange.bytes)), "ms": .number(milliseconds), "cache": .string(cache),
-                ]).serialized
+                ]).serialized)
         } else {
+            // What the client sent, escaped so that the line stays one line.
             line =
-                "\(Log.timestamp()) \(exchange.client) \"\(exchange.method) \(exchange.target)\" \(exchange.status) "
-                + "\(exchange.bytes) \(milliseconds.shortText)ms \(cache)"
+                ("\(Log.timestamp()) \(exchange.client) \"\(exchange.method) \(exchange.target)\" \(exchange.status) "
+                + "\(exchange.bytes) \(milliseconds.shortText)ms \(cache)").escapedForMessage
         }
-        let bytes = Array((line.escapedForMessage + "\n").utf8)
+        let bytes = Array((line + "\n").utf8)
         descriptor.withLock { descriptor in
             _ = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
         }

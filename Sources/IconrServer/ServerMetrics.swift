@@ -8,13 +8,42 @@ final class ServerMetrics: Sendable {
     /// Upper bounds (seconds) of the render latency histogram's buckets.
     static let bucketBounds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
+    /// A latency histogram over `bucketBounds`: what each bucket counted, the count, the sum.
+    private struct Histogram {
+        var buckets = Array(repeating: 0, count: ServerMetrics.bucketBounds.count)
+        var count = 0
+        var seconds = 0.0
+
+        mutating func record(_ value: Double) {
+            count += 1
+            seconds += value
+            for (index, bound) in ServerMetrics.bucketBounds.enumerated() where value <= bound { buckets[index] += 1 }
+        }
+
+        /// Its lines in Prometheus' text format, `labels` (`route="icons",`) before `le`.
+        func lines(_ name: String, labels: String = "") -> [String] {
+            let braced = labels.isEmpty ? "" : "{\(labels.dropLast())}"
+            return ServerMetrics.bucketBounds.enumerated().map { index, bound in
+                "\(name)_bucket{\(labels)le=\"\(bound.shortText)\"} \(buckets[index])"
+            } + [
+                "\(name)_bucket{\(labels)le=\"+Inf\"} \(count)", "\(name)_sum\(braced) \(seconds)",
+                "\(name)_count\(braced) \(count)",
+            ]
+        }
+    }
+
+    /// A request's route and where its variant came from, as the duration histogram's labels.
+    private struct RouteTier: Hashable, Comparable {
+        let route: String
+        let cache: String
+        static func < (a: Self, b: Self) -> Bool { (a.route, a.cache) < (b.route, b.cache) }
+    }
+
     private struct Counts {
         var requests: [String: Int] = [:]
-        /// Request durations by `route="...",cache="..."`: bucket counts, count, sum.
-        var durations: [String: (buckets: [Int], count: Int, seconds: Double)] = [:]
-        var renderBuckets = Array(repeating: 0, count: ServerMetrics.bucketBounds.count)
-        var renderCount = 0
-        var renderSeconds = 0.0
+        /// Request durations by route and cache tier.
+        var durations: [RouteTier: Histogram] = [:]
+        var renders = Histogram()
         var workerCrashes = 0
         var spriteBuilds = 0
         var failedSpriteBuilds = 0
@@ -31,14 +60,7 @@ final class ServerMetrics: Sendable {
     /// A request answered after `seconds`, by route and cache tier (`memory`, `disk`,
     /// `render`, or `none` where no variant was asked for).
     func answered(route: String, cache: String, seconds: Double) {
-        counts.withLock { counts in
-            let key = "route=\"\(route)\",cache=\"\(cache)\""
-            var entry = counts.durations[key] ?? (Array(repeating: 0, count: Self.bucketBounds.count), 0, 0)
-            entry.count += 1
-            entry.seconds += seconds
-            for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound { entry.buckets[index] += 1 }
-            counts.durations[key] = entry
-        }
+        counts.withLock { $0.durations[RouteTier(route: route, cache: cache), default: Histogram()].record(seconds) }
     }
 
     /// The process's resident memory in bytes (`/proc/self/statm`), or 0.
@@ -54,13 +76,7 @@ final class ServerMetrics: Sendable {
     }
 
     func rendered(seconds: Double) {
-        counts.withLock { counts in
-            counts.renderCount += 1
-            counts.renderSeconds += seconds
-            for (index, bound) in Self.bucketBounds.enumerated() where seconds <= bound {
-                counts.renderBuckets[index] += 1
-            }
-        }
+        counts.withLock { $0.renders.record(seconds) }
     }
 
     func workerCrashed() {
@@ -95,13 +111,8 @@ final class ServerMetrics: Sendable {
             "# HELP iconr_render_seconds Time to produce an icon variant not in memory.",
             "# TYPE iconr_render_seconds histogram",
         ]
-        for (index, bound) in Self.bucketBounds.enumerated() {
-            lines.append("iconr_render_seconds_bucket{le=\"\(bound.shortText)\"} \(counts.renderBuckets[index])")
-        }
+        lines += counts.renders.lines("iconr_render_seconds")
         lines += [
-            "iconr_render_seconds_bucket{le=\"+Inf\"} \(counts.renderCount)",
-            "iconr_render_seconds_sum \(counts.renderSeconds)",
-            "iconr_render_seconds_count \(counts.renderCount)",
             "# HELP iconr_renders_in_flight Renders waiting or running.",
             "# TYPE iconr_renders_in_flight gauge",
             "iconr_renders_in_flight \(pendingRenders)",
@@ -115,16 +126,9 @@ final class ServerMetrics: Sendable {
             "# HELP iconr_request_duration_seconds Time from a request's head to its answer, by route and cache tier.",
             "# TYPE iconr_request_duration_seconds histogram",
         ]
-        for (key, entry) in counts.durations.sorted(by: { $0.key < $1.key }) {
-            for (index, bound) in Self.bucketBounds.enumerated() {
-                lines.append(
-                    "iconr_request_duration_seconds_bucket{\(key),le=\"\(bound.shortText)\"} \(entry.buckets[index])")
-            }
-            lines += [
-                "iconr_request_duration_seconds_bucket{\(key),le=\"+Inf\"} \(entry.count)",
-                "iconr_request_duration_seconds_sum{\(key)} \(entry.seconds)",
-                "iconr_request_duration_seconds_count{\(key)} \(entry.count)",
-            ]
+        for (key, histogram) in counts.durations.sorted(by: { $0.key < $1.key }) {
+            lines += histogram.lines(
+                "iconr_request_duration_seconds", labels: "route=\"\(key.route)\",cache=\"\(key.cache)\",")
         }
         lines += [
             "# HELP iconr_build_info The iconr version serving, as a label.",

@@ -18,14 +18,15 @@ final class WorkQueue: Sendable {
     private let shared: Shared
 
     /// `threads` threads (at least 1) working through at most `limit` items at a time, at
-    /// most `perGroup` of one group at once; an item waiting longer than `maxWait` expires.
-    init(threads: Int, limit: Int, perGroup: Int? = nil, maxWait: Duration = .seconds(3600)) {
+    /// most `perGroup` of one group at once; an item waiting longer than `maxWait` expires
+    /// (nil: none does, and no thread looks).
+    init(threads: Int, limit: Int, perGroup: Int? = nil, maxWait: Duration? = nil) {
         self.limit = max(1, limit)
-        shared = Shared(perGroup: max(1, perGroup ?? threads), maxWait: maxWait)
+        shared = Shared(perGroup: max(1, perGroup ?? threads))
         for _ in 0..<max(1, threads) {
             start { $0.run() }
         }
-        start { $0.expireWaiting() }
+        if let maxWait { start { $0.expireWaiting(after: maxWait) } }
     }
 
     /// Starts a detached thread running `body` on the shared state.
@@ -97,11 +98,9 @@ final class WorkQueue: Sendable {
         let ready = DispatchSemaphore(value: 0)
         let threads = Atomic<Int>(0)
         let perGroup: Int
-        let maxWait: Duration
 
-        init(perGroup: Int, maxWait: Duration) {
+        init(perGroup: Int) {
             self.perGroup = perGroup
-            self.maxWait = maxWait
         }
 
         func run() {
@@ -135,7 +134,7 @@ final class WorkQueue: Sendable {
         }
 
         /// Four times a second, gives up the items that waited `maxWait` without starting.
-        func expireWaiting() {
+        func expireWaiting(after maxWait: Duration) {
             while true {
                 usleep(250_000)
                 let now = ContinuousClock.now

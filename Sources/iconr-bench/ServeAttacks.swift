@@ -136,54 +136,13 @@ enum ServeAttacks {
     /// exited (134 was libmicrohttpd's abort), how long it took, whether every reply was whole,
     /// and whether any request was taken on a connection after a `Connection: close`.
     static func sigtermUnderMisses(_ start: ([String]) -> ServerProcess?) {
-        var exits: [String] = [], seconds: [Double] = []
-        var replies = 0, broken = 0, afterClose = 0
-        for round in 0..<5 {
-            guard let server = start([]) else { continue }
-            let port = server.port
-            let stop = Atomic<Bool>(false)
-            let counts = Locked((replies: 0, broken: 0, afterClose: 0))
-            let group = DispatchGroup()
-            for client in 0..<16 {
-                group.enter()
-                Thread.detachNewThread {
-                    defer { group.leave() }
-                    guard let connection = try? HTTPConnection(port: port, timeout: 30) else { return }
-                    var index = 0, closed = false
-                    while !stop.load(ordering: .relaxed) {
-                        index += 1
-                        let color = String(format: "%%23%02x%02x%02x", round * 16 + client, index / 256, index % 256)
-                        guard let reply = try? connection.request("/icons/flag@2x.png?flag_color=\(color)") else {
-                            return
-                        }
-                        counts.withLock {
-                            $0.replies += 1
-                            if !(reply.status == 503 || (reply.status == 200 && reply.body.count > 100)) {
-                                $0.broken += 1
-                            }
-                            if closed { $0.afterClose += 1 }
-                        }
-                        if reply.headers["connection"]?.lowercased() == "close" { closed = true }
-                    }
-                }
-            }
-            usleep(1_500_000)
-            let signalled = clock.now
-            server.process.signal(SIGTERM)
-            let code = server.process.wait(timeout: 30)
-            seconds.append(milliseconds(clock.now - signalled) / 1000)
-            stop.store(true, ordering: .relaxed)
-            _ = group.wait(timeout: .now() + 30)
-            exits.append(code.map(String.init) ?? "?")
-            let seen = counts.withLock { $0 }
-            replies += seen.replies
-            broken += seen.broken
-            afterClose += seen.afterClose
-        }
+        let rounds = (0..<5).compactMap { round in start([]).map { StopUnderMisses.run($0, round: round) } }
         print("  SIGTERM under cache misses on keep-alive connections (16 clients, a new color each request; 5 rounds)")
         print(
-            "    exit codes \(exits.joined(separator: ", ")), stopped in \(seconds.map(fixed).joined(separator: ", ")) s; "
-                + "\(replies) replies, \(broken) not whole, \(afterClose) taken after Connection: close")
+            "    exit codes \(rounds.map { $0.status.map(String.init) ?? "?" }.joined(separator: ", ")), "
+                + "stopped in \(rounds.map { fixed($0.seconds) }.joined(separator: ", ")) s; "
+                + "\(rounds.reduce(0) { $0 + $1.replies }) replies, \(rounds.reduce(0) { $0 + $1.broken.count }) not whole, "
+                + "\(rounds.reduce(0) { $0 + $1.afterClose }) taken after Connection: close")
     }
 
     /// A journal whose last record is cut short (a crash mid-append, a full disk): a server on

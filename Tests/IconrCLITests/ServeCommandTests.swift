@@ -521,47 +521,9 @@ struct ServeCommandTests {
     /// requests on kept-alive connections. Three rounds: the race it had hit 2 of 5 runs.
     @Test func sigtermUnderCacheMissesOnKeepAliveConnectionsExitsZero() throws {
         for round in 0..<3 {
-            let server = try serve()
-            let port = server.port
-            let stop = Atomic<Bool>(false)
-            let outcome = Locked((replies: 0, closing: 0, afterClose: 0, broken: [String]()))
-            let group = DispatchGroup()
-            for client in 0..<16 {
-                group.enter()
-                Thread.detachNewThread {
-                    defer { group.leave() }
-                    guard let connection = try? HTTPConnection(port: port, timeout: 30) else { return }
-                    var index = 0
-                    var closed = false
-                    while !stop.load(ordering: .relaxed) {
-                        index += 1
-                        let color = String(format: "%%23%02x%02x%02x", round * 80 + client, index / 256, index % 256)
-                        do {
-                            let reply = try connection.request("/icons/flag@2x.png?flag_color=\(color)")
-                            let whole = reply.status == 503 || (reply.status == 200 && reply.body.count > 100)
-                            outcome.withLock {
-                                $0.replies += 1
-                                if closed { $0.afterClose += 1 }
-                                if !whole { $0.broken.append("\(reply.status) \(reply.body.count) bytes") }
-                                if reply.headers["connection"]?.lowercased() == "close" { $0.closing += 1 }
-                            }
-                            if reply.headers["connection"]?.lowercased() == "close" { closed = true }
-                        } catch {
-                            // The connection ended: after a close, or at the stop.
-                            return
-                        }
-                    }
-                }
-            }
-            usleep(1_500_000)
-            let signalled = ContinuousClock.now
-            server.process.signal(SIGTERM)
-            let status = server.process.wait(timeout: 30)
-            stop.store(true, ordering: .relaxed)
-            #expect(status == 0, "round \(round): exit \(String(describing: status)): \(server.stderr)")
-            #expect(ContinuousClock.now - signalled < .seconds(11), "round \(round)")
-            #expect(group.wait(timeout: .now() + 30) == .success)
-            let seen = outcome.withLock { $0 }
+            let seen = StopUnderMisses.run(try serve(), round: round)
+            #expect(seen.status == 0, "round \(round): exit \(String(describing: seen.status))")
+            #expect(seen.seconds < 11, "round \(round)")
             #expect(seen.replies > 16 && seen.broken.isEmpty, "round \(round): \(seen)")
             #expect(seen.closing > 0 && seen.afterClose == 0, "round \(round): \(seen)")
         }
@@ -694,12 +656,24 @@ struct ServeCommandTests {
         let jsonLog = directory.appendingPathComponent("requests.json").path
         let jsonServer = try serve(["--request-log", jsonLog, "--request-log-json"])
         #expect(try jsonServer.get("/icons/flag.png").status == 200)
-        let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: jsonLog))) as? [String: Any])
+        // A target with raw DEL, C1 and separator bytes (as a hostile client may send): its line
+        // is still one line, and still JSON.
+        let raw = try HTTPConnection(port: jsonServer.port)
+        try raw.send(Array("GET /icons/a\u{7F}\u{85}\u{2028}b.png HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
+        #expect(try raw.readReply().status == 404)
+        let jsonLines = try String(contentsOfFile: jsonLog, encoding: .utf8).split(separator: "\n").map(String.init)
+        #expect(jsonLines.count == 2, "\(jsonLines)")
+        let objects = jsonLines.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        #expect(objects.count == 2, "every line JSON: \(jsonLines)")
+        let object = try #require(objects.first)
         #expect(
             object["status"] as? Int == 200 && object["cache"] as? String == "render"
                 && object["method"] as? String == "GET")
         #expect(object["target"] as? String == "/icons/flag.png" && object["client"] as? String == "127.0.0.1")
+        #expect(objects.last?["target"] as? String == "/icons/a\u{7F}\u{85}\u{2028}b.png")
+        #expect(!jsonLines.joined().unicodeScalars.contains { $0.value == 0x85 || $0.value == 0x2028 })
     }
 
     /// `--listen :PORT` is every interface, as Go and nginx read it (it was the loopback's

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import IconrSystem
 
 /// One HTTP reply as a test reads it.
 public struct HTTPReply: Sendable {
@@ -170,5 +171,68 @@ public final class ServerProcess {
     /// One request on a new connection.
     public func get(_ target: String, headers: [String: String] = [:], method: String = "GET") throws -> HTTPReply {
         try HTTPConnection(port: port).request(target, method: method, headers: headers)
+    }
+}
+
+/// `iconr serve` stopped under cache misses on keep-alive connections: `clients` clients, each
+/// on one connection asking for a new color of the flag every request (every request a miss,
+/// its connection suspended while it renders), and SIGTERM `after` in. What the clients saw
+/// and how the server ended; the test and `iconr-bench serve` read the same figures.
+public struct StopUnderMisses: Sendable {
+    /// The server's exit status (nil: it did not end within 30 s).
+    public var status: Int32?
+    /// From SIGTERM to the server's end.
+    public var seconds = 0.0
+    public var replies = 0
+    /// Replies that carried `Connection: close`.
+    public var closing = 0
+    /// Replies to requests sent after a `Connection: close` on the same connection.
+    public var afterClose = 0
+    /// Replies neither a whole PNG nor a 503: status and length.
+    public var broken: [String] = []
+
+    /// Runs the clients against `server` (colors unique to `round`) and stops it.
+    public static func run(_ server: ServerProcess, round: Int, clients: Int = 16, after: Double = 1.5) -> Self {
+        let port = server.port
+        let stop = Locked(false)
+        let seen = Locked(StopUnderMisses())
+        let group = DispatchGroup()
+        for client in 0..<clients {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                guard let connection = try? HTTPConnection(port: port, timeout: 30) else { return }
+                var index = 0
+                var closed = false
+                while !stop.withLock({ $0 }) {
+                    index += 1
+                    let color = String(
+                        format: "%%23%02x%02x%02x", (round * clients + client) % 256, index / 256 % 256, index % 256)
+                    // An error is the connection's end: after a close, or at the stop.
+                    guard let reply = try? connection.request("/icons/flag@2x.png?flag_color=\(color)") else { return }
+                    let closing = reply.headers["connection"]?.lowercased() == "close"
+                    seen.withLock {
+                        $0.replies += 1
+                        if closed { $0.afterClose += 1 }
+                        if closing { $0.closing += 1 }
+                        if !(reply.status == 503 || (reply.status == 200 && reply.body.count > 100)) {
+                            $0.broken.append("\(reply.status) \(reply.body.count) bytes")
+                        }
+                    }
+                    if closing { closed = true }
+                }
+            }
+        }
+        usleep(useconds_t(after * 1_000_000))
+        let signalled = ContinuousClock.now
+        server.process.signal(SIGTERM)
+        let status = server.process.wait(timeout: 30)
+        let elapsed = ContinuousClock.now - signalled
+        stop.withLock { $0 = true }
+        _ = group.wait(timeout: .now() + 30)
+        var result = seen.withLock { $0 }
+        result.status = status
+        result.seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return result
     }
 }

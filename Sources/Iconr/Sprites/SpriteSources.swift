@@ -55,7 +55,7 @@ enum SpriteSources {
             let before = files.count
             collect(root, prefix: "", recursive: recursive, into: &files, stamps: &stamps)
             if !followsLinksOut, let base = FileReader.realPath(root) {
-                let outside = files[before...].filter { !FileReader.isWithin(base, $0.path) }.map(\.path)
+                let outside = Set(files[before...].filter { !FileReader.isWithin(base, $0.path) }.map(\.path))
                 linkedOut += outside
                 files.removeAll { outside.contains($0.path) }
             }
