@@ -159,22 +159,24 @@ package struct StyleVariants: Sendable {
         return SpriteID.variant(of: image.name, template.resolve(colors: image.params))
     }
 
-    /// The style for MapLibre: `sprite` as given, parameterized images prebaked, ids in later
-    /// sheets prefixed with their sheet's name, and its warnings. With `runtimeImages`,
-    /// colors nobody prebaked name an image a client fetches (see `StyleDocument.emitted`).
-    /// A style MapLibre would not load is an error naming each part (`StyleError`), unless
-    /// `lenient`, which removes those parts with a warning each.
+    /// The style for MapLibre with `build`'s sheets at `prefix` as its sprite (beside the
+    /// style's own sprites, when it has an array of them), parameterized images prebaked, ids
+    /// in later sheets prefixed with their sheet's name, and its warnings. With
+    /// `runtimeImages`, colors nobody prebaked name an image a client fetches (see
+    /// `StyleDocument.emitted`). A style MapLibre would not load is an error naming each part
+    /// (`StyleError`), unless `lenient` removes those parts (a warning each) and the rest loads.
     package func emitted(
-        sprite: JSONValue, sheetOf: [String: String], runtimeImages: Bool = false, lenient: Bool = false
+        build: SpriteBuild, prefix: String, runtimeImages: Bool = false, lenient: Bool = false
     ) throws(StyleError) -> (json: [UInt8], warnings: [String]) {
         let emitted = style.emitted(
-            sprite: sprite, templates: templates, needed: needed.map(\.image), sheetOf: sheetOf,
+            sprite: build.spriteValue(prefix: prefix), templates: templates, needed: needed.map(\.image),
+            sheetOf: build.sheetNames(prefix: prefix), firstSheetIDs: build.firstSheetIDs,
             runtimeImages: runtimeImages, lenient: lenient, icons: icons)
         if !emitted.problems.isEmpty {
             throw StyleError(
                 message: "\(style.file): the style for MapLibre would not load: "
                     + emitted.problems.map(\.description).joined(separator: "; ")
-                    + " (--lenient removes these parts)")
+                    + (emitted.problems.allSatisfy { $0.removal != .none } ? " (--lenient removes these parts)" : ""))
         }
         return (Array((emitted.json.serialized + "\n").utf8), emitted.warnings)
     }

@@ -303,8 +303,7 @@ enum SpriteCommand: Command {
         var extra: [(bytes: [UInt8], path: String)] = []
         if let style, let output = parsed.emitStyle {
             let url = parsed.spriteURL ?? "file://" + absolutePath(prefix)
-            let emitted = try style.emitted(
-                sprite: build.spriteValue(prefix: url), sheetOf: build.sheetNames(prefix: url), lenient: parsed.lenient)
+            let emitted = try style.emitted(build: build, prefix: url, lenient: parsed.lenient)
             emitted.warnings.forEach { console.warning($0) }
             extra.append((emitted.json, output))
         }

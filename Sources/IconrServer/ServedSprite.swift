@@ -282,9 +282,7 @@ final class ServedStyle: Sendable {
         let prefix = "\(base)/styles/\(name)/sprite.\(current.hash)"
         let made: (json: [UInt8], warnings: [String])
         do {
-            made = try style.emitted(
-                sprite: current.build.spriteValue(prefix: prefix), sheetOf: current.build.sheetNames(prefix: prefix),
-                runtimeImages: true)
+            made = try style.emitted(build: current.build, prefix: prefix, runtimeImages: true)
         } catch {
             return IconServer.error(500, error.message)
         }

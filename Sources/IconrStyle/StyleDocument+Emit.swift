@@ -6,7 +6,8 @@ public struct EmittedStyle: Sendable {
     public let json: JSONValue
     /// One line per Mapbox-only part removed or resolved.
     public let warnings: [String]
-    /// What MapLibre would still reject in `json` (empty with `lenient`, which removes it).
+    /// What MapLibre would still reject in `json`: with `lenient`, only what cannot be removed
+    /// without changing other layers (`MapLibreProblem.Removal.none`).
     public let problems: [MapLibreProblem]
 }
 
@@ -53,21 +54,35 @@ extension StyleDocument {
     /// With `runtimeImages`, a color from data that no prebaked variant has names a runtime
     /// image instead of the icon's defaults: `iconr:flag?flag_color=rgba(255,0,0,1)`, which
     /// `iconr serve`'s `iconr.js` fetches when the renderer reports it missing.
+    ///
+    /// A style whose own `sprite` is an array keeps its entries: iconr's sheets are added after
+    /// them (`sprites`), and only the ids iconr draws (`firstSheetIDs` and `sheetOf`) are
+    /// rewritten. Sprite iconsets become entries too.
     public func emitted(
         sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
-        sheetOf: [String: String] = [:], runtimeImages: Bool = false, lenient: Bool = false,
-        icons: Set<String>? = nil
+        sheetOf: [String: String] = [:], firstSheetIDs: Set<String> = [], runtimeImages: Bool = false,
+        lenient: Bool = false, icons: Set<String>? = nil
     ) -> EmittedStyle {
         guard case .object(var style) = json else {
             return EmittedStyle(json: json, warnings: [], problems: [])
         }
+        let sprites = self.sprites(iconr: sprite, sheetOf: sheetOf, firstSheetIDs: firstSheetIDs)
         var emitter = Emitter(
-            style: self, templates: templates, needed: needed, sheetOf: sheetOf, icons: icons)
+            style: self, templates: templates, needed: needed, sheetOf: sprites.sheetOf, icons: icons)
         emitter.runtimeImages = runtimeImages
-        style["sprite"] = sprite
+        emitter.iconsets = sprites.iconsets
+        emitter.foreignSprites = sprites.foreign
+        style["sprite"] = sprites.value
         for key in Self.mapboxOnlyRoot where style[key] != nil {
             style[key] = nil
+            if key == "iconsets" { continue }
             emitter.warn("\(file): removed Mapbox-only \"\(key)\" (MapLibre has no equivalent)")
+        }
+        for (id, iconset) in (json["iconsets"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key })
+        where sprites.iconsets[id] == nil {
+            emitter.warn(
+                "\(file): removed iconset \"\(id)\" of type \(iconset["type"]?.serialized ?? "(none)"): MapLibre reads "
+                    + "sprites only (its icons are looked up on the sprite)")
         }
         // Mapbox's own URLs need Mapbox's API and a token: MapLibre does not resolve them.
         var mapboxURLs: [String] = []
@@ -102,12 +117,75 @@ extension StyleDocument {
         guard lenient, !problems.isEmpty else {
             return EmittedStyle(json: .object(style), warnings: emitter.warnings, problems: problems)
         }
-        for problem in problems {
+        // What the document needs (its version, sources, glyphs) cannot go: those stay problems.
+        let removable = problems.filter { $0.removal != .none }
+        for problem in removable {
             let removed = problem.dropsLayer ? "the layer" : "it"
             emitter.warn("\(file): \(problem): removed \(removed) (--lenient)")
         }
         return EmittedStyle(
-            json: Self.removing(problems, from: .object(style)), warnings: emitter.warnings, problems: [])
+            json: Self.removing(removable, from: .object(style)), warnings: emitter.warnings,
+            problems: problems.filter { $0.removal == .none })
+    }
+}
+
+extension StyleDocument {
+    /// The emitted copy's `sprite`, from iconr's own (`iconr`: a URL, or sheet entries whose
+    /// first is `default`; `sheetOf`: the sheet of each id outside the first;
+    /// `firstSheetIDs`: the ids of the first). When the style's `sprite` is an array, its
+    /// entries are kept and iconr's sheets added after them: the first keeps `default` unless
+    /// the style has one, then it is named by its URL's last part (`sprite`, as later sheets
+    /// are `sprite-2`; `sprite-2` if taken, ...), and every id it holds
+    /// gets that prefix (`sheetOf`); a later sheet whose id is taken is renamed the same way.
+    /// Each sprite iconset (`{"type": "sprite", "url": ...}`) becomes one more entry.
+    /// `foreign`: the ids of the entries that are not iconr's.
+    func sprites(
+        iconr: JSONValue, sheetOf: [String: String], firstSheetIDs: Set<String>
+    ) -> (value: JSONValue, sheetOf: [String: String], iconsets: [String: String], foreign: Set<String>) {
+        // A sprite that is neither a URL nor entries stays, for the check to report.
+        if let own = json["sprite"], own.stringValue == nil, own.arrayValue == nil { return (own, sheetOf, [:], []) }
+        var entries: [JSONValue] = json["sprite"]?.arrayValue ?? []
+        var taken = Set(entries.compactMap { $0["id"]?.stringValue })
+        let foreignDefault = taken.contains("default")
+        func unique(_ id: String) -> String {
+            var candidate = id, number = 1
+            while taken.contains(candidate) {
+                number += 1
+                candidate = "\(id)-\(number)"
+            }
+            taken.insert(candidate)
+            return candidate
+        }
+        var iconsets: [String: String] = [:]
+        var iconsetEntries: [JSONValue] = []
+        for (id, iconset) in (json["iconsets"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key })
+        where iconset["type"] == .string("sprite") {
+            guard let url = iconset["url"]?.stringValue else { continue }
+            iconsets[id] = unique(id)
+            iconsetEntries.append(.object(["id": .string(iconsets[id] ?? id), "url": .string(url)]))
+        }
+        let foreign = taken
+        // A single URL of the style's own is replaced by iconr's sheets, as before.
+        if entries.isEmpty && iconsetEntries.isEmpty { return (iconr, sheetOf, [:], []) }
+        let ours: [JSONValue] =
+            iconr.arrayValue ?? [.object(["id": .string("default"), "url": iconr])]
+        var renamed: [String: String] = [:]
+        for (index, entry) in ours.enumerated() {
+            guard case .object(var fields) = entry, let id = fields["id"]?.stringValue else { continue }
+            // Named as its later sheets are (`sprite`, `sprite-2`): by the URL's last part.
+            let url = fields["url"]?.stringValue ?? ""
+            let base = url.split(separator: "/").last.map(String.init) ?? "iconr"
+            let name = index == 0 && !foreignDefault ? id : unique(index == 0 ? base : id)
+            if index == 0 && !foreignDefault { taken.insert(id) }
+            if name != id { renamed[id] = name }
+            fields["id"] = .string(name)
+            entries.append(.object(fields))
+        }
+        var sheets = sheetOf.mapValues { renamed[$0] ?? $0 }
+        if let first = renamed["default"] {
+            for id in firstSheetIDs { sheets[id] = first }
+        }
+        return (.array(entries + iconsetEntries), sheets, iconsets, foreign)
     }
 }
 
@@ -121,6 +199,10 @@ private struct Emitter {
     let icons: Set<String>?
     /// Whether colors from data that no variant has name a runtime image (`runtimeImage`).
     var runtimeImages = false
+    /// The sprite id of each sprite iconset, by the iconset's id.
+    var iconsets: [String: String] = [:]
+    /// The sprite ids of the style's own entries and iconsets (not iconr's sheets).
+    var foreignSprites: Set<String> = []
     /// The icon-size the runtime images of the layer being rewritten are drawn at (`runtimeImage`).
     private var runtimeSize = 1.0
     var warnings: [String] = []
@@ -415,6 +497,9 @@ private struct Emitter {
         var name = value
         if case .array(let items) = value, items.first == .string("image"), items.count >= 2 { name = items[1] }
         guard case .string(let icon) = name, LegacyFunction.tokens(icon) == name else { return false }
+        // An icon of the style's own sprites: iconr cannot know what they hold.
+        if let colon = icon.firstIndex(of: ":"), foreignSprites.contains(String(icon[..<colon])) { return false }
+        if foreignSprites.contains("default") && !icon.contains(":") { return false }
         return icons.map { !$0.contains(icon) } ?? false
     }
 
@@ -440,12 +525,20 @@ private struct Emitter {
                 "\(style.file): layer \"\(layer)\": icon-image's second image (Mapbox's cross-fade partner) is Mapbox-only: removed"
             )
         }
-        if options?["iconset"] != nil {
+        let params = options?["params"]?.objectValue ?? [:]
+        if let iconset = options?["iconset"] {
+            // A sprite iconset is an entry of the sprite: its icons are `<entry id>:<name>`.
+            if let id = iconset["id"]?.stringValue, let entry = iconsets[id] {
+                let prefixed: JSONValue =
+                    if case .string(let icon) = name { .string(entry + ":" + icon) } else {
+                        .array([.string("concat"), .string(entry + ":"), .array([.string("to-string"), name])])
+                    }
+                return .array([.string("image"), prefixed])
+            }
             warn(
-                "\(style.file): layer \"\(layer)\": icon-image's \"iconset\" is Mapbox-only: removed (the icon is looked up on the sprite)"
+                "\(style.file): layer \"\(layer)\": icon-image's \"iconset\" \(iconset["id"]?.serialized ?? "(none)") is no sprite iconset: removed (the icon is looked up on the sprite)"
             )
         }
-        let params = options?["params"]?.objectValue ?? [:]
         if case .string(let icon) = name { return .array([.string("image"), id(of: icon, params: params)]) }
         // A name from data: one branch per icon the sprite has variants of.
         let text = JSONValue.array([.string("to-string"), name])

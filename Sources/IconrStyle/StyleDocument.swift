@@ -234,7 +234,7 @@ public enum IconSizes: Sendable {
 /// The parts of a MapLibre/Mapbox style that decide which icons are drawn: its symbol
 /// layers, the features of their GeoJSON sources, and its `config` options.
 public struct StyleDocument: Sendable {
-    /// The style as parsed.
+    /// The style as parsed, with its `ref` layers written whole.
     public let json: JSONValue
     /// The file it was read from, for messages.
     public let file: String
@@ -263,13 +263,18 @@ public struct StyleDocument: Sendable {
         environment: MapboxEnvironment = MapboxEnvironment()
     ) throws(StyleError) {
         self.environment = environment
+        let parsed: JSONValue
         do {
-            json = try JSONValue.parse(bytes)
+            parsed = try JSONValue.parse(bytes)
         } catch {
             throw StyleError(message: "\(file): not a JSON style: \(error)")
         }
         self.file = file
-        guard json.objectValue != nil else { throw StyleError(message: "\(file): not a style: expected a JSON object") }
+        guard parsed.objectValue != nil else {
+            throw StyleError(message: "\(file): not a style: expected a JSON object")
+        }
+        let (json, dereferenced) = Self.dereferencingLayers(parsed)
+        self.json = json
         var config: [String: StyleValue] = [:]
         for (name, option) in json["schema"]?.objectValue ?? [:] {
             if let value = option["default"] { config[name] = StyleValue(value) }
@@ -287,6 +292,11 @@ public struct StyleDocument: Sendable {
         var used = Set<String>()
         var features: [String: [StyleFeature]] = [:]
         var warnings: [String] = []
+        if dereferenced > 0 {
+            warnings.append(
+                "\(file): \(dereferenced) ref layer\(dereferenced == 1 ? "" : "s") written whole: type, source, "
+                    + "source-layer, zooms, filter and layout taken from the layer each names")
+        }
         for (id, source) in (json["sources"]?.objectValue ?? [:]).sorted(by: { $0.key < $1.key })
         where source["type"]?.stringValue == "geojson" {
             switch source["data"] {
@@ -345,6 +355,34 @@ public struct StyleDocument: Sendable {
         self.layers = layers
     }
 
+    /// The keys a `ref` layer takes from the layer it names (the style specification before
+    /// version 8 had ref layers; MapLibre and Mapbox still read them).
+    static let referencedKeys = ["type", "source", "source-layer", "minzoom", "maxzoom", "filter", "layout"]
+
+    /// `style` with each valid `ref` layer written whole, as renderers dereference it, and how
+    /// many there were. A ref to no layer, to another ref layer, or beside keys it would take
+    /// is left as it is: the check reports it.
+    static func dereferencingLayers(_ style: JSONValue) -> (JSONValue, Int) {
+        guard case .object(var root) = style, case .array(var layers)? = root["layers"] else { return (style, 0) }
+        var byID: [String: [String: JSONValue]] = [:]
+        for case .object(let layer) in layers {
+            // The last layer of an id, as GL JS and MapLibre Native dereference.
+            if let id = layer["id"]?.stringValue { byID[id] = layer }
+        }
+        var count = 0
+        for (index, item) in layers.enumerated() {
+            guard case .object(var layer) = item, let ref = layer["ref"]?.stringValue, let target = byID[ref],
+                target["ref"] == nil, !referencedKeys.contains(where: { layer[$0] != nil })
+            else { continue }
+            for key in referencedKeys { layer[key] = target[key] }
+            layer["ref"] = nil
+            layers[index] = .object(layer)
+            count += 1
+        }
+        root["layers"] = .array(layers)
+        return (.object(root), count)
+    }
+
     /// A constant `icon-image` with `{token}`s (renderers replace them by the feature's
     /// properties only in constants, not in expressions) as the expression it means.
     static func resolvingTokens(_ value: JSONValue) -> JSONValue {
@@ -377,7 +415,17 @@ public struct StyleDocument: Sendable {
         var featureScales: [ImageReference: Double] = [:]
         var warnings = self.warnings
         var layerLargest = 0.0
+        let spriteIconsets = Set(
+            (json["iconsets"]?.objectValue ?? [:]).filter { $0.value["type"] == .string("sprite") }.keys)
         func need(_ image: ResolvedImage, _ scale: Double) {
+            var image = image
+            // A sprite iconset's image is drawn from that sprite, not from the icon folders; any
+            // other iconset's is looked up on the sprite, as the emitted copy does.
+            let parts = image.name.split(separator: "\u{1F}", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.count == 2 {
+                guard !spriteIconsets.contains(String(parts[1])) else { return }
+                image.name = String(parts[0])
+            }
             let reference = ImageReference(image)
             featureScales[reference] = max(featureScales[reference] ?? 0, scale)
             scales[reference] = max(scales[reference] ?? 0, scale, layerLargest)

@@ -25,3 +25,25 @@ struct MapLibrePropertiesTests {
         #expect(Set(printed).subtracting(listed).sorted() == [], "in GL JS's, not in iconr's table")
     }
 }
+
+/// The document sections iconr validates a style by are GL JS's own: `spec_table.py
+/// --document` prints them from `maplibre-gl.js`, and they equal `MapLibreDocument.listing`.
+struct MapLibreDocumentTests {
+    @Test func theDocumentSectionsAreTheOnesMapLibreGLJSCarries() throws {
+        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
+        let script = TestSupport.repository.appendingPathComponent("Tests/MapLibre/spec_table.py").path
+        let result = try TestSupport.run(python, [script, "--document"], timeout: 60)
+        try #require(
+            result.status == 0,
+            "spec_table.py failed (pip install maplibre; .ci/install does): \(String(decoding: result.stderr, as: UTF8.self))"
+        )
+        let printed = try JSONValue.parse([UInt8](result.stdout))
+        let listed = try JSONValue.parse(Array(MapLibreDocument.listing.utf8))
+        #expect((listed["$root"]?.objectValue?.count ?? 0) > 10 && (listed["layer"]?.objectValue?.count ?? 0) > 5)
+        for section in Set((printed.objectValue ?? [:]).keys).union((listed.objectValue ?? [:]).keys).sorted() {
+            #expect(
+                printed[section] == listed[section],
+                "section \(section): GL JS \(printed[section]?.serialized ?? "none")")
+        }
+    }
+}

@@ -501,7 +501,9 @@ struct StyleDocumentTests {
     /// expressions, legacy functions and arrays of each kind) passes the check.
     @Test func valuesMapLibreTakesPassTheCheck() throws {
         let text = #"""
-            {"version": 8, "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+            {"version": 8, "glyphs": "http://127.0.0.1:9/{fontstack}/{range}.pbf",
+             "sources": {"s": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}},
+              "g": {"type": "geojson", "lineMetrics": true, "data": {"type": "FeatureCollection", "features": []}}},
              "layers": [
               {"id": "sym", "type": "symbol", "source": "s", "layout": {
                 "icon-image": "{kind}-11", "icon-size": {"stops": [[10, 1], [16, 2]]}, "icon-offset": [0, -2],
@@ -512,7 +514,7 @@ struct StyleDocumentTests {
                 "text-size": ["interpolate", ["linear"], ["zoom"], 10, ["get", "size"], 16, 20]},
                "paint": {"text-color": ["case", ["boolean", ["feature-state", "hover"], false], "#f00", "hsl(0, 50%, 50%)"],
                 "icon-opacity": {"property": "rank", "type": "interval", "stops": [[0, 1], [5, 0.5]]}}},
-              {"id": "line", "type": "line", "source": "s", "layout": {"line-cap": "round", "line-join": ["get", "join"]},
+              {"id": "line", "type": "line", "source": "g", "layout": {"line-cap": "round", "line-join": ["get", "join"]},
                "paint": {"line-dasharray": [2, 1], "line-gradient": ["interpolate", ["linear"], ["line-progress"], 0, "red", 1, "blue"],
                 "line-width": ["step", ["zoom"], 1, 10, 2]}},
               {"id": "heat", "type": "heatmap", "source": "s",

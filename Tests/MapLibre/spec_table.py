@@ -4,7 +4,13 @@ IconrStyle's MapLibreProperties table:
 
     <layer type> <layout|paint> <name> <type>[/<item type>[/<length>]] <property-type> <parameters|-> [interpolated] [tokens] [values=a|b]
 
-Usage: python3 spec_table.py. Used by Tests/IconrCLITests/MapLibrePropertiesTests.swift.
+With --document it prints instead, as one JSON object with sorted keys, the rest of the
+specification that a style document is validated by (the root, sources by type, the layer, light,
+sky, terrain, projection, transition), each property with what validation reads: its type, item
+type, length, values, whether it is required, its default, minimum and maximum, and (for light,
+sky and projection) its expression parameters: IconrStyle's MapLibreDocument.specification.
+
+Usage: python3 spec_table.py [--document]. Used by Tests/IconrCLITests/MapLibrePropertiesTests.swift.
 """
 import json
 import re
@@ -60,6 +66,30 @@ def parse_literal(source, start):
     return value(token())
 
 
+DOCUMENT_SECTIONS = ["$root", "source_vector", "source_raster", "source_raster_dem", "source_geojson", "source_video",
+                     "source_image", "layer", "light", "sky", "terrain", "projection", "transition"]
+VALIDATED_FIELDS = ["type", "value", "length", "values", "required", "default", "minimum", "maximum"]
+
+
+def validated(property):
+    """The fields of a property (or of an array's item, when that is an object) validation reads."""
+    result = {}
+    for field in VALIDATED_FIELDS:
+        if field not in property:
+            continue
+        value = property[field]
+        if field == "values" and isinstance(value, dict):
+            value = list(value.keys())
+        if field == "value" and isinstance(value, dict):
+            value = validated(value)
+        result[field] = value
+    expression = property.get("expression")
+    if expression:
+        result["parameters"] = expression.get("parameters", [])
+        result["interpolated"] = bool(expression.get("interpolated"))
+    return result
+
+
 def main():
     source = gljs.maplibre_script().decode()
     start = source.find("{$version:8,$root:")
@@ -67,6 +97,11 @@ def main():
         sys.stderr.write("maplibre-gl.js carries no style specification that this script can find\n")
         sys.exit(1)
     spec = parse_literal(source, start)
+    if "--document" in sys.argv:
+        document = {section: {name: validated(property) for name, property in spec[section].items()}
+                    for section in DOCUMENT_SECTIONS}
+        print(json.dumps(document, sort_keys=True, separators=(",", ":")))
+        return
     for key, properties in spec.items():
         if not (key.startswith("layout_") or key.startswith("paint_")):
             continue

@@ -69,6 +69,11 @@ extension SpriteBuild {
         return names
     }
 
+    /// The ids of the first sheet (whose ids `spriteValue` leaves unprefixed).
+    package var firstSheetIDs: Set<String> {
+        Set(sheets.filter { $0.sheet == 0 }.flatMap(\.entries.keys))
+    }
+
     /// The first 12 hex digits of the SHA-256 of every file's name (without the folder) and bytes.
     package static func contentHash(_ files: [(bytes: [UInt8], path: String)]) -> String {
         var input: [UInt8] = []

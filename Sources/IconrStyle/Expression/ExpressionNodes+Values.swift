@@ -497,21 +497,27 @@ final class ImageNode: ExpressionNode {
     let params: [(name: String, value: any ExpressionNode)]
     /// Mapbox's second image: the partner `icon-image` cross-fades to.
     let secondary: ImageNode?
+    /// Mapbox's `{"iconset": {"id": ...}}`: the image is that iconset's, not the sprite's.
+    let iconset: String?
     let key: String
     var type: StyleType { .resolvedImage }
 
+    /// What joins an image's name and its iconset in the image's id, as in Mapbox (U+001F).
+    static let iconsetSeparator = "\u{1F}"
+
     init(
         name: any ExpressionNode, params: [(name: String, value: any ExpressionNode)], secondary: ImageNode?,
-        key: String
+        iconset: String? = nil, key: String
     ) {
         self.name = name
         self.params = params
         self.secondary = secondary
+        self.iconset = iconset
         self.key = key
     }
 
     func evaluate(_ context: EvaluationContext) throws(ExpressionEvaluationError) -> StyleValue {
-        let name = try name.string(context)
+        let name = try name.string(context) + (iconset.map { Self.iconsetSeparator + $0 } ?? "")
         var colors: [String: StyleColor] = [:]
         for param in params {
             // A value from data that is no color is dropped: the parameter's default shows.

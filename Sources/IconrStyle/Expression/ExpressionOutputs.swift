@@ -118,8 +118,8 @@ enum ExpressionOutputs {
             combinations = next
         }
         for name in names.values {
-            let text = name.text
-            guard !text.isEmpty else { continue }
+            let text = name.text + (image.iconset.map { ImageNode.iconsetSeparator + $0 } ?? "")
+            guard !name.text.isEmpty else { continue }
             for params in combinations {
                 guard outputs.values.count < maximumValues else {
                     outputs.open.insert(image.key + " (more than \(maximumValues) values)")

@@ -265,7 +265,9 @@ enum SpecialForms {
                     params.append((param, parsed))
                 }
             }
-            return ImageNode(name: name, params: params, secondary: secondary, key: context.key)
+            let iconset =
+                items.indices.contains(nameIndex + 1) ? items[nameIndex + 1]["iconset"]?["id"]?.stringValue : nil
+            return ImageNode(name: name, params: params, secondary: secondary, iconset: iconset, key: context.key)
         }
         let partnerIndex = items.count > 2 && items[2].objectValue != nil ? 3 : 2
         var partner: ImageNode?
