@@ -15,12 +15,17 @@ package struct StyleVariants: Sendable {
     /// What reading it found, a line each: parameters that come from data, icons it shows
     /// that the folders lack.
     package let warnings: [String]
+    /// The ids of the style's own sprite entries whose index is a local file (a `file://` URL
+    /// or a path beside the style), by entry id.
+    package let ownSprites: [String: Set<String>]
 
-    /// Reads the style at `stylePath` (with `--data` files and `--config` values) and finds
+    /// Reads the style at `stylePath` (with `--data` files, `--config` values and the files of
+    /// its Mapbox imports by import id, `--import`) and finds
     /// what it shows of the icons in `directories` (with `firstFolderWins`, an id in several
     /// of them is the first one's).
     package init(
-        stylePath: String, dataPaths: [String], config overrides: [String: JSONValue], directories: [String],
+        stylePath: String, dataPaths: [String], config overrides: [String: JSONValue],
+        imports: [String: String] = [:], directories: [String],
         recursive: Bool, firstFolderWins: Bool = false, environment: MapboxEnvironment = MapboxEnvironment(),
         sizes: IconSizes = .layerLargest, followsLinksOut: Bool = true
     ) throws {
@@ -30,7 +35,8 @@ package struct StyleVariants: Sendable {
         }
         let bytes = try IconrError.reading(stylePath)
         style = try StyleDocument(
-            bytes: bytes, file: stylePath, data: data, config: overrides, environment: environment)
+            bytes: bytes, file: stylePath, data: data, config: overrides, environment: environment,
+            imports: Self.reading(imports: imports))
         let files = Dictionary(
             try SpriteBuilder.iconFiles(
                 in: directories, recursive: recursive, firstFolderWins: firstFolderWins,
@@ -41,6 +47,7 @@ package struct StyleVariants: Sendable {
             uniquingKeysWith: { first, _ in first })
         let names = Set(files.keys)
         icons = names
+        ownSprites = Self.localSpriteIndexes(of: style, stylePath: stylePath)
         let all = style.neededIcons(imageExists: { names.contains($0) }, sizes: sizes)
         var warnings = all.warnings
         for name in Set(all.icons.map(\.image.name)).sorted() where files[name] == nil {
@@ -72,6 +79,31 @@ package struct StyleVariants: Sendable {
         }
         self.warnings =
             warnings + Self.unknownParameters(in: style, templates: templates, everyIcon: templatesOfEveryIcon)
+    }
+
+    /// The ids in the index of each of `style`'s own sprite entries that is a local file.
+    static func localSpriteIndexes(of style: StyleDocument, stylePath: String) -> [String: Set<String>] {
+        let folder = stylePath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        var indexes: [String: Set<String>] = [:]
+        for entry in style.json["sprite"]?.arrayValue ?? [] {
+            guard let id = entry["id"]?.stringValue, let url = entry["url"]?.stringValue else { continue }
+            let path =
+                url.hasPrefix("file://")
+                ? String(url.dropFirst("file://".count))
+                : url.containsUTF8("://") ? nil : url.hasPrefix("/") || folder.isEmpty ? url : folder + "/" + url
+            guard let path, let bytes = try? IconrError.reading(path + ".json"),
+                let index = (try? JSONValue.parse(bytes))?.objectValue
+            else { continue }
+            indexes[id] = Set(index.keys)
+        }
+        return indexes
+    }
+
+    /// The files of `--import ID=FILE`, read, by import id.
+    package static func reading(imports: [String: String]) throws -> [String: [UInt8]] {
+        var styles: [String: [UInt8]] = [:]
+        for (id, path) in imports { styles[id] = try IconrError.reading(path) }
+        return styles
     }
 
     /// A warning for each param name of a layer's `image` that no icon the layer can show
@@ -171,7 +203,7 @@ package struct StyleVariants: Sendable {
         let emitted = style.emitted(
             sprite: build.spriteValue(prefix: prefix), templates: templates, needed: needed.map(\.image),
             sheetOf: build.sheetNames(prefix: prefix), firstSheetIDs: build.firstSheetIDs,
-            runtimeImages: runtimeImages, lenient: lenient, icons: icons)
+            runtimeImages: runtimeImages, lenient: lenient, icons: icons, ownSprites: ownSprites)
         if !emitted.problems.isEmpty {
             throw StyleError(
                 message: "\(style.file): the style for MapLibre would not load: "

@@ -44,6 +44,7 @@ enum SpriteCommand: Command {
                 names: ["--config"], valueName: "NAME=VALUE",
                 help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
                 isRepeatable: true),
+            importOption,
         ] + environmentOptions + [
             OptionSpec(
                 names: ["--emit-style"], valueName: "FILE",
@@ -114,6 +115,8 @@ enum SpriteCommand: Command {
         var style: String?
         var dataFiles: [String]
         var config: [String: JSONValue]
+        /// `--import ID=FILE`: the file of each Mapbox import's style, by import id.
+        var imports: [String: String]
         /// What --style's Mapbox-only camera and light expressions are taken at.
         var environment = MapboxEnvironment()
         var emitStyle: String?
@@ -194,7 +197,7 @@ enum SpriteCommand: Command {
             }
             variantsFile = arguments.value("--variants")
             for option in [
-                "--emit-style", "--preview", "--data", "--config", "--light", "--worldview", "--lenient",
+                "--emit-style", "--preview", "--data", "--config", "--import", "--light", "--worldview", "--lenient",
                 "--exact-icon-sizes",
             ]
             where arguments.has(option) && !arguments.has("--style") {
@@ -207,6 +210,7 @@ enum SpriteCommand: Command {
             style = arguments.value("--style")
             dataFiles = arguments.all("--data")
             config = try parseConfig(arguments.all("--config"))
+            imports = try parseImports(arguments.all("--import"))
             environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
@@ -229,8 +233,9 @@ enum SpriteCommand: Command {
         if let file = parsed.variantsFile { options.variants = try readVariants(file) }
         let style = try parsed.style.map { path in
             try StyleVariants(
-                stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, directories: parsed.folders,
-                recursive: options.recursive, environment: parsed.environment, sizes: parsed.iconSizes)
+                stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, imports: parsed.imports,
+                directories: parsed.folders, recursive: options.recursive, environment: parsed.environment,
+                sizes: parsed.iconSizes)
         }
         style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
@@ -449,6 +454,26 @@ enum SpriteCommand: Command {
         }
         if let worldview = arguments.value("--worldview") { environment.worldview = worldview }
         return environment
+    }
+
+    /// `--import ID=FILE`: the style of a Mapbox import, for a style whose layers come from one.
+    static let importOption = OptionSpec(
+        names: ["--import"], valueName: "ID=FILE",
+        help: "The style a --style's Mapbox import ID names (its URL iconr cannot read), written in (repeatable).",
+        isRepeatable: true)
+
+    /// `--import ID=FILE` options: the file of each import id.
+    static func parseImports(_ options: [String]) throws(UsageError) -> [String: String] {
+        var imports: [String: String] = [:]
+        for option in options {
+            guard let equals = option.firstIndex(of: "="), equals != option.startIndex,
+                option.index(after: equals) != option.endIndex
+            else {
+                throw UsageError(message: "--import expects ID=FILE, found '\(option)'")
+            }
+            imports[String(option[..<equals])] = String(option[option.index(after: equals)...])
+        }
+        return imports
     }
 
     /// `--config NAME=VALUE` options: a JSON value (true, 2, "x", [..]) as it is, anything else a string.

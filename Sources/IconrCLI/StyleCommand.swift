@@ -33,12 +33,14 @@ enum StyleCommand: Command {
                 names: ["--config"], valueName: "NAME=VALUE",
                 help: "Set a schema option (Mapbox's config), as sprite --config does (repeatable).",
                 isRepeatable: true),
+            SpriteCommand.importOption,
             OptionSpec(names: ["--json"], help: "Print {\"changes\": [...], \"problems\": [...]} on stdout."),
         ] + SpriteCommand.environmentOptions
 
     struct Options: CommandOptions {
         var style: String
         var config: [String: JSONValue]
+        var imports: [String: String]
         var environment: MapboxEnvironment
         var json: Bool
 
@@ -55,6 +57,7 @@ enum StyleCommand: Command {
             guard arguments.positionals.count == 2 else { throw UsageError(message: "expected one <style.json>") }
             style = arguments.positionals[1]
             config = try SpriteCommand.parseConfig(arguments.all("--config"))
+            imports = try SpriteCommand.parseImports(arguments.all("--import"))
             environment = try SpriteCommand.environment(arguments)
             json = arguments.has("--json")
         }
@@ -63,7 +66,7 @@ enum StyleCommand: Command {
     static func run(_ options: Options, console: Console) throws -> Int32 {
         let style = try StyleDocument(
             bytes: IconrError.reading(options.style), file: options.style, config: options.config,
-            environment: options.environment)
+            environment: options.environment, imports: StyleVariants.reading(imports: options.imports))
         let emitted = style.emitted(sprite: .string("sprite"), templates: [:], needed: [])
         let changes = style.warnings + emitted.warnings
         let problems = emitted.problems.map { "\(options.style): \($0)" }

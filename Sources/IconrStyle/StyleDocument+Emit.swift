@@ -57,21 +57,28 @@ extension StyleDocument {
     ///
     /// A style whose own `sprite` is an array keeps its entries: iconr's sheets are added after
     /// them (`sprites`), and only the ids iconr draws (`firstSheetIDs` and `sheetOf`) are
-    /// rewritten. Sprite iconsets become entries too.
+    /// rewritten. Sprite iconsets become entries too. `ownSprites` gives the ids of the
+    /// style's own entries that could be read, by entry id: `coalesce` then knows they exist.
     public func emitted(
         sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
         sheetOf: [String: String] = [:], firstSheetIDs: Set<String> = [], runtimeImages: Bool = false,
-        lenient: Bool = false, icons: Set<String>? = nil
+        lenient: Bool = false, icons: Set<String>? = nil, ownSprites: [String: Set<String>] = [:]
     ) -> EmittedStyle {
         guard case .object(var style) = json else {
             return EmittedStyle(json: json, warnings: [], problems: [])
         }
         let sprites = self.sprites(iconr: sprite, sheetOf: sheetOf, firstSheetIDs: firstSheetIDs)
+        // The names the style may use that some sheet holds: iconr's, and its own sprites' it read.
+        let known = icons.map { icons in
+            ownSprites.reduce(into: icons) { known, entry in
+                known.formUnion(entry.key == "default" ? entry.value : Set(entry.value.map { entry.key + ":" + $0 }))
+            }
+        }
         var emitter = Emitter(
-            style: self, templates: templates, needed: needed, sheetOf: sprites.sheetOf, icons: icons)
+            style: self, templates: templates, needed: needed, sheetOf: sprites.sheetOf, icons: known)
         emitter.runtimeImages = runtimeImages
         emitter.iconsets = sprites.iconsets
-        emitter.foreignSprites = sprites.foreign
+        emitter.foreignSprites = sprites.foreign.subtracting(ownSprites.keys)
         style["sprite"] = sprites.value
         for key in Self.mapboxOnlyRoot where style[key] != nil {
             style[key] = nil
@@ -138,7 +145,7 @@ extension StyleDocument {
     /// are `sprite-2`; `sprite-2` if taken, ...), and every id it holds
     /// gets that prefix (`sheetOf`); a later sheet whose id is taken is renamed the same way.
     /// Each sprite iconset (`{"type": "sprite", "url": ...}`) becomes one more entry.
-    /// `foreign`: the ids of the entries that are not iconr's.
+    /// `foreign`: the ids of the entries that are not iconr's (the style's own, iconsets).
     func sprites(
         iconr: JSONValue, sheetOf: [String: String], firstSheetIDs: Set<String>
     ) -> (value: JSONValue, sheetOf: [String: String], iconsets: [String: String], foreign: Set<String>) {
@@ -495,7 +502,11 @@ private struct Emitter {
     /// Whether `value` names, as a literal, an icon the sprite does not have.
     private func isMissing(_ value: JSONValue) -> Bool {
         var name = value
-        if case .array(let items) = value, items.first == .string("image"), items.count >= 2 { name = items[1] }
+        if case .array(let items) = value, items.first == .string("image"), items.count >= 2 {
+            // An iconset's image is the iconset's: iconr cannot know what it holds.
+            if items.count > 2, items[2]["iconset"] != nil { return false }
+            name = items[1]
+        }
         guard case .string(let icon) = name, LegacyFunction.tokens(icon) == name else { return false }
         // An icon of the style's own sprites: iconr cannot know what they hold.
         if let colon = icon.firstIndex(of: ":"), foreignSprites.contains(String(icon[..<colon])) { return false }
@@ -547,10 +558,37 @@ private struct Emitter {
             let choice = id(of: icon, params: params)
             if choice != .string(icon) { branches += [.string(icon), choice] }
         }
-        let fallback = prefixedExpression(text)
+        // A name the build did not see: with runtime images and params, the variant is drawn
+        // at run time (the name and colors computed in the renderer), else the icon's defaults.
+        let fallback =
+            runtimeImages && !params.isEmpty ? computedRuntimeImage(text, params: params) : prefixedExpression(text)
         return .array([
             .string("image"), branches.isEmpty ? fallback : .array([.string("match"), text] + branches + [fallback]),
         ])
+    }
+
+    /// The runtime image id of an icon whose name is computed (`name`) and whose declared
+    /// parameters iconr cannot know: `iconr:<name>?<param>=<color>&...` with each param whose
+    /// value is a color (one that is no color is left out, so the default shows, as Mapbox
+    /// does: it converts with two fallbacks and keeps the value where both agree).
+    private func computedRuntimeImage(_ name: JSONValue, params: [String: JSONValue]) -> JSONValue {
+        var parts: [JSONValue] = [.string("concat"), .string("iconr:"), name, .string("?")]
+        for (index, (param, value)) in params.sorted(by: { $0.key < $1.key }).enumerated() {
+            let color = JSONValue.array([.string("var"), .string("iconr_color")])
+            let converted = { (fallback: String) in
+                JSONValue.array([.string("to-string"), .array([.string("to-color"), value, .string(fallback)])])
+            }
+            parts.append(
+                .array([
+                    .string("let"), .string("iconr_color"), converted("#010203"),
+                    .array([
+                        .string("case"), .array([.string("=="), color, converted("#040506")]),
+                        .array([.string("concat"), .string((index == 0 ? "" : "&") + param + "="), color]), .string(""),
+                    ]),
+                ]))
+        }
+        if runtimeSize != 1 { parts.append(.string("#size=" + runtimeSize.shortText)) }
+        return .array(parts)
     }
 
     /// The sprite id of `icon` with `params`: a literal when the colors are constant, else a

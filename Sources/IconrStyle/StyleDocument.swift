@@ -258,9 +258,10 @@ public struct StyleDocument: Sendable {
     /// Parses a style. `data` gives GeoJSON (or newline-delimited JSON of feature properties)
     /// by file name: the data of a GeoJSON source whose `data` URL ends in that name, else
     /// samples for sources without data. `config` overrides the style's `schema` defaults.
+    /// `imports` gives the styles of Mapbox `imports` by import id (`resolvingImports`).
     public init(
         bytes: [UInt8], file: String, data: [String: [UInt8]] = [:], config overrides: [String: JSONValue] = [:],
-        environment: MapboxEnvironment = MapboxEnvironment()
+        environment: MapboxEnvironment = MapboxEnvironment(), imports: [String: [UInt8]] = [:]
     ) throws(StyleError) {
         self.environment = environment
         let parsed: JSONValue
@@ -273,7 +274,10 @@ public struct StyleDocument: Sendable {
         guard parsed.objectValue != nil else {
             throw StyleError(message: "\(file): not a style: expected a JSON object")
         }
-        let (json, dereferenced) = Self.dereferencingLayers(parsed)
+        let merged = try Self.resolvingImports(parsed, given: imports, file: file)
+        let (whole, dereferenced) = Self.dereferencingLayers(merged.json)
+        let appearances = Self.resolvingAppearances(whole, file: file)
+        let json = appearances.json
         self.json = json
         var config: [String: StyleValue] = [:]
         for (name, option) in json["schema"]?.objectValue ?? [:] {
@@ -291,7 +295,7 @@ public struct StyleDocument: Sendable {
         for (name, bytes) in data { parsedData[name] = try Self.features(in: bytes, name: name) }
         var used = Set<String>()
         var features: [String: [StyleFeature]] = [:]
-        var warnings: [String] = []
+        var warnings = merged.warnings + appearances.warnings
         if dereferenced > 0 {
             warnings.append(
                 "\(file): \(dereferenced) ref layer\(dereferenced == 1 ? "" : "s") written whole: type, source, "

@@ -8,8 +8,10 @@ import Testing
 /// ratios 1 and 2: one feature per scenario (Mapbox's render tests `icon-image/params/*`,
 /// `scale-factor-icon-size`, and every way a style can reach an image), each checked at its
 /// point for its color (3x3 average within 40 of 255 per channel) and its width (within 1
-/// logical pixel). The sprite is split over several sheets (`--max-size 96`), so the style's
-/// `"sprite"` is an array and most ids carry a sheet prefix.
+/// logical pixel). The sprite is split over several sheets (`--max-size 96`), and the style
+/// has a sprite array of its own (its `default` sheet, drawn by iconr from another folder),
+/// a sprite iconset, and a Mapbox import (`--import`): so every id iconr draws carries a sheet
+/// prefix, and the style's own icons none.
 struct StyleScenarioTests {
     /// A layer of the scenario style and the features it shows, with what each must look like.
     struct Scenario {
@@ -18,6 +20,12 @@ struct StyleScenarioTests {
         var features: [(properties: String, checks: [Check])]
         /// A filter of the layer's own, beside the one that picks the scenario's features.
         var filter: String? = nil
+        /// More members of the layer (`"appearances": [...]`, `"paint": {...}`).
+        var members: String? = nil
+        /// Whether the layer is drawn by a `ref` layer after it (its own paint hides it).
+        var drawnByRef = false
+        /// Whether the layer is in the imported style, not the root.
+        var imported = false
     }
 
     /// At `dx` logical pixels right of the feature's point: `color`, and (if given) an icon
@@ -140,6 +148,46 @@ struct StyleScenarioTests {
             name: "hsla from data in params",
             layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["hsla", ["get", "h"], 100, 50, 1]}}]"##,
             features: [(##"{"h": 240}"##, [Check(color: (0, 0, 255), width: 16)])]),
+        Scenario(
+            name: "ref layer (Mapbox Bright v9's road fills)",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#c00000"}}]"##,
+            features: [("{}", [Check(color: (192, 0, 0), width: 16)])],
+            members: ##""paint": {"icon-opacity": 0}"##, drawnByRef: true),
+        Scenario(
+            name: "appearances on data and zoom",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": "#0000c0"}}]"##,
+            features: [
+                (##"{"sel": true}"##, [Check(color: (255, 128, 128), width: 32)]),
+                (##"{"sel": false}"##, [Check(color: (0, 0, 192), width: 16)]),
+                (##"{"far": true}"##, [Check(color: (128, 255, 128), width: 16)]),
+            ],
+            members:
+                ##""appearances": [{"name": "selected", "condition": ["==", ["get", "sel"], true], "properties": {"icon-image": ["image", "sq", {"params": {"fill": "#ff8080"}}], "icon-size": 2}}, {"name": "far", "condition": ["all", ["<", ["zoom"], 5], ["has", "far"]], "properties": {"icon-image": ["image", "sq", {"params": {"fill": "#80ff80"}}]}}]"##
+        ),
+        Scenario(
+            name: "computed name with params (PinPoweredMap)",
+            layer:
+                ##""icon-image": ["image", ["concat", ["get", "icon"], "_rating_", ["to-string", ["get", "rating"]]], {"params": {"color-1": ["get", "c1"], "color-2": ["get", "c2"]}}]"##,
+            features: [
+                (
+                    ##"{"icon": "pin", "rating": 2, "c1": "#ff0000", "c2": "#00ff00"}"##,
+                    [Check(dx: -4, color: (255, 0, 0)), Check(dx: 4, color: (0, 255, 0))]
+                ),
+                (
+                    ##"{"icon": "pin", "rating": 1, "c1": "#0000ff", "c2": "#ffff00"}"##,
+                    [Check(dx: -4, color: (0, 0, 255)), Check(dx: 4, color: (255, 255, 0))]
+                ),
+            ]),
+        Scenario(
+            name: "sprite iconset", layer: ##""icon-image": ["image", "pin", {"iconset": {"id": "pins"}}]"##,
+            features: [("{}", [Check(color: (255, 0, 255), width: 16)])]),
+        Scenario(
+            name: "the style's own sprite", layer: ##""icon-image": "star""##,
+            features: [("{}", [Check(color: (0, 128, 255), width: 16)])]),
+        Scenario(
+            name: "imported layer (config from the import)",
+            layer: ##""icon-image": ["image", "sq", {"params": {"fill": ["config", "baseColor"]}}]"##,
+            features: [("{}", [Check(color: (0, 255, 255), width: 16)])], imported: true),
     ]
 
     let directory: URL
@@ -163,6 +211,19 @@ struct StyleScenarioTests {
             "plain": header + ##"<rect width="16" height="16" fill="#00aa00"/></svg>"##,
         ]
         for (name, svg) in icons { try Data(svg.utf8).write(to: directory.appendingPathComponent("icons/\(name).svg")) }
+        for rating in [1, 2] {
+            let pin =
+                header
+                + ##"<m:metadata><m:parameters><m:parameter m:name="color-1" m:type="color" m:value="#000000"/><m:parameter m:name="color-2" m:type="color" m:value="#ffffff"/></m:parameters></m:metadata><rect width="8" height="16" fill="#000000"/><rect x="8" width="8" height="16" fill="#ffffff"/></svg>"##
+            try Data(pin.utf8).write(to: directory.appendingPathComponent("icons/pin_rating_\(rating).svg"))
+        }
+        // The style's own sprite and its iconset's, each a folder iconr draws (other colors).
+        for (folder, name, color) in [("theirs", "star", "#0080ff"), ("pins", "pin", "#ff00ff")] {
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent(folder), withIntermediateDirectories: true)
+            try Data((header + ##"<rect width="16" height="16" fill="\##(color)"/></svg>"##).utf8).write(
+                to: directory.appendingPathComponent("\(folder)/\(name).svg"))
+        }
     }
 
     /// Where feature `index` is, in logical pixels of the map.
@@ -177,8 +238,10 @@ struct StyleScenarioTests {
         return (dx / world * 360, atan(sinh(dy / world * 2 * .pi)) * 180 / .pi)
     }
 
-    static func style() -> String {
-        var features: [String] = [], layers: [String] = []
+    /// The scenario style (its sprite and iconset URLs under `directory`), and the style it
+    /// imports as `base`, which holds the `imported` scenarios' layers.
+    static func style(in directory: URL) -> (root: String, imported: String) {
+        var features: [String] = [], layers: [String] = [], importedLayers: [String] = []
         var index = 0
         for (number, scenario) in scenarios.enumerated() {
             for feature in scenario.features {
@@ -192,16 +255,34 @@ struct StyleScenarioTests {
                 )
                 index += 1
             }
-            layers.append(
-                #"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["all", ["==", ["get", "scenario"], \#(number)]\#(scenario.filter.map { ", " + $0 } ?? "")], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}}"#
-            )
+            let layer =
+                #"{"id": "s\#(number)", "type": "symbol", "source": "points", "filter": ["all", ["==", ["get", "scenario"], \#(number)]\#(scenario.filter.map { ", " + $0 } ?? "")], "layout": {\#(scenario.layer), "icon-allow-overlap": true, "icon-ignore-placement": true}\#(scenario.members.map { ", " + $0 } ?? "")}"#
+            if scenario.imported {
+                importedLayers.append(layer)
+            } else {
+                layers.append(layer)
+            }
+            if scenario.drawnByRef {
+                layers.append(#"{"id": "s\#(number)-ref", "ref": "s\#(number)", "paint": {"icon-opacity": 1}}"#)
+            }
         }
-        return """
+        let points =
+            #"{"type": "geojson", "data": {"type": "FeatureCollection", "features": [\#(features.joined(separator: ",\n"))]}}"#
+        let root = """
             {"version": 8, "center": [0, 0], "zoom": \(zoom), "schema": {"theme": {"default": "faded", "type": "string", "values": ["default", "faded"]}, "poiColor": {"default": ["match", ["get", "class"], "food", "#00ff00", "#ff0000"]}},
-             "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\(features.joined(separator: ",\n"))]}}},
-             "layers": [{"id": "background", "type": "background", "paint": {"background-color": "#808080"}},
-               \(layers.joined(separator: ",\n  "))]}
+             "sprite": [{"id": "default", "url": "file://\(directory.path)/theirs-out/sprite"}],
+             "iconsets": {"pins": {"type": "sprite", "url": "file://\(directory.path)/pins-out/sprite"}},
+             "imports": [{"id": "base", "url": "mapbox://styles/example/base", "config": {"baseColor": "#00ffff"}}],
+             "sources": {"points": \(points)},
+             "layers": [\(layers.joined(separator: ",\n  "))]}
             """
+        // The import is drawn below the root's layers: the background is its own.
+        let imported = """
+            {"version": 8, "schema": {"baseColor": {"default": "#ff0000"}}, "sources": {"points": \(points)},
+             "layers": [{"id": "background", "type": "background", "paint": {"background-color": "#808080"}},
+               \(importedLayers.joined(separator: ",\n  "))]}
+            """
+        return (root, imported)
     }
 
     /// The mean color of the 3x3 pixels around (x, y), and the width of the run of pixels
@@ -269,12 +350,18 @@ struct StyleScenarioTests {
     private func drawEveryScenario(
         options: [String], expecting: [String: [[Check]]]
     ) throws -> (build: String, failures: [String]) {
-        let styleFile = directory.appendingPathComponent("style.json")
-        try Data(Self.style().utf8).write(to: styleFile)
+        let (root, imported) = Self.style(in: directory)
+        try Data(root.utf8).write(to: directory.appendingPathComponent("style.json"))
+        try Data(imported.utf8).write(to: directory.appendingPathComponent("base.json"))
+        for folder in ["theirs", "pins"] {
+            let own = try TestSupport.iconr(
+                ["sprite", folder, "-o", "\(folder)-out/sprite", "--no-cache"], in: directory)
+            try #require(own.status == 0, "\(own.stderr)")
+        }
         let build = try TestSupport.run(
             TestSupport.iconrExecutable,
             [
-                "sprite", "icons", "-o", "out/sprite", "--style", "style.json",
+                "sprite", "icons", "-o", "out/sprite", "--style", "style.json", "--import", "base=base.json",
                 "--emit-style", "out/style.json", "--max-size", "96", "--no-cache",
             ] + options,
             directory: directory)

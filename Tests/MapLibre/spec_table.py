@@ -2,7 +2,9 @@
 PyPI package `maplibre`'s maplibre-gl.js) carries, one line per property, in the form of
 IconrStyle's MapLibreProperties table:
 
-    <layer type> <layout|paint> <name> <type>[/<item type>[/<length>]] <property-type> <parameters|-> [interpolated] [tokens] [values=a|b]
+    <layer type> <layout|paint> <name> <type>[/<item type>[/<length>]] <property-type> <parameters|-> [interpolated] [tokens] [values=a|b] [default=JSON]
+
+(the default as minified JSON, its spaces written %20)
 
 With --document it prints instead, as one JSON object with sorted keys, the rest of the
 specification that a style document is validated by (the root, sources by type, the layer, light,
@@ -122,6 +124,8 @@ def main():
                 values = list(values.keys())
             if values:
                 flags.append("values=" + "|".join(values))
+            if "default" in property:
+                flags.append("default=" + json.dumps(property["default"], separators=(",", ":")).replace(" ", "%20"))
             print(" ".join([layer, group, name, kind, property.get("property-type", "-"), parameters or "-"] + flags))
 
 

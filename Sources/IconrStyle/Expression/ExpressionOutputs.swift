@@ -1,7 +1,8 @@
 import IconrCore
 
 /// The values an expression can produce when the feature is not known: the literal
-/// outputs of its branches (`match`, `case`, `step`, `coalesce`, ...), each `image` with every
+/// outputs of its branches (`match`, `case`, `step`, `coalesce`, ...), every `concat` of
+/// its parts' values (a name built from a class and a rating), each `image` with every
 /// combination of its parameters' literal colors. Where a value comes from data, it is
 /// left out and its place named in `open`.
 enum ExpressionOutputs {
@@ -59,6 +60,22 @@ enum ExpressionOutputs {
             for output in interpolate.outputs { collect(output, context, into: &outputs) }
         case let coalesce as CoalesceNode:
             for argument in coalesce.arguments { collect(argument, context, into: &outputs) }
+        case let concat as CompoundNode where concat.name == "concat":
+            // Every combination of its parts' values (a name built from a class and a rank).
+            var texts = [""]
+            for argument in concat.arguments {
+                var part = Outputs()
+                collect(argument, context, into: &part)
+                outputs.open.formUnion(part.open)
+                guard part.open.isEmpty else { return }
+                let values = Set(part.values.map(\.text)).sorted()
+                guard texts.count * values.count <= maximumValues else {
+                    outputs.open.insert(concat.key + " (more than \(maximumValues) values)")
+                    return
+                }
+                texts = texts.flatMap { text in values.map { text + $0 } }
+            }
+            outputs.values += texts.map(StyleValue.string)
         case let letNode as LetNode:
             collect(letNode.result, context, into: &outputs)
         case let variable as VarNode:
