@@ -176,16 +176,21 @@ extension StyleDocument {
         if entries.isEmpty && iconsetEntries.isEmpty { return (iconr, sheetOf, [:], []) }
         let ours: [JSONValue] =
             iconr.arrayValue ?? [.object(["id": .string("default"), "url": iconr])]
+        // Later sheets keep their ids unless the style has them; the first is `default`
+        // unless the style has one, then named as the later ones are, by its URL's last part.
+        var names: [String] = []
+        for entry in ours.dropFirst() {
+            let id = entry["id"]?.stringValue ?? ""
+            names.append(taken.contains(id) ? unique(id) : id)
+            taken.insert(names[names.count - 1])
+        }
+        let base = ours.first?["url"]?.stringValue?.split(separator: "/").last.map(String.init) ?? "sprite"
+        names.insert(foreignDefault ? unique(base) : "default", at: 0)
         var renamed: [String: String] = [:]
         for (index, entry) in ours.enumerated() {
             guard case .object(var fields) = entry, let id = fields["id"]?.stringValue else { continue }
-            // Named as its later sheets are (`sprite`, `sprite-2`): by the URL's last part.
-            let url = fields["url"]?.stringValue ?? ""
-            let base = url.split(separator: "/").last.map(String.init) ?? "iconr"
-            let name = index == 0 && !foreignDefault ? id : unique(index == 0 ? base : id)
-            if index == 0 && !foreignDefault { taken.insert(id) }
-            if name != id { renamed[id] = name }
-            fields["id"] = .string(name)
+            if names[index] != id { renamed[id] = names[index] }
+            fields["id"] = .string(names[index])
             entries.append(.object(fields))
         }
         var sheets = sheetOf.mapValues { renamed[$0] ?? $0 }
