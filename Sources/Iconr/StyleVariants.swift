@@ -197,13 +197,16 @@ package struct StyleVariants: Sendable {
     /// `runtimeImages`, colors nobody prebaked name an image a client fetches (see
     /// `StyleDocument.emitted`). A style MapLibre would not load is an error naming each part
     /// (`StyleError`), unless `lenient` removes those parts (a warning each) and the rest loads.
+    /// With `merged`, `build`'s one sheet holds the style's own sprites too (`SpriteMerge`).
     package func emitted(
-        build: SpriteBuild, prefix: String, runtimeImages: Bool = false, lenient: Bool = false
+        build: SpriteBuild, prefix: String, runtimeImages: Bool = false, lenient: Bool = false, merged: Bool = false
     ) throws(StyleError) -> (json: [UInt8], warnings: [String]) {
         let emitted = style.emitted(
             sprite: build.spriteValue(prefix: prefix), templates: templates, needed: needed.map(\.image),
             sheetOf: build.sheetNames(prefix: prefix), firstSheetIDs: build.firstSheetIDs,
-            runtimeImages: runtimeImages, lenient: lenient, icons: icons, ownSprites: ownSprites)
+            runtimeImages: runtimeImages, lenient: lenient,
+            icons: merged ? icons.union(build.firstSheetIDs) : icons, ownSprites: merged ? [:] : ownSprites,
+            merged: merged)
         if !emitted.problems.isEmpty {
             throw StyleError(
                 message: "\(style.file): the style for MapLibre would not load: "

@@ -60,6 +60,12 @@ enum SpriteCommand: Command {
                     "Remove what MapLibre would reject from --emit-style's copy, with a warning each (default: an error, "
                     + "and nothing written)."),
             OptionSpec(
+                names: ["--merge-sprites"],
+                help:
+                    "Draw the --style's own sprites (local files) and sprite iconsets into the sheets, one sheet a ratio, "
+                    + "for clients that read no sprite array (OpenLayers' ol-mapbox-style); default: an array that keeps them."
+            ),
+            OptionSpec(
                 names: ["--preview"], valueName: "FILE",
                 help: "Draw --style's point features with their icons into a PNG (its center and zoom)."),
             OptionSpec(
@@ -122,6 +128,8 @@ enum SpriteCommand: Command {
         var emitStyle: String?
         /// Which icon-size --style's variants are drawn at.
         var iconSizes: IconSizes
+        /// Whether the style's own sprites are drawn into the sheets (`--merge-sprites`).
+        var mergeSprites: Bool
         /// Whether parts of the emitted style MapLibre would reject are removed, not an error.
         var lenient: Bool
         var spriteURL: String?
@@ -198,7 +206,7 @@ enum SpriteCommand: Command {
             variantsFile = arguments.value("--variants")
             for option in [
                 "--emit-style", "--preview", "--data", "--config", "--import", "--light", "--worldview", "--lenient",
-                "--exact-icon-sizes",
+                "--exact-icon-sizes", "--merge-sprites",
             ]
             where arguments.has(option) && !arguments.has("--style") {
                 throw UsageError(message: "\(option) needs --style")
@@ -214,6 +222,7 @@ enum SpriteCommand: Command {
             environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
+            mergeSprites = arguments.has("--merge-sprites")
             iconSizes = arguments.has("--exact-icon-sizes") ? .featuresSeen : .layerLargest
             spriteURL = arguments.value("--sprite-url")
             preview = arguments.value("--preview")
@@ -264,9 +273,9 @@ enum SpriteCommand: Command {
             cache: IconCache(memoryLimit: 0, disk: parsed.cache.diskCache(batch: "sprites", console: console)),
             placement: .inProcess)
         let progress = ProgressBar(label: "rendering", console: console)
-        let build: SpriteBuild
+        let built: SpriteBuild
         do {
-            build = try builder.build(directories: parsed.folders, recovery: recovery) { done, total in
+            built = try builder.build(directories: parsed.folders, recovery: recovery) { done, total in
                 progress.update(done, of: total)
             }
         } catch {
@@ -289,6 +298,14 @@ enum SpriteCommand: Command {
             throw error
         }
         progress.finish()
+        // One sheet a ratio with the style's own sprites in it, for clients of one sprite URL.
+        let build =
+            if let style, let path = parsed.style, parsed.mergeSprites {
+                try SpriteMerge.merged(
+                    built, with: SpriteMerge.sources(of: style.style, stylePath: path), options: options)
+            } else {
+                built
+            }
         var warnings = build.skipped.map { "skipped \($0)" } + build.warnings
         // Far more icons below the top than at it (36 of openstreetmap-carto's 994): say so.
         if !options.recursive, let nested = iconsInSubfolders(parsed.folders), nested > build.icons {
@@ -308,7 +325,8 @@ enum SpriteCommand: Command {
         var extra: [(bytes: [UInt8], path: String)] = []
         if let style, let output = parsed.emitStyle {
             let url = parsed.spriteURL ?? "file://" + absolutePath(prefix)
-            let emitted = try style.emitted(build: build, prefix: url, lenient: parsed.lenient)
+            let emitted = try style.emitted(
+                build: build, prefix: url, lenient: parsed.lenient, merged: parsed.mergeSprites)
             emitted.warnings.forEach { console.warning($0) }
             extra.append((emitted.json, output))
         }

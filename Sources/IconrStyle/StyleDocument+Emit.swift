@@ -59,15 +59,19 @@ extension StyleDocument {
     /// them (`sprites`), and only the ids iconr draws (`firstSheetIDs` and `sheetOf`) are
     /// rewritten. Sprite iconsets become entries too. `ownSprites` gives the ids of the
     /// style's own entries that could be read, by entry id: `coalesce` then knows they exist.
+    /// With `merged`, `sprite` is one sheet that holds the style's own sprites too (their
+    /// images under the ids the style names them by, `SpriteMerge`): it replaces the array.
     public func emitted(
         sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
         sheetOf: [String: String] = [:], firstSheetIDs: Set<String> = [], runtimeImages: Bool = false,
-        lenient: Bool = false, icons: Set<String>? = nil, ownSprites: [String: Set<String>] = [:]
+        lenient: Bool = false, icons: Set<String>? = nil, ownSprites: [String: Set<String>] = [:],
+        merged: Bool = false
     ) -> EmittedStyle {
         guard case .object(var style) = json else {
             return EmittedStyle(json: json, warnings: [], problems: [])
         }
-        let sprites = self.sprites(iconr: sprite, sheetOf: sheetOf, firstSheetIDs: firstSheetIDs)
+        var sprites = self.sprites(iconr: sprite, sheetOf: sheetOf, firstSheetIDs: firstSheetIDs)
+        if merged { sprites = (sprite, sheetOf, sprites.iconsets, []) }
         // The names the style may use that some sheet holds: iconr's, and its own sprites' it read.
         let known = icons.map { icons in
             ownSprites.reduce(into: icons) { known, entry in
@@ -146,7 +150,7 @@ extension StyleDocument {
     /// gets that prefix (`sheetOf`); a later sheet whose id is taken is renamed the same way.
     /// Each sprite iconset (`{"type": "sprite", "url": ...}`) becomes one more entry.
     /// `foreign`: the ids of the entries that are not iconr's (the style's own, iconsets).
-    func sprites(
+    package func sprites(
         iconr: JSONValue, sheetOf: [String: String], firstSheetIDs: Set<String>
     ) -> (value: JSONValue, sheetOf: [String: String], iconsets: [String: String], foreign: Set<String>) {
         // A sprite that is neither a URL nor entries stays, for the check to report.

@@ -164,4 +164,29 @@ struct DocumentValidationTests {
         #expect(stillBroken.stderr.contains("version: expected one of [8], 7 found"), "\(stillBroken.stderr)")
         #expect(!stillBroken.stderr.contains("--lenient removes these parts"))
     }
+
+    /// `--merge-sprites` reads the style's own sprites from local files only: a remote one is
+    /// an error naming it, and nothing is written.
+    @Test func mergingARemoteSpriteIsAnErrorNamingIt() throws {
+        let folder = try TemporaryFolder("iconr-merge-remote")
+        try FileManager.default.createDirectory(
+            at: folder.url.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try Data(
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"#.utf8
+        )
+        .write(to: folder.url.appendingPathComponent("icons/dot.svg"))
+        try Data(Self.document(#""sprite": [{"id": "extra", "url": "https://example.com/sprite"}]"#).utf8).write(
+            to: folder.url.appendingPathComponent("style.json"))
+        let run = try TestSupport.iconr(
+            [
+                "sprite", "icons", "-o", "out/", "--style", "style.json", "--emit-style", "out/style.json",
+                "--merge-sprites", "--no-cache",
+            ], in: folder.url)
+        #expect(run.status == 1)
+        #expect(
+            run.stderr.contains(
+                #"sprite "extra" is at https://example.com/sprite: --merge-sprites reads local sprites only"#),
+            "\(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder.url.appendingPathComponent("out/style.json").path))
+    }
 }

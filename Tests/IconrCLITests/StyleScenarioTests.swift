@@ -344,11 +344,22 @@ struct StyleScenarioTests {
         )
     }
 
+    /// With `--merge-sprites`, the style's own sprite and its iconset are drawn into iconr's
+    /// sheets, one a ratio: the copy's `sprite` is one URL (for OpenLayers' ol-mapbox-style),
+    /// and every scenario draws as with the array.
+    @Test func mergedSpritesDrawTheSameInBothClients() throws {
+        let (_, failures) = try drawEveryScenario(options: ["--merge-sprites"], expecting: [:], maxSize: 2048)
+        #expect(
+            failures.isEmpty, Comment(rawValue: "\(failures.count) checks failed:\n" + failures.joined(separator: "\n"))
+        )
+    }
+
     /// Builds the scenario style with `options`, draws it in both clients at ratios 1 and 2,
     /// and returns the build's stderr and every check that failed. `expecting` replaces the
-    /// checks of the scenarios it names (one list per feature).
+    /// checks of the scenarios it names (one list per feature). Sheets of `maxSize` (96: the
+    /// sprite needs several, so the copy's `sprite` is an array; else one URL, merged).
     private func drawEveryScenario(
-        options: [String], expecting: [String: [[Check]]]
+        options: [String], expecting: [String: [[Check]]], maxSize: Int = 96
     ) throws -> (build: String, failures: [String]) {
         let (root, imported) = Self.style(in: directory)
         try Data(root.utf8).write(to: directory.appendingPathComponent("style.json"))
@@ -362,14 +373,18 @@ struct StyleScenarioTests {
             TestSupport.iconrExecutable,
             [
                 "sprite", "icons", "-o", "out/sprite", "--style", "style.json", "--import", "base=base.json",
-                "--emit-style", "out/style.json", "--max-size", "96", "--no-cache",
+                "--emit-style", "out/style.json", "--max-size", "\(maxSize)", "--no-cache",
             ] + options,
             directory: directory)
         let stderr = String(decoding: build.stderr, as: UTF8.self)
         try #require(build.status == 0, "\(stderr)")
         let emitted = try JSONValue.parse(
             [UInt8](try Data(contentsOf: directory.appendingPathComponent("out/style.json"))))
-        #expect((emitted["sprite"]?.arrayValue?.count ?? 0) > 1, "the sprite should need several sheets")
+        if maxSize == 96 {
+            #expect((emitted["sprite"]?.arrayValue?.count ?? 0) > 1, "the sprite should need several sheets")
+        } else {
+            #expect(emitted["sprite"]?.stringValue != nil, "one sprite URL: \(emitted["sprite"]?.serialized ?? "none")")
+        }
         var failures: [String] = []
         for client in MapClient.allCases {
             for ratio in [1.0, 2.0] {
