@@ -71,6 +71,18 @@ struct DocumentValidationTests {
         ),
     ]
 
+    /// A temporary folder with `icons/dot.svg`, for a sprite build.
+    static func folderWithAnIcon(_ prefix: String) throws -> TemporaryFolder {
+        let folder = try TemporaryFolder(prefix)
+        try FileManager.default.createDirectory(
+            at: folder.url.appendingPathComponent("icons"), withIntermediateDirectories: true)
+        try Data(
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"#.utf8
+        )
+        .write(to: folder.url.appendingPathComponent("icons/dot.svg"))
+        return folder
+    }
+
     /// GL JS's messages with their keys (`layers[1]: `) taken off, as iconr's `message`s are.
     static func message(_ text: String) -> String {
         var text = text
@@ -113,13 +125,7 @@ struct DocumentValidationTests {
     /// `--lenient` removes what no other part depends on (a layer, a root key) and still fails
     /// on what the document needs (its version, a source).
     @Test func styleCheckAndEmitStyleReportTheSameAndLenientKeepsTheDocumentWhole() throws {
-        let folder = try TemporaryFolder("iconr-validation-cli")
-        try FileManager.default.createDirectory(
-            at: folder.url.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        try Data(
-            #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"#.utf8
-        )
-        .write(to: folder.url.appendingPathComponent("icons/dot.svg"))
+        let folder = try Self.folderWithAnIcon("iconr-validation-cli")
         let removable = Self.document(
             #""light": {"anchor": "nowhere"}"#,
             layers: Self.circle + ", " + Self.circle + #", {"id": "x", "type": "circle", "source": "nope"}"#)
@@ -168,13 +174,7 @@ struct DocumentValidationTests {
     /// `--merge-sprites` reads the style's own sprites from local files only: a remote one is
     /// an error naming it, and nothing is written.
     @Test func mergingARemoteSpriteIsAnErrorNamingIt() throws {
-        let folder = try TemporaryFolder("iconr-merge-remote")
-        try FileManager.default.createDirectory(
-            at: folder.url.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        try Data(
-            #"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"#.utf8
-        )
-        .write(to: folder.url.appendingPathComponent("icons/dot.svg"))
+        let folder = try Self.folderWithAnIcon("iconr-merge-remote")
         try Data(Self.document(#""sprite": [{"id": "extra", "url": "https://example.com/sprite"}]"#).utf8).write(
             to: folder.url.appendingPathComponent("style.json"))
         let run = try TestSupport.iconr(
