@@ -477,7 +477,7 @@ enum SpriteCommand: Command {
     /// `--import ID=FILE`: the style of a Mapbox import, for a style whose layers come from one.
     static let importOption = OptionSpec(
         names: ["--import"], valueName: "ID=FILE",
-        help: "The style a --style's Mapbox import ID names (its URL iconr cannot read), written in (repeatable).",
+        help: "The style that the Mapbox import ID names (its URL iconr cannot read), written in (repeatable).",
         isRepeatable: true)
 
     /// `--import ID=FILE` options: the file of each import id.

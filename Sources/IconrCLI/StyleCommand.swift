@@ -17,11 +17,17 @@ enum StyleCommand: Command {
             (--worldview), sky-radial-progress, raster-value and raster-particle-speed (0),
             unitless hsl() strings, to-hsla components from data (from to-rgba), and coalesce
             over images from data (by the sheet's names).
-          Dropped, a warning each: schema, imports, iconsets, featuresets, fog, lights, camera,
+          Written in: imports (--import ID=FILE, or the import's inline data; one not given is
+            named by its URL), ref layers, appearances (case and step on their conditions),
+            sprite iconsets (sprite entries), a sprite array of the style's own (kept).
+          Dropped, a warning each: schema, source iconsets, featuresets, fog, lights, camera,
             models, color-theme, indoor, snow, rain, slot, Mapbox-only layer types and
-            properties, image's iconset and second image.
-          Checked: the copy against the MapLibre style specification (layer types, properties,
-            value types, expressions); what fails is an error unless --lenient removes it.
+            properties, image's second image.
+          Checked: the whole copy as MapLibre GL JS validates a style (version, sources by
+            type, sprite, glyphs, light, sky, terrain, projection, layer ids, types and
+            sources, properties, value types, expressions), each problem by its JSON path;
+            what fails is an error unless --lenient removes it (a property, a layer, a root
+            key; never what the document needs).
         """
     static let positionalUsage = "check <style.json>"
     static let arguments: [(name: String, help: String)] = [
