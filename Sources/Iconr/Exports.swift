@@ -18,6 +18,8 @@ import IconrSystem
 @_exported import struct IconrCore.TemplateError
 @_exported import struct IconrCore.TemplateParameter
 @_exported import struct IconrCore.TemplateWarning
+@_exported import struct IconrCore.Theme
+@_exported import struct IconrCore.ThemeError
 @_exported import struct IconrCore.UnknownParameterError
 @_exported import struct IconrCore.VariantKey
 @_exported import struct IconrRender.ImageFormat

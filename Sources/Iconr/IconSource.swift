@@ -95,6 +95,12 @@ public final class IconSource: Sendable {
         self.warnings = warnings
     }
 
+    /// This icon in `theme`'s colors: its document recolored (`Theme.apply`), a template of
+    /// its own with its own digest, so that its variants are cached apart.
+    public func themed(_ theme: Theme) throws(IconrError) -> IconSource {
+        try IconSource(name: name, bytes: theme.apply(to: template), path: path)
+    }
+
     /// The icon name of a template file: its file name without `.svg` or `.svgz`, in any
     /// letter case (`icons/flag.svg` is `flag`).
     public static func iconName(path: String) -> String {

@@ -1,13 +1,17 @@
 import Iconr
 import IconrCore
 import IconrRender
+import IconrSystem
 
-/// `iconr inspect <template.svg> [--json]`
+/// `iconr inspect <template.svg | icons-dir> [--json]`
 enum InspectCommand: Command {
     static let name = "inspect"
-    static let abstract = "Show a template's size, parameters, stretch areas, content box and warnings."
-    static let positionalUsage = "<template.svg>"
-    static let arguments: [(name: String, help: String)] = [("<template.svg>", "The SVG template to inspect.")]
+    static let abstract =
+        "Show a template's size, parameters, stretch areas, content box and warnings; for a folder, the paints its icons use."
+    static let positionalUsage = "<template.svg | icons-dir>"
+    static let arguments: [(name: String, help: String)] = [
+        ("<template.svg | icons-dir>", "The SVG template to inspect, or a folder of them (read with its subfolders).")
+    ]
     static let options: [OptionSpec] =
         [OptionSpec(names: ["--json"], help: "Print JSON instead of text.")]
         + RenderSettings.options
@@ -27,6 +31,7 @@ enum InspectCommand: Command {
     static func run(_ options: Options, console: Console) throws -> Int32 {
         options.render.apply()
         let path = options.template, settings = options.render, json = options.json
+        if FileReader.isFolder(path) { return try paints(in: path, json: json, console: console) }
         return CrashGuard.run(file: path, timeout: settings.limits.timeout, console: console) { console in
             console.reportingErrors {
                 let source = try IconSource(path: path)
@@ -39,6 +44,51 @@ enum InspectCommand: Command {
                 }
             }
         }
+    }
+
+    /// The distinct paint colors of a folder's icons (what a theme maps), with how many icons
+    /// use each, most used first; pure Swift (scanning, no rendering). An icon that does not
+    /// scan is named on stderr and left out.
+    static func paints(in folder: String, json: Bool, console: Console) throws -> Int32 {
+        let files = try SpriteBuilder.iconFiles(in: [folder], recursive: true).filter { !$0.path.hasSuffix(".png") }
+        var icons: [UInt32: [String]] = [:]
+        var failed = 0
+        for file in files {
+            do {
+                let template = try SVGTemplate(bytes: try IconrError.readingTemplate(file.path), file: file.path)
+                for rgb in Theme.paints(of: template) { icons[rgb, default: []].append(file.id) }
+            } catch {
+                console.error("\(error)")
+                failed += 1
+            }
+        }
+        let rows = icons.map { rgb, names in
+            (
+                color: "#" + hexText([UInt8(rgb >> 16), UInt8(rgb >> 8 & 0xFF), UInt8(rgb & 0xFF)]),
+                icons: names.sorted()
+            )
+        }.sorted {
+            ($0.icons.count, $1.color) > ($1.icons.count, $0.color)
+        }
+        if json {
+            console.out(
+                JSONValue.object([
+                    "folder": .string(folder), "icons": .number(Double(files.count - failed)),
+                    "paints": .array(
+                        rows.map { row -> JSONValue in
+                            .object(["color": .string(row.color), "icons": .array(row.icons.map { .string($0) })])
+                        }),
+                ]).text(.indented))
+        } else {
+            for row in rows {
+                let examples = row.icons.prefix(3).joined(separator: ", ") + (row.icons.count > 3 ? ", ..." : "")
+                console.out("\(row.color)  \(row.icons.count) icon\(row.icons.count == 1 ? "" : "s") (\(examples))")
+            }
+            console.note(
+                "inspect: \(rows.count) paint\(rows.count == 1 ? "" : "s") in \(files.count - failed) icons "
+                    + "(a theme's \"colors\" maps them: iconr sprite --theme)")
+        }
+        return failed == 0 ? 0 : 1
     }
 
     struct Report {

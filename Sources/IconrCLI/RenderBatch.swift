@@ -193,14 +193,14 @@ enum RenderBatch {
         return Supervisor.runBuild(timeout: settings.limits.timeout, console: console) { recovery, console in
             console.checkingStdout(
                 render(
-                    jobs, folder: folder, limits: settings.limits, cache: cache, recovery: recovery, started: started,
-                    console: console))
+                    jobs, folder: folder, limits: settings.limits, theme: settings.theme, cache: cache,
+                    recovery: recovery, started: started, console: console))
         }
     }
 
     /// One attempt, in the supervised child.
     private static func render(
-        _ jobs: [RenderJob], folder: String?, limits: RenderLimits, cache cacheSettings: CacheSettings,
+        _ jobs: [RenderJob], folder: String?, limits: RenderLimits, theme: Theme?, cache cacheSettings: CacheSettings,
         recovery: SpriteBuildRecovery, started: ContinuousClock.Instant, console: Console
     ) -> Int32 {
         if let folder, !folder.isEmpty {
@@ -223,7 +223,10 @@ enum RenderBatch {
                 source = .failure(BatchFailure("\(path): \(reason)"))
             } else {
                 source = recovery.watching(path) {
-                    Result { () throws(IconrError) in try IconSource(path: path) }.mapError { BatchFailure("\($0)") }
+                    Result { () throws(IconrError) in
+                        let source = try IconSource(path: path)
+                        return try theme.map { theme throws(IconrError) in try source.themed(theme) } ?? source
+                    }.mapError { BatchFailure("\($0)") }
                 }
             }
             loaded.withLock { $0[path] = source }

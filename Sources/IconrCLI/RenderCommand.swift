@@ -31,6 +31,9 @@ enum RenderCommand: Command {
             OptionSpec(
                 names: ["--list"], valueName: "FILE",
                 help: "Render each line of FILE ('-' for stdin): <template.svg> [-p NAME=COLOR]... [-s S] [-o PATH]."),
+            ThemeOption.spec(
+                repeatable: false,
+                help: "Draw in a theme's colors: a JSON file (see 'iconr sprite --help'), or grayscale."),
         ] + RenderSettings.options + CacheSettings.options
 
     struct Options: CommandOptions {
@@ -50,9 +53,12 @@ enum RenderCommand: Command {
         var jobs: [RenderJob] = []
         var render: RenderSettings
         var cache: CacheSettings
+        /// `--theme` as given (read when the command runs).
+        var theme: String?
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
             templates = arguments.positionals
+            theme = arguments.value("--theme")
             list = arguments.value("--list")
             guard !templates.isEmpty || list != nil else { throw UsageError(message: "missing <template.svg>") }
             scales = try RenderCommand.parseScales(arguments.all("--scale"))
@@ -78,6 +84,8 @@ enum RenderCommand: Command {
     }
 
     static func run(_ options: Options, console: Console) throws -> Int32 {
+        var options = options
+        options.render.theme = try options.theme.flatMap { try ThemeOption.read([$0]).first }
         options.render.apply()
         var console = console
         console.quiet = options.render.quiet
@@ -97,7 +105,8 @@ enum RenderCommand: Command {
             console.reportingErrors {
                 // Reading and scanning the template is pure Swift: enough for the cache key,
                 // so a cache hit never loads librsvg.
-                let source = try IconSource(path: path)
+                let read = try IconSource(path: path)
+                let source = try settings.theme.map { theme throws(IconrError) in try read.themed(theme) } ?? read
                 source.warnings.forEach { console.warning($0) }
                 let resolved = source.resolve(params)
                 if let unknown = source.undeclared(in: resolved) {
@@ -198,6 +207,8 @@ struct RenderSettings {
         help: "Refuse icon files (and the files they draw) larger than this many MiB (default: 4).")
 
     var limits = RenderLimits.default
+    /// `iconr render --theme`: the colors every icon is drawn in.
+    var theme: Theme?
     /// `--max-file-size` in bytes, when given (`apply()` makes it the process's).
     var fileLimit: Int?
     /// `--quiet`.

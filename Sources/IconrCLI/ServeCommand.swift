@@ -56,6 +56,11 @@ enum ServeCommand: Command {
                     "Log a line per request (time, client, request, status, bytes, duration, cache tier) to FILE, or - for stderr; SIGHUP reopens it."
             ),
             OptionSpec(names: ["--request-log-json"], help: "Write --request-log's lines as JSON objects."),
+            ThemeOption.spec(
+                repeatable: true,
+                help:
+                    "Serve each set's sprite in a theme's colors too, at /sprites/<set>/<theme>/sprite.json (a JSON file, or grayscale; repeatable)."
+            ),
             OptionSpec(
                 names: ["--follow-links"],
                 help:
@@ -80,6 +85,8 @@ enum ServeCommand: Command {
         /// `--request-log` (`-`: stderr) and whether its lines are JSON.
         var requestLog: (path: String, json: Bool)?
         var address: String
+        /// `--theme` as given (read when the command runs).
+        var themes: [String]
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
             if let extra = arguments.positionals.first { throw UsageError(message: "unexpected argument '\(extra)'") }
@@ -107,6 +114,7 @@ enum ServeCommand: Command {
             if !ratios.isEmpty { server.spriteRatios = Array(Set(ratios)).sorted() }
             server.corsOrigin = arguments.value("--cors")
             server.followsLinks = arguments.has("--follow-links")
+            themes = arguments.all("--theme")
             if arguments.has("--request-log-json"), !arguments.has("--request-log") {
                 throw UsageError(message: "--request-log-json needs --request-log")
             }
@@ -156,6 +164,7 @@ enum ServeCommand: Command {
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
         signal(SIGPIPE, SIG_IGN)
         var options = parsed.server
+        options.themes = try ThemeOption.read(parsed.themes)
         // A cache folder that cannot be made costs only speed, as for the other commands.
         options.cacheDirectory = parsed.cache.diskCache(console: console)?.directory
         options.cacheByteLimit = parsed.cache.byteLimit

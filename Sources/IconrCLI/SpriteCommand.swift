@@ -45,6 +45,11 @@ enum SpriteCommand: Command {
                 help: "Set a --style schema option (Mapbox's config), e.g. --config lightPreset=night (repeatable).",
                 isRepeatable: true),
             importOption,
+            ThemeOption.spec(
+                repeatable: true,
+                help:
+                    "Also build the sprite in a theme's colors (a JSON file, or grayscale), as <prefix>-<theme> "
+                    + "(sprite-dark.json), with --emit-style's copy as <style>-<theme>.json (repeatable)."),
         ] + environmentOptions + [
             OptionSpec(
                 names: ["--emit-style"], valueName: "FILE",
@@ -126,6 +131,8 @@ enum SpriteCommand: Command {
         /// What --style's Mapbox-only camera and light expressions are taken at.
         var environment = MapboxEnvironment()
         var emitStyle: String?
+        /// `--theme`: the themes to build the sprite in too, as given (read when the command runs).
+        var themes: [String] = []
         /// Which icon-size --style's variants are drawn at.
         var iconSizes: IconSizes
         /// Whether the style's own sprites are drawn into the sheets (`--merge-sprites`).
@@ -219,6 +226,10 @@ enum SpriteCommand: Command {
             dataFiles = arguments.all("--data")
             config = try parseConfig(arguments.all("--config"))
             imports = try parseImports(arguments.all("--import"))
+            themes = arguments.all("--theme")
+            if !themes.isEmpty && arguments.has("--json") {
+                throw UsageError(message: "--json prints one build: give --theme without it, or one build at a time")
+            }
             environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
@@ -248,12 +259,22 @@ enum SpriteCommand: Command {
         }
         style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
+        let themes = try ThemeOption.read(parsed.themes)
 
         // Everything above is pure Swift; librsvg runs in a supervised child from here on.
         return Supervisor.runBuild(timeout: options.limits.timeout, console: console) { recovery, console in
             console.checkingStdout(
                 console.reportingErrors {
                     try build(options, style: style, parsed, recovery: recovery, console: console)
+                    // Each theme: the same sprite in its colors, beside the first.
+                    for theme in themes {
+                        var themed = options, themedParsed = parsed
+                        themed.theme = theme
+                        themedParsed.output = ThemeOption.themed(outputPrefix(parsed.output), theme)
+                        themedParsed.emitStyle = parsed.emitStyle.map { ThemeOption.themed($0, theme) }
+                        themedParsed.preview = nil
+                        try build(themed, style: style, themedParsed, recovery: recovery, console: console)
+                    }
                 })
         }
     }

@@ -37,6 +37,8 @@ public struct SVGTemplate: Sendable {
     /// targets that are neither `#fragments` nor `data:` URLs.
     public let externalReferences: [String]
     let paintEdits: [PaintEdit]
+    /// Where each parameter's `m:value` is in `bytes`, in the order of `parameters`.
+    let parameterValueRanges: [Range<Int>]
     /// A declaration was seen that a user stylesheet could wrongly override (`restyling`).
     let restylingBlocked: Bool
 
@@ -47,6 +49,7 @@ public struct SVGTemplate: Sendable {
             try parser.parse()
             self.bytes = bytes
             parameters = parser.parameters.map(\.parameter)
+            parameterValueRanges = parser.parameters.map(\.valueRange)
             stretchX = parser.stretchX
             stretchY = parser.stretchY
             content = parser.content
@@ -71,6 +74,8 @@ private struct TemplateParser {
     struct DeclaredParameter {
         var parameter: TemplateParameter
         var location: SourceLocation
+        /// Where its `m:value` is in the bytes.
+        var valueRange: Range<Int> = 0..<0
     }
 
     let bytes: [UInt8]
@@ -309,7 +314,7 @@ extension TemplateParser {
     private mutating func readMetadata(_ localName: String, _ tag: XMLStartTag, namespaces: [String: String]) throws {
         let location = lines.location(of: tag.offset)
         let scanner = scanner
-        func value(_ name: String) throws -> (text: String, offset: Int)? {
+        func value(_ name: String) throws -> (text: String, offset: Int, range: Range<Int>)? {
             let attribute = tag.attributes.first { attribute in
                 let (namespace, local) = Self.resolve(attribute.name, in: namespaces)
                 // Unprefixed attributes carry no namespace in XML; accept them too.
@@ -317,7 +322,7 @@ extension TemplateParser {
                     && (namespace == SVGTemplate.mapboxNamespace || attribute.name.firstIndex(of: ":") == nil)
             }
             guard let attribute else { return nil }
-            return (try scanner.value(of: attribute), attribute.offset)
+            return (try scanner.value(of: attribute), attribute.offset, attribute.valueRange)
         }
         func number(_ name: String) throws -> Double {
             guard let attribute = try value(name) else {
@@ -353,7 +358,7 @@ extension TemplateParser {
 
     private mutating func readParameter(
         _ tag: XMLStartTag, location: SourceLocation,
-        value: (String) throws -> (text: String, offset: Int)?
+        value: (String) throws -> (text: String, offset: Int, range: Range<Int>)?
     ) throws {
         guard let name = try value("name")?.text, !name.isEmpty else {
             throw TemplateError(location: location, message: "\(tag.name) has no m:name")
@@ -381,7 +386,9 @@ extension TemplateParser {
                 message: "\(tag.name) \"\(name)\" has an invalid m:value \"\(defaultValue.text)\"")
         }
         parameters.append(
-            DeclaredParameter(parameter: TemplateParameter(name: name, defaultColor: color), location: location))
+            DeclaredParameter(
+                parameter: TemplateParameter(name: name, defaultColor: color), location: location,
+                valueRange: defaultValue.range))
     }
 
     mutating func warnAboutSharedDefaults() {

@@ -26,6 +26,8 @@ public struct ServerOptions: Sendable {
     public var publicURL: String?
     /// Pixel ratios of the sprites served.
     public var spriteRatios: [Double] = [1, 2]
+    /// Themes each set's sprite is served in too, at `/sprites/<set>/<theme>/sprite.json`.
+    public var themes: [Theme] = []
     /// Renders waiting or running at most; past it a request that needs a render gets 503.
     /// Requests for a variant already queued wait for that render and take no place.
     public var renderQueueLimit = 32
@@ -127,6 +129,11 @@ public final class IconServer: Sendable {
             sprites[set.name] = ServedSprite(
                 directories: [set.directory], style: nil, options: options, placement: placement,
                 pack: "serve-set-" + set.name, metrics: metrics)
+            for theme in options.themes {
+                sprites[set.name + "/" + theme.name] = ServedSprite(
+                    directories: [set.directory], style: nil, options: options, placement: placement,
+                    pack: "serve-set-" + set.name + "-" + theme.name, metrics: metrics, theme: theme)
+            }
         }
         self.libraries = libraries
         self.sprites = sprites
@@ -272,6 +279,10 @@ public final class IconServer: Sendable {
             return ("icons", icon(levels.dropFirst().joined(separator: "/"), request: request))
         case "sprites" where levels.count == 3:
             return ("sprites", .later { self.sprite(set: levels[1], file: levels[2], request: request) })
+        case "sprites" where levels.count == 4:
+            return (
+                "sprites", .later { self.sprite(set: levels[1] + "/" + levels[2], file: levels[3], request: request) }
+            )
         case "styles" where levels.count == 2:
             return ("styles", .later { self.style(file: levels[1], request: request) })
         case "styles" where levels.count == 3:
@@ -508,9 +519,17 @@ public final class IconServer: Sendable {
 
     // MARK: Sprites and styles
 
-    /// `/sprites/{set}/sprite[.{hash}][-N][@{R}x].json|png`
+    /// `/sprites/{set}[/{theme}]/sprite[.{hash}][-N][@{R}x].json|png`
     private func sprite(set: String, file: String, request: HTTPRequest) -> HTTPResponse {
         guard let sprite = sprites[set] else {
+            if let slash = set.firstIndex(of: "/"), sprites[String(set[..<slash])] != nil {
+                let themes = options.themes.map(\.name)
+                return Self.error(
+                    404,
+                    "unknown theme \"\(set[set.index(after: slash)...])\" (themes: "
+                        + (themes.isEmpty ? "none; iconr serve --theme adds them" : themes.joined(separator: ", "))
+                        + ")")
+            }
             return Self.error(
                 404, "unknown icon set \"\(set)\" (sets: \(libraries.map(\.name).joined(separator: ", ")))")
         }

@@ -47,10 +47,11 @@ final class ServedSprite: Sendable {
     private let retiredFor: Duration
     static let retiredLimit = 8
 
-    /// `pack` names this sprite's pack in the disk cache (each sprite writes its own).
+    /// `pack` names this sprite's pack in the disk cache (each sprite writes its own); `theme`
+    /// draws it in a theme's colors.
     init(
         directories: [String], style: String?, options: ServerOptions, placement: RenderPlacement, pack: String,
-        metrics: ServerMetrics
+        metrics: ServerMetrics, theme: Theme? = nil
     ) {
         self.directories = directories
         self.metrics = metrics
@@ -65,6 +66,7 @@ final class ServedSprite: Sendable {
         spriteOptions.firstFolderWins = true
         spriteOptions.followsLinksOut = options.followsLinks
         spriteOptions.limits = options.limits
+        spriteOptions.theme = theme
         self.spriteOptions = spriteOptions
         let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
         clock = options.clock

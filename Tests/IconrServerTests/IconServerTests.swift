@@ -459,4 +459,42 @@ struct IconServerTests {
         #expect(moduleText.contains("export const attach") && moduleText.contains("import.meta.url"))
         #expect(header(module, "ETag") != header(script, "ETag"))
     }
+
+    /// `--theme`: each set's sprite in a theme's colors at `/sprites/<set>/<theme>/`; the
+    /// untheme'd sprite as it was; an unknown theme a 404 naming the themes.
+    @Test func aThemedSpriteIsServedUnderItsName() throws {
+        var options = ServerOptions()
+        options.iconSets = [("bundled", icons.path)]
+        var white = Theme(name: "white")
+        white.paint = Color(red: 255, green: 255, blue: 255)
+        options.themes = [white]
+        let themed = try IconServer(options: options, placement: .inProcess)
+        func get(_ path: String) -> HTTPResponse {
+            themed.respond(to: HTTPRequest(method: "GET", path: path, query: [], headers: [:]))
+        }
+        let index = try JSONValue.parse(get("/sprites/bundled/white/sprite.json").body)
+        let flag = try #require(index["flag"], "the themed index has the flag")
+        let sheet = try PNGDecoder.decode(get("/sprites/bundled/white/sprite.png").body)
+        let plain = try PNGDecoder.decode(get("/sprites/bundled/sprite.png").body)
+        let plainFlag = try #require(try JSONValue.parse(get("/sprites/bundled/sprite.json").body)["flag"])
+        func opaque(_ image: RasterImage, _ entry: JSONValue) -> [(UInt8, UInt8, UInt8)] {
+            guard case .number(let x)? = entry["x"], case .number(let y)? = entry["y"],
+                case .number(let width)? = entry["width"], case .number(let height)? = entry["height"]
+            else { return [] }
+            var colors: [(UInt8, UInt8, UInt8)] = []
+            for row in Int(y)..<Int(y + height) {
+                for column in Int(x)..<Int(x + width) where image[column, row].alpha == 255 {
+                    let pixel = image[column, row]
+                    colors.append((pixel.red, pixel.green, pixel.blue))
+                }
+            }
+            return colors
+        }
+        let themedColors = opaque(sheet, flag), plainColors = opaque(plain, plainFlag)
+        #expect(!themedColors.isEmpty && themedColors.allSatisfy { $0 == (255, 255, 255) })
+        #expect(plainColors.contains { $0 != (255, 255, 255) }, "the plain sprite keeps its colors")
+        let unknown = get("/sprites/bundled/dark/sprite.json")
+        #expect(unknown.status == 404)
+        #expect(try errorMessage(unknown) == #"unknown theme "dark" (themes: white)"#)
+    }
 }

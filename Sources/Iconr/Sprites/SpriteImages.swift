@@ -68,7 +68,8 @@ struct SpriteImageRenderer: Sendable {
         let icon: IconSource
         do {
             icon = try recovery.watching(file.path) { () throws(IconrError) in
-                try IconSource(name: source.id, bytes: bytes, path: file.path)
+                let icon = try IconSource(name: source.id, bytes: bytes, path: file.path)
+                return try options.theme.map { theme throws(IconrError) in try icon.themed(theme) } ?? icon
             }
         } catch {
             // The failure names the file already.

@@ -205,7 +205,7 @@ extension SpriteOptions {
             + "unique \(unique) skip \(skipInvalid) first \(firstFolderWins) sanitize \(sanitizeIDs) "
             + "sdf \(sdf.sorted()) limits \(limits.maxSize) \(limits.timeout.shortText) optimize \(optimize)"
             // Only when set, so that the keys of builds that follow links stay what they were.
-            + (followsLinksOut ? "" : " links confined") + "\n"
+            + (followsLinksOut ? "" : " links confined") + (theme.map { " theme \($0.rulesKey)" } ?? "") + "\n"
             + "variants " + variants.joined(separator: "; ")
     }
 }

@@ -32,6 +32,8 @@ public struct SpriteOptions: Sendable {
     public var variants: [String: [SpriteVariant]] = [:]
     /// Size and time limits of each render.
     public var limits = RenderLimits.default
+    /// The colors every icon is drawn in (`Theme`); nil draws the colors the files have.
+    public var theme: Theme?
     /// Compress the sheets at libdeflate's highest levels: 2-13% smaller (Maki's and
     /// Temaki's within 1% of zopflipng's bytes), in 3-5 times the time of a build.
     public var optimize = false
