@@ -9,7 +9,7 @@ import IconrSystem
 /// the work failed, 64 for a usage mistake.
 public enum CLI {
     static let commands: [any Command.Type] = [
-        RenderCommand.self, InspectCommand.self, SpriteCommand.self, CacheCommand.self,
+        RenderCommand.self, InspectCommand.self, CheckCommand.self, SpriteCommand.self, CacheCommand.self,
         ExpressionCommand.self, StyleCommand.self, ServeCommand.self,
     ]
     /// The hidden command that serves isolated renders (see `IsolatedRenderer`).

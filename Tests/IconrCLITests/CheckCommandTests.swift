@@ -1,0 +1,131 @@
+import Foundation
+import IconrCore
+import IconrTestSupport
+import Testing
+
+/// `iconr check`: a fixture of its own for each rule, a clean icon, the exit codes and
+/// `--json`; then the real sets (Maki clean; resvg's feature tests flagged where they use
+/// what Mapbox does not draw).
+struct CheckCommandTests {
+    static let header =
+        #"<svg xmlns="http://www.w3.org/2000/svg" xmlns:m="https://www.mapbox.com" width="16" height="16">"#
+
+    /// Each rule's fixture: its file name, the SVG, the `--sdf` it needs, the finding's rule.
+    static let fixtures: [(name: String, svg: String, rule: String)] = [
+        (
+            "big",
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="600" height="20"><rect width="600" height="20"/></svg>"#,
+            "studio-size"
+        ),
+        (
+            "heavy",
+            header + "<!--" + String(repeating: "x", count: 420 * 1024) + #"--><rect width="16" height="16"/></svg>"#,
+            "studio-file-size"
+        ),
+        ("styled", header + #"<style>rect { fill: red }</style><rect width="16" height="16"/></svg>"#, "style-element"),
+        ("label", header + #"<text x="1" y="12">A</text></svg>"#, "text"),
+        (
+            "hatched",
+            header
+                + #"<pattern id="p" width="2" height="2" patternUnits="userSpaceOnUse"><rect width="1" height="1"/></pattern><rect width="16" height="16" fill="url(#p)"/></svg>"#,
+            "pattern"
+        ),
+        ("blended", header + #"<rect width="16" height="16" style="mix-blend-mode: multiply"/></svg>"#, "blend-mode"),
+        (
+            "reflected",
+            header
+                + #"<linearGradient id="g" x2="0.2" spreadMethod="reflect"><stop offset="0"/><stop offset="1" stop-color="red"/></linearGradient><rect width="16" height="16" fill="url(#g)"/></svg>"#,
+            "spread-method"
+        ),
+        (
+            "photo", header + #"<image width="16" height="16" href="data:image/png;base64,iVBORw0KGgo="/></svg>"#,
+            "image"
+        ),
+        (
+            "outlined",
+            header
+                + ##"<m:metadata><m:parameters><m:parameter m:name="body" m:type="color" m:value="#000000"/></m:parameters></m:metadata><rect width="16" height="16" stroke="#000000"/></svg>"##,
+            "shared-default"
+        ),
+        (
+            "shield",
+            header
+                + #"<m:metadata><m:stretch-x-areas><m:stretch-x-area m:left="4" m:width="8"/></m:stretch-x-areas></m:metadata><rect width="16" height="16"/></svg>"#,
+            "sdf-stretch"
+        ),
+        ("broken", "<svg", "invalid"),
+    ]
+
+    @Test func eachRuleHasAFixtureThatItFlagsAndACleanIconPasses() throws {
+        let folder = try TemporaryFolder("iconr-check")
+        let clean = folder.url.appendingPathComponent("clean.svg")
+        try Data((Self.header + ##"<rect width="16" height="16" fill="#336699"/></svg>"##).utf8).write(to: clean)
+        let passed = InProcess.iconr(["check", clean.path])
+        #expect(passed.status == 0 && passed.stdout.isEmpty, "\(passed.stdout)\(passed.stderr)")
+        #expect(passed.stderr.contains("check: 1 icon, nothing lost for mapbox or maplibre"))
+        #expect(Set(Self.fixtures.map(\.rule)).count == Self.fixtures.count)
+        for fixture in Self.fixtures {
+            let file = folder.url.appendingPathComponent(fixture.name + ".svg")
+            try Data(fixture.svg.utf8).write(to: file)
+            let run = InProcess.iconr(["check", file.path, "--sdf", "shield", "--json"])
+            #expect(run.status == 1, "\(fixture.name): \(run.stderr)")
+            let json = try JSONValue.parse(Array(run.stdout.utf8))
+            let rules = (json["icons"]?.arrayValue?.first?["findings"]?.arrayValue ?? []).compactMap {
+                $0["rule"]?.stringValue
+            }
+            #expect(rules.contains(fixture.rule), "\(fixture.name): \(rules)")
+            // Nothing else is flagged in a fixture of one rule (invalid counts once per target).
+            #expect(Set(rules) == [fixture.rule], "\(fixture.name): \(rules)")
+        }
+        // The target filter: the SDF shield is MapLibre's finding, the <style> Mapbox's.
+        let shield = folder.url.appendingPathComponent("shield.svg").path
+        #expect(InProcess.iconr(["check", shield, "--sdf", "shield", "--for", "mapbox"]).status == 0)
+        let maplibre = InProcess.iconr(["check", shield, "--sdf", "shield", "--for", "maplibre"])
+        #expect(
+            maplibre.status == 1 && maplibre.stdout.contains("shield.svg: maplibre: an SDF icon with stretch areas"))
+        #expect(InProcess.iconr(["check", shield]).status == 0, "not SDF without --sdf: nothing to deform")
+        let wrong = InProcess.iconr(["check", shield, "--for", "mapbx"])
+        #expect(wrong.status == 64 && wrong.stderr.contains("did you mean 'mapbox'?"))
+    }
+
+    /// A set of more than 1,000 images is more than Studio takes in one style.
+    @Test func moreThanAThousandImagesIsASetFinding() throws {
+        let folder = try TemporaryFolder("iconr-check-many")
+        for number in 0..<1_001 {
+            try Data((Self.header + "</svg>").utf8).write(to: folder.url.appendingPathComponent("i\(number).svg"))
+        }
+        let run = InProcess.iconr(["check", folder.path])
+        #expect(run.status == 1)
+        #expect(run.stdout == "\(folder.path): mapbox: 1001 images: Studio takes at most 1,000 images a style\n")
+    }
+
+    /// Maki draws the same in Mapbox; every resvg feature test that uses a pattern, text,
+    /// a blend mode or a `<style>` element (by its text) is flagged for it.
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
+    func realSetsAreCheckedFileByFile() throws {
+        let maki = InProcess.iconr(["check", TestSupport.corpora.appendingPathComponent("maki").path])
+        #expect(maki.status == 0 && maki.stdout.isEmpty && maki.stderr.contains("check: 214 icons, nothing lost"))
+        let resvg = TestSupport.corpora.appendingPathComponent("resvg-svg")
+        let run = InProcess.iconr(["check", resvg.path, "--json"])
+        #expect(run.status == 1)
+        let json = try JSONValue.parse(Array(run.stdout.utf8))
+        #expect(json["checked"] == .number(878))
+        var flagged: [String: Set<String>] = [:]
+        for icon in json["icons"]?.arrayValue ?? [] {
+            guard let file = icon["file"]?.stringValue else { continue }
+            flagged[file] = Set((icon["findings"]?.arrayValue ?? []).compactMap { $0["rule"]?.stringValue })
+        }
+        let files = TestSupport.svgFiles(in: "resvg-svg")
+        try #require(files.count == 878)
+        var expected = 0
+        for file in files {
+            let text = String(decoding: try Data(contentsOf: file), as: UTF8.self)
+            for (marker, rule) in [("<pattern", "pattern"), ("<text", "text"), ("<style", "style-element")]
+            where text.contains(marker) {
+                expected += 1
+                #expect(flagged[file.path]?.contains(rule) == true, "\(file.lastPathComponent): \(rule)")
+            }
+        }
+        #expect(expected > 90, "the resvg tests use patterns, text and style sheets: \(expected)")
+    }
+}
