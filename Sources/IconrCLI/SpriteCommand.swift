@@ -1,6 +1,7 @@
 import Glibc
 import Iconr
 import IconrCore
+import IconrServer
 import IconrStyle
 import IconrSystem
 
@@ -71,6 +72,11 @@ enum SpriteCommand: Command {
                     + "for clients that read no sprite array (OpenLayers' ol-mapbox-style); default: an array that keeps them."
             ),
             OptionSpec(
+                names: ["--catalog"], valueName: "FILE",
+                help:
+                    "Write an HTML page of every icon and variant at 1x and 2x (ids, sizes, parameters, SDF tinted, stretch and content areas, a search box), one file, for review."
+            ),
+            OptionSpec(
                 names: ["--preview"], valueName: "FILE",
                 help: "Draw --style's point features with their icons into a PNG (its center and zoom)."),
             OptionSpec(
@@ -131,6 +137,8 @@ enum SpriteCommand: Command {
         /// What --style's Mapbox-only camera and light expressions are taken at.
         var environment = MapboxEnvironment()
         var emitStyle: String?
+        /// `--catalog`: the HTML page of the built sprite.
+        var catalog: String?
         /// `--theme`: the themes to build the sprite in too, as given (read when the command runs).
         var themes: [String] = []
         /// Which icon-size --style's variants are drawn at.
@@ -237,6 +245,7 @@ enum SpriteCommand: Command {
             iconSizes = arguments.has("--exact-icon-sizes") ? .featuresSeen : .layerLargest
             spriteURL = arguments.value("--sprite-url")
             preview = arguments.value("--preview")
+            catalog = arguments.value("--catalog")
             minify = arguments.has("--minify")
             hashNames = arguments.has("--hash-names")
             check = arguments.has("--check")
@@ -273,6 +282,7 @@ enum SpriteCommand: Command {
                         themedParsed.output = ThemeOption.themed(outputPrefix(parsed.output), theme)
                         themedParsed.emitStyle = parsed.emitStyle.map { ThemeOption.themed($0, theme) }
                         themedParsed.preview = nil
+                        themedParsed.catalog = parsed.catalog.map { ThemeOption.themed($0, theme) }
                         try build(themed, style: style, themedParsed, recovery: recovery, console: console)
                     }
                 })
@@ -357,6 +367,18 @@ enum SpriteCommand: Command {
                 (
                     try ScenePreview.png(
                         style: style.style, sheets: largest, size: parsed.previewSize, spriteID: style.spriteID), output
+                ))
+        }
+        if let output = parsed.catalog {
+            let icons = try SpriteBuilder.iconFiles(in: parsed.folders, recursive: options.recursive)
+            let name = parsed.folders.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(
+                separator: ", ")
+            let title = "iconr catalog: " + (prefix.split(separator: "/").last.map(String.init) ?? prefix)
+            extra.append(
+                (
+                    CatalogPage.html(
+                        title: title, sections: [.init(name: name, build: build, files: icons, liveIcons: nil)]),
+                    output
                 ))
         }
         let files = build.files(prefix: prefix, minify: minify) + extra

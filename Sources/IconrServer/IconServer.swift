@@ -312,7 +312,13 @@ public final class IconServer: Sendable {
                             ("Cache-Control", "no-store"),
                         ], body: Array(text.utf8)))
             )
+        case "catalog" where levels.count == 1:
+            return ("catalog", .later { self.catalog(request) })
         case "" where levels.count == 1:
+            // A browser gets the catalog; other clients the routes as JSON.
+            if request.headers["accept"]?.containsUTF8("text/html") == true {
+                return ("catalog", .later { self.catalog(request) })
+            }
             return ("index", .now(Self.json(200, index())))
         default:
             return ("other", .now(Self.error(404, "no such route: \(path) (see /)")))
@@ -569,6 +575,29 @@ public final class IconServer: Sendable {
         return style.sprite.respond(file: file, request: request, maxAge: options.maxAge)
     }
 
+    /// `/catalog`: every set's icons (and each style's variants) on one page, colors
+    /// redrawn through `/icons/` (`CatalogPage`).
+    private func catalog(_ request: HTTPRequest) -> HTTPResponse {
+        var sections: [CatalogPage.Section] = []
+        for library in libraries {
+            guard let sprite = sprites[library.name], case .success(let current) = sprite.build() else { continue }
+            let files =
+                (try? SpriteBuilder.iconFiles(
+                    in: sprite.directories, recursive: true, followsLinksOut: options.followsLinks)) ?? []
+            sections.append(
+                CatalogPage.Section(
+                    name: library.name, build: current.build, files: files, liveIcons: "/icons/\(library.name):"))
+        }
+        for (name, style) in styles.sorted(by: { $0.key < $1.key }) {
+            guard case .success(let current) = style.sprite.build() else { continue }
+            sections.append(
+                CatalogPage.Section(
+                    name: "style \(name) (its variants)", build: current.build, files: [], liveIcons: nil))
+        }
+        let page = CatalogPage.html(title: "iconr catalog", sections: sections)
+        return Self.cached(page, type: "text/html; charset=utf-8", maxAge: 0, revalidate: true, request: request)
+    }
+
     private func index() -> String {
         let sets = JSONValue.array(libraries.map { .string($0.name) })
         let styleNames = JSONValue.array(styles.keys.sorted().map { .string($0) })
@@ -576,7 +605,8 @@ public final class IconServer: Sendable {
             "iconr": .string(IconrVersion.string), "sets": sets, "styles": styleNames,
             "routes": .array(
                 [
-                    "/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}/sprite[@{R}x].json|png",
+                    "/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}[/{theme}]/sprite[@{R}x].json|png",
+                    "/catalog",
                     "/styles/{name}.json", "/iconr.js", "/iconr.mjs", "/health", "/metrics",
                 ].map { .string($0) }),
         ]).serialized

@@ -1,0 +1,276 @@
+import Iconr
+import IconrCore
+import IconrRender
+
+/// The icon catalog: one HTML page (no other file) with every icon of some sprites at 1x and
+/// 2x, with its id, size, parameters, SDF icons tinted, stretch and content areas drawn over
+/// it, each icon's prebaked variants, and a search box. `iconr serve` answers it at
+/// `/catalog` (and `/` for browsers), where a parameter's color input redraws the icon
+/// through `/icons/`; `iconr sprite --catalog` writes it for a built sprite, for review.
+package enum CatalogPage {
+    /// One sprite of the page: its name, its build, the icon files it was built from (for the
+    /// parameters they declare), and where the server draws its icons (`/icons/maki:`), or nil
+    /// for a static page.
+    package struct Section: Sendable {
+        package var name: String
+        package var build: SpriteBuild
+        package var files: [(id: String, path: String)]
+        package var liveIcons: String?
+
+        /// A section named `name` of `build`'s sheets.
+        package init(name: String, build: SpriteBuild, files: [(id: String, path: String)], liveIcons: String?) {
+            self.name = name
+            self.build = build
+            self.files = files
+            self.liveIcons = liveIcons
+        }
+    }
+
+    /// The page, titled `title`.
+    package static func html(title: String, sections: [Section]) -> [UInt8] {
+        var data: [JSONValue] = []
+        for section in sections { data.append(json(section)) }
+        // A `</script>` in an id must not close the data's script element.
+        let payload = JSONValue.array(data).serialized.splitUTF8(separator: "</").joined(separator: "<\\/")
+        let escapedTitle = title.splitUTF8(separator: "&").joined(separator: "&amp;").splitUTF8(separator: "<")
+            .joined(separator: "&lt;")
+        return Array(
+            template.splitUTF8(separator: "{{TITLE}}").joined(separator: escapedTitle)
+                .splitUTF8(separator: "{{DATA}}").joined(separator: payload).utf8)
+    }
+
+    /// A section's icons: each base icon (its variants after it), its images as PNG data
+    /// URIs cut from the 1x and 2x sheets, and what the page draws over them.
+    static func json(_ section: Section) -> JSONValue {
+        let ratios = Set(section.build.sheets.map(\.ratio)).sorted()
+        let low = ratios.first ?? 1, high = ratios.last ?? 1
+        var images: [Double: [String: (entry: SpriteIndexEntry, uri: String)]] = [:]
+        for ratio in [low, high] where images[ratio] == nil {
+            var cut: [String: (SpriteIndexEntry, String)] = [:]
+            for sheet in section.build.sheets where sheet.ratio == ratio {
+                guard
+                    let pixels = try? PNGDecoder.decode(sheet.png, maxSize: PixelSize(width: 1 << 15, height: 1 << 15))
+                else { continue }
+                for (id, entry) in sheet.entries {
+                    guard let png = try? PNGEncoder.encode(crop(pixels, entry.rect)) else { continue }
+                    cut[id] = (entry, "data:image/png;base64," + base64(png))
+                }
+            }
+            images[ratio] = cut
+        }
+        var parameters: [String: [JSONValue]] = [:]
+        for file in section.files {
+            guard let bytes = try? IconrError.readingTemplate(file.path), let template = try? SVGTemplate(bytes: bytes)
+            else { continue }
+            parameters[file.id] = template.parameters.map {
+                .object(["name": .string($0.name), "default": .string($0.defaultColor.hexString)])
+            }
+        }
+        let all = images[high] ?? [:]
+        var icons: [JSONValue] = []
+        for id in all.keys.sorted() {
+            guard let (entry, uri) = all[id] else { continue }
+            let base = id.split(separator: "?", maxSplits: 1).first.map(String.init) ?? id
+            let ratio = entry.pixelRatio > 0 ? entry.pixelRatio : high
+            func areas(_ spans: [StretchArea]) -> JSONValue {
+                .array(spans.map { .array([.number($0.start / ratio), .number($0.end / ratio)]) })
+            }
+            var icon: [String: JSONValue] = [
+                "id": .string(id), "base": .string(base),
+                "width": .number(Double(entry.rect.width) / ratio),
+                "height": .number(Double(entry.rect.height) / ratio),
+                "image1x": .string(images[low]?[id]?.uri ?? uri), "image2x": .string(uri), "sdf": .bool(entry.sdf),
+                "stretchX": areas(entry.stretchX), "stretchY": areas(entry.stretchY),
+                "params": .array(id == base ? parameters[base] ?? [] : []),
+            ]
+            if let content = entry.content {
+                icon["content"] = .array(
+                    [content.left, content.top, content.right, content.bottom].map { .number($0 / ratio) })
+            }
+            icons.append(.object(icon))
+        }
+        return .object([
+            "name": .string(section.name), "live": section.liveIcons.map(JSONValue.string) ?? .null,
+            "icons": .array(icons),
+        ])
+    }
+
+    /// The pixels of `rect` in `image`.
+    private static func crop(_ image: RasterImage, _ rect: PixelRect) -> RasterImage {
+        var pixels: [UInt8] = []
+        pixels.reserveCapacity(rect.width * rect.height * 4)
+        for row in rect.y..<min(rect.maxY, image.size.height) {
+            let start = (row * image.size.width + rect.x) * 4
+            pixels += image.pixels[start..<start + rect.width * 4]
+        }
+        let height = pixels.count / max(rect.width * 4, 1)
+        return RasterImage(size: PixelSize(width: rect.width, height: height), pixels: pixels)
+    }
+
+    /// Standard base64 with padding.
+    static func base64(_ bytes: [UInt8]) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var index = 0
+        while index < bytes.count {
+            let chunk = bytes[index..<min(index + 3, bytes.count)]
+            let value = chunk.enumerated().reduce(0) { $0 | Int($1.element) << (16 - 8 * $1.offset) }
+            for position in 0..<4 {
+                output.append(
+                    position <= chunk.count ? alphabet[(value >> (18 - 6 * position)) & 63] : UInt8(ascii: "="))
+            }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// The page: styles, the search box, and the script that lays out `{{DATA}}`.
+    static let template = #"""
+        <!doctype html>
+        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>{{TITLE}}</title><link rel="icon" href="data:,">
+        <style>
+          body { font: 14px system-ui, sans-serif; margin: 0; background: #f4f4f2; color: #222 }
+          header { position: sticky; top: 0; background: #fff; border-bottom: 1px solid #ddd; padding: 10px 16px; display: flex; gap: 16px; align-items: center; z-index: 1 }
+          header h1 { font-size: 16px; margin: 0 }
+          #search { font: inherit; padding: 5px 8px; width: 260px }
+          #count { color: #666 }
+          h2 { font-size: 15px; margin: 18px 16px 8px }
+          .grid { display: flex; flex-wrap: wrap; gap: 10px; padding: 0 16px }
+          .card { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 8px; min-width: 120px; max-width: 260px }
+          .card.hidden { display: none }
+          .images { display: flex; gap: 10px; align-items: flex-end; min-height: 24px; background: repeating-conic-gradient(#eee 0 25%, #fff 0 50%) 0 0 / 12px 12px; padding: 6px }
+          .frame { position: relative; line-height: 0 }
+          .area { position: absolute; pointer-events: none }
+          .stretch-x { top: 0; bottom: 0; background: rgba(0, 160, 255, 0.28) }
+          .stretch-y { left: 0; right: 0; background: rgba(255, 120, 0, 0.28) }
+          .content { outline: 1px dashed #d00 }
+          .id { font-family: ui-monospace, monospace; font-size: 12px; margin-top: 6px; word-break: break-all }
+          .meta { color: #666; font-size: 12px }
+          .params label { display: flex; gap: 6px; align-items: center; font-size: 12px; margin-top: 4px }
+          .variants { display: flex; flex-wrap: wrap; gap: 4px; margin-top: 6px }
+          .variants img { background: #fafafa; border: 1px solid #eee }
+        </style></head>
+        <body>
+        <header><h1>{{TITLE}}</h1><input id="search" type="search" placeholder="Search icons" aria-label="Search icons"><span id="count"></span>
+        <span class="meta">blue: stretch x, orange: stretch y, dashed: content; SDF icons tinted</span></header>
+        <main id="sets"></main>
+        <script type="application/json" id="iconr-catalog">{{DATA}}</script>
+        <script>
+        (function () {
+          "use strict";
+          var sections = JSON.parse(document.getElementById("iconr-catalog").textContent);
+          var main = document.getElementById("sets");
+          var cards = [];
+          function element(name, className, text) {
+            var node = document.createElement(name);
+            if (className) node.className = className;
+            if (text !== undefined) node.textContent = text;
+            return node;
+          }
+          // An SDF image as a renderer shows it: its distance field cut at the edge, tinted.
+          function tinted(image, width, height, color) {
+            var canvas = element("canvas");
+            canvas.width = image.naturalWidth; canvas.height = image.naturalHeight;
+            canvas.style.width = width + "px"; canvas.style.height = height + "px";
+            var context = canvas.getContext("2d");
+            context.drawImage(image, 0, 0);
+            var pixels = context.getImageData(0, 0, canvas.width, canvas.height);
+            for (var i = 0; i < pixels.data.length; i += 4) {
+              var alpha = Math.min(1, Math.max(0, (pixels.data[i + 3] / 255 - 0.7) / 0.1));
+              pixels.data[i] = color[0]; pixels.data[i + 1] = color[1]; pixels.data[i + 2] = color[2];
+              pixels.data[i + 3] = Math.round(alpha * 255);
+            }
+            context.putImageData(pixels, 0, 0);
+            return canvas;
+          }
+          // The icon at a scale, with its areas over it.
+          function frame(icon, source, scale) {
+            var box = element("div", "frame");
+            var image = element("img");
+            image.alt = icon.id; image.width = Math.round(icon.width * scale); image.height = Math.round(icon.height * scale);
+            image.src = source;
+            if (icon.sdf) {
+              image.addEventListener("load", function () { box.replaceChild(tinted(image, image.width, image.height, [40, 90, 200]), image); }, {once: true});
+            }
+            box.appendChild(image);
+            icon.stretchX.forEach(function (span) {
+              var area = element("div", "area stretch-x"); area.style.left = span[0] * scale + "px"; area.style.width = (span[1] - span[0]) * scale + "px"; box.appendChild(area);
+            });
+            icon.stretchY.forEach(function (span) {
+              var area = element("div", "area stretch-y"); area.style.top = span[0] * scale + "px"; area.style.height = (span[1] - span[0]) * scale + "px"; box.appendChild(area);
+            });
+            if (icon.content) {
+              var content = element("div", "area content");
+              content.style.left = icon.content[0] * scale + "px"; content.style.top = icon.content[1] * scale + "px";
+              content.style.width = (icon.content[2] - icon.content[0]) * scale + "px"; content.style.height = (icon.content[3] - icon.content[1]) * scale + "px";
+              box.appendChild(content);
+            }
+            return {box: box, image: image};
+          }
+          sections.forEach(function (section) {
+            main.appendChild(element("h2", "", section.name + " (" + section.icons.filter(function (icon) { return icon.id === icon.base; }).length + " icons)"));
+            var grid = element("div", "grid");
+            main.appendChild(grid);
+            var byBase = {};
+            section.icons.forEach(function (icon) {
+              if (icon.id !== icon.base && byBase[icon.base]) {
+                var small = element("img"); small.src = icon.image1x; small.title = icon.id; small.alt = icon.id;
+                small.width = Math.round(icon.width); small.height = Math.round(icon.height);
+                byBase[icon.base].variants.appendChild(small);
+                byBase[icon.base].card.dataset.search += " " + icon.id.toLowerCase();
+                return;
+              }
+              var card = element("div", "card");
+              card.dataset.search = (section.name + " " + icon.id).toLowerCase();
+              var images = element("div", "images");
+              var one = frame(icon, icon.image1x, 1), two = frame(icon, icon.image2x, 2);
+              images.appendChild(one.box); images.appendChild(two.box);
+              card.appendChild(images);
+              card.appendChild(element("div", "id", icon.id));
+              card.appendChild(element("div", "meta", icon.width + " x " + icon.height + " px" + (icon.sdf ? ", SDF" : "")));
+              if (icon.params.length) {
+                var params = element("div", "params");
+                var inputs = [];
+                icon.params.forEach(function (param) {
+                  var label = element("label", "", param.name);
+                  var input = element("input");
+                  input.type = "color"; input.value = param["default"].slice(0, 7); input.dataset.param = param.name;
+                  input.disabled = !section.live;
+                  input.title = section.live ? "redraw through the server" : "colors redraw in iconr serve's catalog";
+                  inputs.push(input);
+                  input.addEventListener("input", function () {
+                    var query = inputs.map(function (each) { return encodeURIComponent(each.dataset.param) + "=" + encodeURIComponent(each.value); }).join("&");
+                    one.image.src = section.live + encodeURIComponent(icon.id) + ".png?" + query;
+                    two.image.src = section.live + encodeURIComponent(icon.id) + "@2x.png?" + query;
+                  });
+                  label.insertBefore(input, label.firstChild);
+                  params.appendChild(label);
+                });
+                card.appendChild(params);
+              }
+              var variants = element("div", "variants");
+              card.appendChild(variants);
+              byBase[icon.base] = {card: card, variants: variants};
+              cards.push(card);
+              grid.appendChild(card);
+            });
+          });
+          var search = document.getElementById("search"), count = document.getElementById("count");
+          function filter() {
+            var words = search.value.toLowerCase().split(/\s+/).filter(Boolean), shown = 0;
+            cards.forEach(function (card) {
+              var match = words.every(function (word) { return card.dataset.search.indexOf(word) >= 0; });
+              card.classList.toggle("hidden", !match);
+              if (match) shown += 1;
+            });
+            count.textContent = shown + " of " + cards.length + " icons";
+          }
+          search.addEventListener("input", filter);
+          filter();
+        })();
+        </script>
+        </body></html>
+        """#
+}
