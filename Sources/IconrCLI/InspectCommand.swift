@@ -85,8 +85,9 @@ enum InspectCommand: Command {
                 console.out("\(row.color)  \(row.icons.count) icon\(row.icons.count == 1 ? "" : "s") (\(examples))")
             }
             console.note(
-                "inspect: \(rows.count) paint\(rows.count == 1 ? "" : "s") in \(files.count - failed) icons "
-                    + "(a theme's \"colors\" maps them: iconr sprite --theme)")
+                "inspect: \(rows.count) paint\(rows.count == 1 ? "" : "s") in \(files.count - failed) icons, the "
+                    + "initial black of undeclared paints included (a theme's \"colors\" maps them: iconr sprite --theme)"
+            )
         }
         return failed == 0 ? 0 : 1
     }
