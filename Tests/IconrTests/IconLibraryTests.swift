@@ -1134,8 +1134,8 @@ struct OnePathTests {
     /// the key's text, and a new option fails here until it joins the key.
     @Test func everySpriteOptionKeysTheRecord() {
         let plain = SpriteOptions()
-        #expect(Mirror(reflecting: plain).children.count == 13, "a new option must join recordKeyText")
-        var changed: [SpriteOptions] = Array(repeating: plain, count: 13)
+        #expect(Mirror(reflecting: plain).children.count == 14, "a new option must join recordKeyText")
+        var changed: [SpriteOptions] = Array(repeating: plain, count: 14)
         changed[0].ratios = [1, 3]
         changed[1].padding = 2
         changed[2].maxSize = 1024
@@ -1149,6 +1149,7 @@ struct OnePathTests {
         changed[10].limits = RenderLimits(maxSize: PixelSize(width: 64, height: 64))
         changed[11].optimize = true
         changed[12].followsLinksOut = false
+        changed[13].theme = Theme.builtIn("grayscale")
         let texts = [plain.recordKeyText] + changed.map(\.recordKeyText)
         #expect(Set(texts).count == texts.count)
     }
