@@ -162,7 +162,7 @@ struct RenderCommandTests {
 
     @Test(
         .enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
-        arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
+        arguments: TestSupport.svgFiles(in: TestSupport.corpus("librsvg-2.54-crashers")))
     func crashersExit1WithoutASignal(_ file: URL) throws {
         let result = try iconr("render", file.path, "--timeout", "3")
         #expect(result.status == 1, "\(result.stderr)")

@@ -59,8 +59,7 @@ struct ThemeTests {
         let (entries, sheetImages) = try Self.sheets(named: "sprite-flavor", in: scratch.url)
         // The same build's sprite without the theme, for icons whose two renders disagree anyway.
         let (plainEntries, plainSheets) = try Self.sheets(named: "sprite", in: scratch.url)
-        let files = TestSupport.svgFiles(in: folder)
-        try #require(files.count > 30, "the corpus holds \(folder)'s icons")
+        let files = try TestSupport.requiredSVGFiles(in: TestSupport.corpus(folder), atLeast: 200)
         let results = Locked<(agreed: Int, differed: [String], otherSize: [String])>((0, [], []))
         DispatchQueue.concurrentPerform(iterations: files.count) { number in
             let file = files[number]

@@ -3,6 +3,7 @@ import Iconr
 import IconrCore
 import IconrRender
 import IconrSystem
+import Testing
 
 /// What a run of the built `iconr` ended with and printed.
 public struct IconrRun: Sendable {
@@ -84,12 +85,31 @@ public enum TestSupport {
     public static let testCacheHome = FileManager.default.temporaryDirectory
         .appendingPathComponent("iconr-test-cache-\(ProcessInfo.processInfo.processIdentifier)").path
 
-    /// SVG files below a corpus folder, sorted.
-    public static func svgFiles(in folder: String) -> [URL] {
-        let root = corpora.appendingPathComponent(folder)
-        let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)
+    /// A corpus folder: `../shared/corpora/<name>`.
+    public static func corpus(_ name: String) -> URL {
+        corpora.appendingPathComponent(name)
+    }
+
+    /// The `.svg` files below `folder`, sorted; empty when there are none (a folder that is
+    /// missing included). A URL, not a string: an absolute path once went under the corpora
+    /// folder and found nothing, and the loops over it drew nothing. For `arguments:` lists;
+    /// a loop takes `requiredSVGFiles`.
+    public static func svgFiles(in folder: URL) -> [URL] {
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
         let files = (enumerator?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "svg" }
         return files.sorted { $0.path < $1.path }
+    }
+
+    /// `svgFiles(in:)`, required to hold at least `atLeast`: a test that loops over nothing
+    /// proves nothing, so an empty or short list fails the test that asked for it.
+    public static func requiredSVGFiles(
+        in folder: URL, atLeast: Int = 1, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> [URL] {
+        let files = svgFiles(in: folder)
+        try #require(
+            files.count >= atLeast, "\(folder.path) holds \(files.count) SVG files, fewer than \(atLeast)",
+            sourceLocation: sourceLocation)
+        return files
     }
 
     public static func template(_ svg: String, name: String = "test") throws -> IconSource {

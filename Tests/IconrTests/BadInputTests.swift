@@ -145,11 +145,17 @@ struct BadInputTests {
         #expect(try IconSource(path: main.path).render().image.centerHex == "#ff0000ff")
     }
 
+    /// The crasher tests' argument lists are not empty (an empty list runs no case, and passes).
+    @Test(.enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)))
+    func theCrasherCorpusIsThere() throws {
+        _ = try TestSupport.requiredSVGFiles(in: TestSupport.corpus("librsvg-2.54-crashers"), atLeast: 5)
+    }
+
     /// Every file of the crasher corpus fails with an error (crash, timeout or a document
     /// error), in the isolated renderer, without taking the test process down.
     @Test(
         .enabled(if: TestSupport.corporaAvailable, Comment(rawValue: TestSupport.corporaMissing)),
-        arguments: TestSupport.svgFiles(in: "librsvg-2.54-crashers"))
+        arguments: TestSupport.svgFiles(in: TestSupport.corpus("librsvg-2.54-crashers")))
     func crashersBecomeErrors(_ file: URL) throws {
         let limits = RenderLimits(timeout: 3)
         let started = ContinuousClock.now

@@ -89,7 +89,7 @@ struct ReferenceAgreementTests {
 
     @Test(arguments: [1.0, 2.0])
     func makiAgreesEverywhere(_ scale: Double) throws {
-        let files = TestSupport.svgFiles(in: "maki")
+        let files = try TestSupport.requiredSVGFiles(in: TestSupport.corpus("maki"), atLeast: 214)
         #expect(files.count == 214)
         let outcome = try Self.compare(files, scale: scale)
         print("maki at \(scale)x: \(outcome.summary)")
@@ -97,7 +97,7 @@ struct ReferenceAgreementTests {
     }
 
     @Test func resvgFeatureTestsAgree() throws {
-        let files = TestSupport.svgFiles(in: "resvg-svg")
+        let files = try TestSupport.requiredSVGFiles(in: TestSupport.corpus("resvg-svg"), atLeast: 878)
         let outcome = try Self.compare(files, scale: 1)
         print("resvg-svg at 1x: \(outcome.summary)")
         for (file, difference) in outcome.differed { print("  differs by \(difference): \(file)") }
