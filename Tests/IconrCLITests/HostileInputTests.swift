@@ -29,12 +29,18 @@ struct HostileInputTests {
     }
 
     /// Every line of `stderr` is one `error:` or `warning:` line with no control character.
-    private func expectOneLineMessages(_ stderr: String, _ comment: String) {
+    private func expectOneLineMessages(
+        _ stderr: String, _ comment: String, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) {
         for line in stderr.split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
-            #expect(line.hasPrefix("error: ") || line.hasPrefix("warning: "), "\(comment): \(stderr.debugDescription)")
-            #expect(!line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(comment)")
+            #expect(
+                line.hasPrefix("error: ") || line.hasPrefix("warning: "), "\(comment): \(stderr.debugDescription)",
+                sourceLocation: sourceLocation)
+            #expect(
+                !line.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }, "\(comment)",
+                sourceLocation: sourceLocation)
         }
-        #expect(stderr.isEmpty || stderr.hasSuffix("\n"), "\(comment)")
+        #expect(stderr.isEmpty || stderr.hasSuffix("\n"), "\(comment)", sourceLocation: sourceLocation)
     }
 
     /// Entity bombs of several shapes (depth, breadth, where the reference is): each fails at

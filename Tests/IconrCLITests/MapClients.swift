@@ -22,17 +22,18 @@ enum MapClient: String, CaseIterable, CustomStringConvertible {
     /// Draws `style` (a file under `root`) and returns the map's RGBA pixels at `ratio`.
     func render(
         style: URL, root: URL, ratio: Double, width: Int, height: Int, zoom: Double,
-        longitude: Double, latitude: Double
+        longitude: Double, latitude: Double, sourceLocation: Testing.SourceLocation = #_sourceLocation
     ) throws -> [UInt8] {
         let request: [String: Any] = [
             "style_file": style.path, "root": root.path, "ratio": ratio, "width": width, "height": height,
             "zoom": zoom, "longitude": longitude, "latitude": latitude,
         ]
         let map = try MapScript.run(
-            self == .native ? "render.py" : "render_gljs.py", request, in: root, client: self)
+            self == .native ? "render.py" : "render_gljs.py", request, in: root, client: self,
+            sourceLocation: sourceLocation)
         try #require(
             map.size == PixelSize(width: Int(Double(width) * ratio), height: Int(Double(height) * ratio)),
-            "\(self) drew \(map.size) at \(ratio)x")
+            "\(self) drew \(map.size) at \(ratio)x", sourceLocation: sourceLocation)
         return map.pixels
     }
 }
@@ -43,18 +44,21 @@ enum MapScript {
     /// (headless: `EGL_PLATFORM=surfaceless` for pymgl), and returns the image; a failure
     /// names the client and how to install it, with what the script said.
     static func run(
-        _ script: String, _ request: [String: Any], in folder: URL, client: MapClient
+        _ script: String, _ request: [String: Any], in folder: URL, client: MapClient,
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
     ) throws
         -> RasterImage
     {
-        try drawing(script, request, in: folder, client: client).map
+        try drawing(script, request, in: folder, client: client, sourceLocation: sourceLocation).map
     }
 
     /// `run`, with the JSON the script wrote beside the map (`output.png.json`), if any.
     static func drawing(
-        _ script: String, _ request: [String: Any], in folder: URL, client: MapClient
+        _ script: String, _ request: [String: Any], in folder: URL, client: MapClient,
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
     ) throws -> (map: RasterImage, sidecar: Any?) {
-        let python = try #require(TestSupport.which("python3"), "python3 is needed for the MapLibre tests")
+        let python = try #require(
+            TestSupport.which("python3"), "python3 is needed for the MapLibre tests", sourceLocation: sourceLocation)
         let requestFile = folder.appendingPathComponent("request-\(UUID().uuidString).json")
         try JSONSerialization.data(withJSONObject: request).write(to: requestFile)
         let output = folder.appendingPathComponent("map-\(UUID().uuidString).png")
@@ -70,12 +74,12 @@ enum MapScript {
             + String(decoding: result.stderr, as: UTF8.self)
             .split(separator: "\n").filter { !$0.contains("WARNING:maplibre") && !$0.contains("shiny") }.joined(
                 separator: "\n")
-        try #require(result.status == 0, Comment(rawValue: failure))
+        try #require(result.status == 0, Comment(rawValue: failure), sourceLocation: sourceLocation)
         // MapLibre Native reports a style it rejects, or a layer it drops, on stderr and draws on.
         let logged = String(decoding: result.stderr, as: UTF8.self).split(separator: "\n").filter {
             $0.contains("Error") || $0.contains("[WARNING]")
         }
-        #expect(logged.isEmpty, "\(client) logged: \(logged.joined(separator: "; "))")
+        #expect(logged.isEmpty, "\(client) logged: \(logged.joined(separator: "; "))", sourceLocation: sourceLocation)
         let sidecar = (try? Data(contentsOf: URL(fileURLWithPath: output.path + ".json"))).flatMap {
             try? JSONSerialization.jsonObject(with: $0)
         }

@@ -908,11 +908,15 @@ struct OnePathTests {
             )
             .build(directories: [icons.path])
         }
-        func expectColdBytes(_ rebuilt: SpriteBuild, _ comment: Comment) throws {
+        func expectColdBytes(
+            _ rebuilt: SpriteBuild, _ comment: Comment, sourceLocation: Testing.SourceLocation = #_sourceLocation
+        ) throws {
             colds += 1
             let cold = try build(in: temporary.url.appendingPathComponent("cold \(colds)").path)
-            #expect(rebuilt.sheets.map(\.png) == cold.sheets.map(\.png), comment)
-            #expect(rebuilt.sheets.map { $0.json() } == cold.sheets.map { $0.json() }, comment)
+            #expect(rebuilt.sheets.map(\.png) == cold.sheets.map(\.png), comment, sourceLocation: sourceLocation)
+            #expect(
+                rebuilt.sheets.map { $0.json() } == cold.sheets.map { $0.json() }, comment,
+                sourceLocation: sourceLocation)
         }
         let first = try build(in: cache)
         #expect(first.iconsReused == 0 && first.sheets.allSatisfy { PaletteImage(png: $0.png) != nil })

@@ -31,8 +31,10 @@ struct RestylingTests {
         ["p": "transparent", "q": "#00ff00"], ["p": "#123456", "q": "hsla(30, 100%, 50%, 0.25)"], [:],
     ]
 
-    private static func expectRestylingDrawsAsRewriting(_ template: SVGTemplate, _ label: String) throws {
-        let restyling = try #require(template.restyling, "\(label): not restyled")
+    private static func expectRestylingDrawsAsRewriting(
+        _ template: SVGTemplate, _ label: String, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws {
+        let restyling = try #require(template.restyling, "\(label): not restyled", sourceLocation: sourceLocation)
         let marked = try LoadedSVG(bytes: restyling.bytes)
         for scale in [1.0, 2.7] {
             for colors in variants {
@@ -41,7 +43,7 @@ struct RestylingTests {
                 let restyled = try marked.render(scale: scale, stylesheet: restyling.stylesheet(params))
                 // Compared apart from the expectation, which would print every pixel.
                 let same = restyled == rewritten
-                #expect(same, "\(label) at \(scale)x with \(colors)")
+                #expect(same, "\(label) at \(scale)x with \(colors)", sourceLocation: sourceLocation)
             }
         }
     }
