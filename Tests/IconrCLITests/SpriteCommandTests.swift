@@ -346,7 +346,7 @@ struct SpriteCommandTests {
         #expect(exact.status == 0 && !exact.stderr.contains("style variant"), "\(exact.stderr)")
         #expect(try index("out/exact@2x.json")["flag?flag_color=ffff00"]?["pixelRatio"] as? Int == 2)
         #expect(try index("out/exact@2x.json")["flag?flag_color=ff0000"]?["pixelRatio"] as? Int == 4)
-        #expect(try iconr("sprite", "icons", "-o", "out/x", "--exact-icon-sizes").status == 64)
+        #expect(InProcess.iconr(["sprite", "icons", "-o", "out/x", "--exact-icon-sizes"]).status == 64)
     }
 
     /// A param no icon the layer can show declares is warned of, with the names they declare;
@@ -416,11 +416,11 @@ struct SpriteCommandTests {
     }
 
     @Test func usageMistakes() throws {
-        #expect(try iconr("sprite", "icons", "-o", "x", "--emit-style", "s.json").status == 64)
-        #expect(try iconr("sprite", "icons", "-o", "x", "--preview", "p.png").status == 64)
-        #expect(try iconr("sprite", "icons").status == 64)
-        #expect(try iconr("sprite", "-o", "x").status == 64)
-        #expect(try iconr("sprite", "icons", "-o", "x", "--ratio", "0").status == 64)
+        #expect(InProcess.iconr(["sprite", "icons", "-o", "x", "--emit-style", "s.json"]).status == 64)
+        #expect(InProcess.iconr(["sprite", "icons", "-o", "x", "--preview", "p.png"]).status == 64)
+        #expect(InProcess.iconr(["sprite", "icons"]).status == 64)
+        #expect(InProcess.iconr(["sprite", "-o", "x"]).status == 64)
+        #expect(InProcess.iconr(["sprite", "icons", "-o", "x", "--ratio", "0"]).status == 64)
         let missing = try iconr("sprite", "nowhere", "-o", "x")
         #expect(missing.status == 1 && missing.stderr == "error: nowhere: no such folder\n")
         let file = try iconr("sprite", "icons/flag.svg", "-o", "x")

@@ -76,8 +76,8 @@ struct SpriteConventionsTests {
         #expect(try iconr("sprite", "icons", "-o", "b", "--retina", "--no-cache").status == 0)
         #expect(files("b") == ["sprite@2x.json", "sprite@2x.png"])
         #expect(try index("b/sprite@2x.json")["flag"]?["pixelRatio"] as? Int == 2)
-        #expect(try iconr("sprite", "icons", "-o", "b", "--retina", "--ratio", "1").status == 64)
-        #expect(try iconr("sprite", "icons", "-o", "b", "--ratio", "1,,2").status == 64)
+        #expect(InProcess.iconr(["sprite", "icons", "-o", "b", "--retina", "--ratio", "1"]).status == 64)
+        #expect(InProcess.iconr(["sprite", "icons", "-o", "b", "--ratio", "1,,2"]).status == 64)
     }
 
     @Test func sdfTakesGlobsAndAll() throws {
@@ -503,8 +503,8 @@ struct SpriteConventionsTests {
     }
 
     @Test func helpSpriteIsSpriteHelp() throws {
-        let help = try iconr("help", "sprite")
-        let direct = try iconr("sprite", "--help")
+        let help = InProcess.iconr(["help", "sprite"])
+        let direct = InProcess.iconr(["sprite", "--help"])
         #expect(help.status == 0 && help.stdout == direct.stdout)
         #expect(help.stdout.contains("--retina") && help.stdout.contains("--sdf-all") && help.stdout.contains("--json"))
     }
