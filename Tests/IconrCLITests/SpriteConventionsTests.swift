@@ -492,12 +492,16 @@ struct SpriteConventionsTests {
 
         // A damaged record is not served: the build goes on as without it.
         let sheets = directory.appendingPathComponent("cache/entries-v1/sheets")
+        var damaged = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: sheets.path) {
             var bytes = try Data(contentsOf: sheets.appendingPathComponent(name))
             guard bytes.starts(with: Data("iconr build".utf8)) else { continue }
             bytes[bytes.count - 3] ^= 0x01
             try bytes.write(to: sheets.appendingPathComponent(name))
+            damaged += 1
         }
+        // A damage that reached no record would prove nothing.
+        #expect(damaged > 0, "no build record was found to damage")
         #expect(try build("damaged/", "--cache-dir", cache).unchanged == false)
         #expect(try contents("damaged") == contents("fresh"))
     }

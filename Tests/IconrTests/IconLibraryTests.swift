@@ -932,12 +932,15 @@ struct OnePathTests {
         try expectColdBytes(recolored, "a new color, one gone")
         // A damaged record of the last build is not followed.
         let sheets = cache + "/entries-v1/sheets/"
+        var damagedRecords = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: sheets) {
             var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
             guard bytes.starts(with: Array("iconr set 2\n".utf8)) else { continue }
             bytes[bytes.count / 2] ^= 0x08
             try Data(bytes).write(to: URL(fileURLWithPath: sheets + name))
+            damagedRecords += 1
         }
+        #expect(damagedRecords > 0, "no set record was found to damage")
         try square("icon3", "#ffcc01")
         let damaged = try build(in: cache)
         #expect(damaged.iconsReused == 0 && damaged.renders == 2)
