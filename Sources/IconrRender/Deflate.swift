@@ -197,24 +197,19 @@ public struct DeflateMemo: Sendable {
     }
 }
 
-/// The bands of one encoding as bytes: magic, the SHA-256 of the payload in hex, then the
-/// payload: the key it was made for, a newline, and each band's SHA-256 of its data, its
-/// length (32 bits, little-endian) and its deflated bytes.
-private struct BandRecord {
-    private static let magic = Array("iconr bands 1\n".utf8)
+/// The bands of one encoding as bytes, sealed (`SealedRecordKind`) under the key they were
+/// made for: each band's SHA-256 of its data, its length (32 bits, little-endian) and its
+/// deflated bytes.
+struct BandRecord: SealedRecordKind {
+    static let kindLine = "iconr bands 2\n"
 
     /// Deflated bands by the digest of their data.
     let bands: [[UInt8]: [UInt8]]
 
     /// The record in `bytes`, or nil when they are not a sound record made for `key`.
     init?(bytes: [UInt8], key: String) {
-        let prefix = Array((key + "\n").utf8)
-        let start = Self.magic.count + 64
-        guard bytes.starts(with: Self.magic), bytes.count >= start + prefix.count,
-            bytes[Self.magic.count..<start].elementsEqual(SHA256.hex(bytes[start...]).utf8),
-            bytes[start...].starts(with: prefix)
-        else { return nil }
-        var offset = start + prefix.count
+        guard let body = Self.open(bytes, key: key) else { return nil }
+        var offset = body.startIndex
         var bands: [[UInt8]: [UInt8]] = [:]
         while offset < bytes.count {
             guard bytes.count - offset >= 36 else { return nil }
@@ -229,13 +224,13 @@ private struct BandRecord {
     }
 
     static func bytes(of bands: [(digest: [UInt8], stream: [UInt8])], key: String) -> [UInt8] {
-        var payload = Array((key + "\n").utf8)
+        var payload: [UInt8] = []
         var written = Set<[UInt8]>()
         for band in bands where written.insert(band.digest).inserted {
             payload += band.digest
             withUnsafeBytes(of: UInt32(truncatingIfNeeded: band.stream.count).littleEndian) { payload += $0 }
             payload += band.stream
         }
-        return magic + Array(SHA256.hex(payload).utf8) + payload
+        return seal(payload, key: key)
     }
 }

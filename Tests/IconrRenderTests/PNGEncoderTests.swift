@@ -153,18 +153,17 @@ import Testing
         let records = Records()
         let bytes = data(count: 3 * Deflate.bandSize, seed: 11)
         let cold = try Deflate.zlibInBands(bytes, level: 7, memo: records.memo, name: "sheet")
-        records.stored.withLock { stored in
+        try records.stored.withLock { stored in
             for (key, var record) in stored {
                 switch damage {
                 case "flip a bit": record[record.count - 40] ^= 0x04
                 case "truncate": record.removeLast(100)
                 default:
-                    // The first two bands' streams swapped under their digests and the record's
-                    // digest made again: sound as a record, wrong as data. (The layout:
-                    // magic, hex digest, then the key's line and per band a digest, a 32-bit
-                    // little-endian length and the stream.)
-                    let magic = "iconr bands 1\n".utf8.count
-                    var offset = magic + 64 + key.utf8.count + 1
+                    // The first two bands' streams swapped under their digests and the record
+                    // sealed again: sound as a record, wrong as data. (The body: per band a
+                    // digest, a 32-bit little-endian length and the stream.)
+                    let body = try #require(BandRecord.open(record, key: key))
+                    var offset = body.startIndex
                     var bands: [(digest: [UInt8], stream: [UInt8])] = []
                     while offset < record.count {
                         let length = record[offset + 32..<offset + 36].reversed().reduce(0) { $0 << 8 | Int($1) }
@@ -174,13 +173,13 @@ import Testing
                     }
                     #expect(bands.count == 3)
                     (bands[0].stream, bands[1].stream) = (bands[1].stream, bands[0].stream)
-                    var payload = Array((key + "\n").utf8)
+                    var payload: [UInt8] = []
                     for band in bands {
                         payload += band.digest
                         withUnsafeBytes(of: UInt32(band.stream.count).littleEndian) { payload += $0 }
                         payload += band.stream
                     }
-                    record = Array(record[..<magic]) + Array(SHA256.hex(payload).utf8) + payload
+                    record = BandRecord.seal(payload, key: key)
                 }
                 stored[key] = record
             }

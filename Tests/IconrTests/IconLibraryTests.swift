@@ -859,7 +859,7 @@ struct OnePathTests {
                 var found: [String: Int] = [:]
                 for name in try FileManager.default.contentsOfDirectory(atPath: sheets)
                 where try Data(contentsOf: URL(fileURLWithPath: sheets + name)).starts(
-                    with: Array("iconr packing 1\n".utf8))
+                    with: Array(PackingArchive.kindLine.utf8))
                 {
                     var status = stat()
                     stat(sheets + name, &status)
@@ -935,7 +935,7 @@ struct OnePathTests {
         var damagedRecords = 0
         for name in try FileManager.default.contentsOfDirectory(atPath: sheets) {
             var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
-            guard bytes.starts(with: Array("iconr set 2\n".utf8)) else { continue }
+            guard bytes.starts(with: Array(SpriteSetRecord.kindLine.utf8)) else { continue }
             bytes[bytes.count / 2] ^= 0x08
             try Data(bytes).write(to: URL(fileURLWithPath: sheets + name))
             damagedRecords += 1
@@ -1051,12 +1051,8 @@ struct OnePathTests {
     /// sound digest and a width of 1e300 (which `Int(_:)` traps on), 1.5, -1 or 1e10 is not read.
     @Test func sheetArchivesTakeOnlyWholeSizes() {
         func archive(width: String) -> [UInt8] {
-            var payload: [UInt8] = []
-            func field(_ bytes: [UInt8]) {
-                withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
-                payload += bytes
-            }
-            field(Array("key".utf8))
+            var body = RecordWriter()
+            func field(_ bytes: [UInt8]) { body.data(bytes) }
             field(Array("1".utf8))
             field(
                 Array(
@@ -1065,7 +1061,7 @@ struct OnePathTests {
             field(Array("{}".utf8))
             field(Array("{}".utf8))
             field([1, 2, 3])
-            return Array("iconr sheets 2\n".utf8) + Array(SHA256.hex(payload).utf8) + payload
+            return SheetArchive.seal(body.bytes, key: "key")
         }
         #expect(
             SheetArchive.sheets(from: archive(width: "2"), key: "key")?.files.first?.size
@@ -1100,11 +1096,12 @@ struct OnePathTests {
         let cache = temporary.url.appendingPathComponent("cache")
         _ = try build(in: cache)
         let sheets = cache.path + "/entries-v1/sheets/"
-        let magic = Array("iconr packing 1\n".utf8)
+        let magic = Array(PackingArchive.kindLine.utf8)
         let archives = try FileManager.default.contentsOfDirectory(atPath: sheets).compactMap {
             name -> (path: String, key: String, packing: Packing)? in
             let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
-            let keyStart = magic.count + 64
+            // The key follows the kind's line and the digest, after its 32-bit length.
+            let keyStart = magic.count + 64 + 4
             guard bytes.starts(with: magic), bytes.count > keyStart + 64 else { return nil }
             let key = String(decoding: bytes[keyStart..<keyStart + 64], as: UTF8.self)
             return PackingArchive.packing(from: bytes, key: key).map { (sheets + name, key, $0) }

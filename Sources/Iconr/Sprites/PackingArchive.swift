@@ -4,10 +4,10 @@ import IconrCore
 /// icon redrawn, a color changed) takes the places found before instead of searching for
 /// them again (the packer's search was a third of such a rebuild's CPU time on Temaki).
 /// The bytes are 32-bit numbers: the items too large, then each group's members and, per
-/// layout, its sheet's size and each member's rectangle. The whole is checked against its
-/// SHA-256 when read, and it names the layouts' key it was made for.
-enum PackingArchive {
-    private static let magic = Array("iconr packing 1\n".utf8)
+/// layout, its sheet's size and each member's rectangle; sealed (`SealedRecordKind`) under
+/// the layouts' key it was made for.
+enum PackingArchive: SealedRecordKind {
+    static let kindLine = "iconr packing 2\n"
 
     static func bytes(of packing: Packing, key: String) -> [UInt8] {
         var numbers = [packing.tooLarge.count] + packing.tooLarge + [packing.groups.count]
@@ -21,25 +21,15 @@ enum PackingArchive {
                 }
             }
         }
-        var payload = Array(key.utf8)
-        for number in numbers {
-            withUnsafeBytes(of: UInt32(truncatingIfNeeded: number).littleEndian) { payload += $0 }
-        }
-        return magic + Array(SHA256.hex(payload).utf8) + payload
+        var body = RecordWriter()
+        numbers.forEach { body.count($0) }
+        return seal(body.bytes, key: key)
     }
 
     /// The packing in `bytes`, or nil when they are not a sound archive made for `key`.
     static func packing(from bytes: [UInt8], key: String) -> Packing? {
-        let keyBytes = Array(key.utf8)
-        let start = magic.count + 64
-        guard bytes.starts(with: magic), bytes.count >= start + keyBytes.count,
-            (bytes.count - start - keyBytes.count) % 4 == 0
-        else { return nil }
-        let payload = bytes[start...]
-        guard bytes[magic.count..<start].elementsEqual(SHA256.hex(payload).utf8),
-            payload.prefix(keyBytes.count).elementsEqual(keyBytes)
-        else { return nil }
-        var offset = start + keyBytes.count
+        guard let body = open(bytes, key: key), body.count % 4 == 0 else { return nil }
+        var offset = body.startIndex
         func number() -> Int? {
             guard offset + 4 <= bytes.count else { return nil }
             defer { offset += 4 }

@@ -4,18 +4,14 @@ import IconrCore
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
 /// header (ratio, sheet, size, counts, fill), its index JSON (minified, then as written by
 /// default) and its PNG, length-prefixed;
-/// the whole is checked against its SHA-256 when read, and it names the composition key it
-/// was made for, so an archive planted under another key's name is never served.
-enum SheetArchive {
-    private static let magic = Array("iconr sheets 2\n".utf8)
+/// sealed (`SealedRecordKind`) under the composition key it was made for, so an archive
+/// planted under another key's name is never served.
+enum SheetArchive: SealedRecordKind {
+    static let kindLine = "iconr sheets 3\n"
 
     static func bytes(of sheets: (files: [SpriteSheetFile], count: Int), key: String) -> [UInt8] {
-        var payload: [UInt8] = []
-        func field(_ bytes: [UInt8]) {
-            withUnsafeBytes(of: UInt32(bytes.count).littleEndian) { payload += $0 }
-            payload += bytes
-        }
-        field(Array(key.utf8))
+        var body = RecordWriter()
+        func field(_ bytes: [UInt8]) { body.data(bytes) }
         field(Array("\(sheets.count)".utf8))
         for file in sheets.files {
             let header = JSONValue.object([
@@ -30,29 +26,21 @@ enum SheetArchive {
             field(file.json(minified: false))
             field(file.png)
         }
-        return magic + Array(SHA256.hex(payload).utf8) + payload
+        return seal(body.bytes, key: key)
     }
 
     /// The sheets in `bytes`, or nil when they are not a sound archive.
     static func sheets(from bytes: [UInt8], key: String) -> (files: [SpriteSheetFile], count: Int)? {
-        guard bytes.starts(with: magic), bytes.count >= magic.count + 64 else { return nil }
-        // The payload as a slice of `bytes` (a sheet archive can be megabytes): hashed in place,
+        // The body is a slice of `bytes` (a sheet archive can be megabytes): hashed in place,
         // and each field copied out once.
-        let payload = bytes[(magic.count + 64)...]
-        guard bytes[magic.count..<(magic.count + 64)].elementsEqual(SHA256.hex(payload).utf8) else { return nil }
-        var offset = payload.startIndex
-        func field() -> [UInt8]? {
-            guard offset + 4 <= payload.endIndex else { return nil }
-            let length = payload[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | Int($1) }
-            guard length <= payload.endIndex - offset - 4 else { return nil }
-            defer { offset += 4 + length }
-            return Array(payload[(offset + 4)..<(offset + 4 + length)])
-        }
-        guard field()?.elementsEqual(key.utf8) == true, let countField = field(),
+        guard let body = open(bytes, key: key) else { return nil }
+        var reader = RecordReader(bytes: bytes, offset: body.startIndex)
+        func field() -> [UInt8]? { reader.data() }
+        guard let countField = field(),
             let count = Int(String(decoding: countField, as: UTF8.self))
         else { return nil }
         var files: [SpriteSheetFile] = []
-        while offset < payload.endIndex {
+        while !reader.isAtEnd {
             guard let headerBytes = field(), let indexBytes = field(), let prettyIndex = field(), let png = field(),
                 let header = try? JSONValue.parse(headerBytes)
             else { return nil }

@@ -137,29 +137,23 @@ struct SpriteInputs: Sendable {
         return bytes
     }
 
-    /// What is stored under `stampKey`: a magic line, the SHA-256 of the payload, and the
-    /// payload, `stampKey` and the inputs' `key` (so that one planted under another name is
-    /// never followed).
+    /// What is stored under `stampKey`: the inputs' `key`, sealed (`StampRecord`) under
+    /// `stampKey`, so that one planted under another name is never followed.
     static func stampRecord(stampKey: String, key: String) -> [UInt8] {
-        let payload = Array((stampKey + " " + key).utf8)
-        return stampMagic + Array(SHA256.hex(payload).utf8) + payload
+        StampRecord.seal(Array(key.utf8), key: stampKey)
     }
 
     /// The inputs' key in a sound `stampRecord` of `stampKey` (64 hex digits, as the blobs it
     /// names are), else nil.
     static func key(inStampRecord bytes: [UInt8], stampKey: String) -> String? {
-        let head = stampMagic.count + 64
-        guard bytes.starts(with: stampMagic), bytes.count == head + 64 + 1 + 64 else { return nil }
-        let payload = bytes[head...]
-        let key = payload.suffix(64)
-        guard bytes[stampMagic.count..<head].elementsEqual(SHA256.hex(payload).utf8),
-            payload.prefix(64).elementsEqual(stampKey.utf8), payload[head + 64] == UInt8(ascii: " "),
-            DiskCache.isDigest(key)
-        else { return nil }
+        guard let key = StampRecord.open(bytes, key: stampKey), DiskCache.isDigest(key) else { return nil }
         return String(decoding: key, as: UTF8.self)
     }
 
-    private static let stampMagic = Array("iconr stamps 1\n".utf8)
+    /// The record a stamp key names: the inputs' key.
+    private enum StampRecord: SealedRecordKind {
+        static let kindLine = "iconr stamps 2\n"
+    }
 
     /// The digests of the files of `source` (and of their sidecars), nil when one was not read.
     func digests(of source: SpriteSource) -> String? {
@@ -215,8 +209,8 @@ extension SpriteOptions {
 /// warnings, and the references its icons make to other files, with a digest of what they
 /// led to. A build whose inputs have that key again, and whose references lead to the same
 /// files, is that build: its sheets are read back without parsing, rendering or composing.
-struct SpriteRecord: Equatable {
-    private static let magic = Array("iconr build 1\n".utf8)
+struct SpriteRecord: Equatable, SealedRecordKind {
+    static let kindLine = "iconr build 2\n"
 
     /// The composition key its sheets' archive is stored under.
     let sheetsKey: String
@@ -234,26 +228,21 @@ struct SpriteRecord: Equatable {
     /// Whether the references lead to the same files, with the same bytes, as when recorded.
     var isCurrent: Bool { IconReferences.fingerprint(of: references) == referenced }
 
-    /// The record as stored: a magic line, the SHA-256 of the payload, and the payload (JSON
-    /// naming `key`, so that a record planted under another key's name is never served).
+    /// The record as stored, sealed under `key` (`SealedRecordKind`): JSON.
     func bytes(key: String) -> [UInt8] {
         let payload = JSONValue.object([
-            "key": .string(key), "sheets": .string(sheetsKey),
+            "sheets": .string(sheetsKey),
             "icons": .number(Double(icons)), "variants": .number(Double(variants)),
             "images": .number(Double(images)), "warnings": .array(warnings.map(JSONValue.string)),
             "references": .object(references.mapValues { .array($0.map(JSONValue.string)) }),
             "referenced": .string(referenced),
         ])
-        let bytes = Array(payload.serialized.utf8)
-        return Self.magic + Array(SHA256.hex(bytes).utf8) + bytes
+        return Self.seal(Array(payload.serialized.utf8), key: key)
     }
 
     /// The record in `bytes`, or nil when they are not a sound record of `key`.
     init?(bytes: [UInt8], key: String) {
-        guard bytes.starts(with: Self.magic), bytes.count > Self.magic.count + 64 else { return nil }
-        let payload = Array(bytes[(Self.magic.count + 64)...])
-        guard bytes[Self.magic.count..<(Self.magic.count + 64)].elementsEqual(SHA256.hex(payload).utf8),
-            let json = try? JSONValue.parse(payload), json["key"]?.stringValue == key,
+        guard let body = Self.open(bytes, key: key), let json = try? JSONValue.parse(Array(body)),
             let sheetsKey = json["sheets"]?.stringValue, let referenced = json["referenced"]?.stringValue,
             let warnings = json["warnings"]?.arrayValue?.compactMap(\.stringValue),
             let references = json["references"]?.objectValue?.mapValues({ $0.arrayValue?.compactMap(\.stringValue) })

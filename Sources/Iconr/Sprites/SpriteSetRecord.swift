@@ -8,7 +8,7 @@ import IconrRender
 /// the same digests from here instead of parsing and drawing it again, renders the others,
 /// and draws only those into the last sheets (`SheetComposer.patch`). Icons whose files refer
 /// to other files are not recorded: they are always drawn again.
-struct SpriteSetRecord: Sendable {
+struct SpriteSetRecord: Sendable, SealedRecordKind {
     /// One icon as the last build made it.
     struct Icon: Sendable {
         /// `SpriteInputs.digests(of:)` of its files when they were read.
@@ -36,7 +36,7 @@ struct SpriteSetRecord: Sendable {
     /// The icons by id.
     let icons: [String: Icon]
 
-    private static let magic = Array("iconr set 2\n".utf8)
+    static let kindLine = "iconr set 3\n"
 
     /// The key of the set `sources` with `options`: the versions, the options, each icon's id
     /// and files (not their bytes).
@@ -108,14 +108,11 @@ struct SpriteSetRecord: Sendable {
             }, warnings: icon.warnings)
     }
 
-    /// The record as stored: a magic line, the SHA-256 of the payload, and the payload, which
-    /// names `key` (so that a record planted under another key's name is never followed):
-    /// length-prefixed strings and little-endian numbers (JSON took a rebuild 5 ms to write
-    /// and read on Temaki).
+    /// The record as stored under `key` (`SealedRecordKind`): length-prefixed strings and
+    /// little-endian numbers (JSON took a rebuild 5 ms to write and read on Temaki).
     func bytes(key: String) -> [UInt8] {
         var out = RecordWriter()
         out.bytes.reserveCapacity(icons.count * 400)
-        out.string(key)
         out.string(sheetsKey)
         out.string(layoutsKey)
         out.count(icons.count)
@@ -134,17 +131,14 @@ struct SpriteSetRecord: Sendable {
                 out.entry(image.entry)
             }
         }
-        return Self.magic + Array(SHA256.hex(out.bytes).utf8) + out.bytes
+        return Self.seal(out.bytes, key: key)
     }
 
     /// The record in `bytes`, or nil when they are not a sound record of `key`.
     init?(bytes: [UInt8], key: String) {
-        let start = Self.magic.count + 64
-        guard bytes.starts(with: Self.magic), bytes.count > start,
-            bytes[Self.magic.count..<start].elementsEqual(SHA256.hex(bytes[start...]).utf8)
-        else { return nil }
-        var record = RecordReader(bytes: bytes, offset: start)
-        guard record.string() == key, let sheetsKey = record.string(), let layoutsKey = record.string(),
+        guard let body = Self.open(bytes, key: key) else { return nil }
+        var record = RecordReader(bytes: bytes, offset: body.startIndex)
+        guard let sheetsKey = record.string(), let layoutsKey = record.string(),
             let iconCount = record.count()
         else { return nil }
         var icons: [String: Icon] = [:]
@@ -181,33 +175,7 @@ struct SpriteSetRecord: Sendable {
     }
 }
 
-/// Writes a record's fields: strings as a 32-bit length and UTF-8, numbers as their 64 bits,
-/// all little-endian.
-private struct RecordWriter {
-    var bytes: [UInt8] = []
-
-    mutating func count(_ value: Int) {
-        withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { bytes += $0 }
-    }
-
-    mutating func string(_ text: String) {
-        count(text.utf8.count)
-        bytes += text.utf8
-    }
-
-    mutating func data(_ value: [UInt8]) {
-        count(value.count)
-        bytes += value
-    }
-
-    mutating func number(_ value: Double) {
-        withUnsafeBytes(of: value.bitPattern.littleEndian) { bytes += $0 }
-    }
-
-    mutating func flag(_ value: Bool) {
-        bytes.append(value ? 1 : 0)
-    }
-
+extension RecordWriter {
     mutating func box(_ box: ContentBox?) {
         flag(box != nil)
         if let box { [box.left, box.top, box.right, box.bottom].forEach { number($0) } }
@@ -240,51 +208,7 @@ private struct RecordWriter {
     }
 }
 
-/// Reads what `RecordWriter` wrote; every read is nil past the end or on a value out of range.
-private struct RecordReader {
-    let bytes: [UInt8]
-    var offset: Int
-
-    var isAtEnd: Bool { offset == bytes.count }
-
-    private mutating func take(_ length: Int) -> ArraySlice<UInt8>? {
-        guard length >= 0, length <= bytes.count - offset else { return nil }
-        defer { offset += length }
-        return bytes[offset..<offset + length]
-    }
-
-    /// A 32-bit number below 2^31.
-    mutating func integer() -> Int? {
-        guard let field = take(4) else { return nil }
-        let value = field.reversed().reduce(0) { $0 << 8 | Int($1) }
-        return value < 1 << 31 ? value : nil
-    }
-
-    /// A 32-bit number, at most the bytes left (a count of what follows, or a length).
-    mutating func count() -> Int? {
-        integer().flatMap { $0 <= bytes.count - offset ? $0 : nil }
-    }
-
-    mutating func string() -> String? {
-        data().map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    mutating func data() -> [UInt8]? {
-        count().flatMap { take($0) }.map { Array($0) }
-    }
-
-    mutating func number() -> Double? {
-        take(8).map { Double(bitPattern: $0.reversed().reduce(0) { $0 << 8 | UInt64($1) }) }
-    }
-
-    mutating func flag() -> Bool? {
-        switch take(1)?.first {
-        case 0?: false
-        case 1?: true
-        default: nil
-        }
-    }
-
+extension RecordReader {
     mutating func box() -> ContentBox?? {
         guard let present = flag() else { return nil }
         guard present else { return .some(nil) }
