@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <ucontext.h>
 
 /* What Swift cannot do itself: variadic Linux calls, atomics in shared memory, the CPU's
@@ -18,6 +19,12 @@
     Returns 0, or -1 with errno set. */
 static inline int CSystem_set_parent_death_signal(int signal) {
     return prctl(PR_SET_PDEATHSIG, (unsigned long)signal, 0UL, 0UL, 0UL);
+}
+
+/** `length` random bytes from the kernel into `buffer` (getrandom, which Glibc's module map
+    leaves out). Returns how many, or -1 with errno set. */
+static inline long CSystem_random_bytes(void *buffer, size_t length) {
+    return (long)getrandom(buffer, length, 0);
 }
 
 /* Telling a crash in iconr's own code from one in a library it calls (CrashSignals). */

@@ -124,13 +124,11 @@ public final class DiskCache: Sendable {
             return bytes
         }
         if let bytes = existing() { return bytes }
-        var bytes = [UInt8](repeating: 0, count: 32)
-        let random = open("/dev/urandom", O_RDONLY | O_CLOEXEC)
-        let got = random < 0 ? -1 : bytes.withUnsafeMutableBytes { Glibc.read(random, $0.baseAddress, 32) }
-        if random >= 0 { close(random) }
-        guard got == 32 else {
-            throw IconrError.folder(
-                path: path, problem: .cannotCreate(purpose: "the cache key", SystemError("read /dev/urandom")))
+        let bytes: [UInt8]
+        do {
+            bytes = try SystemRandom.bytes(32)
+        } catch {
+            throw IconrError.folder(path: path, problem: .cannotCreate(purpose: "the cache key", error))
         }
         AtomicFile.create(bytes, at: path, permissions: 0o600)
         // Ours, or the one another process linked in first; a damaged one is made anew.
