@@ -83,15 +83,11 @@ package struct StyleVariants: Sendable {
 
     /// The ids in the index of each of `style`'s own sprite entries that is a local file.
     static func localSpriteIndexes(of style: StyleDocument, stylePath: String) -> [String: Set<String>] {
-        let folder = stylePath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         var indexes: [String: Set<String>] = [:]
         for entry in style.json["sprite"]?.arrayValue ?? [] {
-            guard let id = entry["id"]?.stringValue, let url = entry["url"]?.stringValue else { continue }
-            let path =
-                url.hasPrefix("file://")
-                ? String(url.dropFirst("file://".count))
-                : url.containsUTF8("://") ? nil : url.hasPrefix("/") || folder.isEmpty ? url : folder + "/" + url
-            guard let path, let bytes = try? IconrError.reading(path + ".json"),
+            guard let id = entry["id"]?.stringValue, let url = entry["url"]?.stringValue,
+                let path = SpriteMerge.localPath(ofSprite: url, stylePath: stylePath),
+                let bytes = try? IconrError.reading(path + ".json"),
                 let index = (try? JSONValue.parse(bytes))?.objectValue
             else { continue }
             indexes[id] = Set(index.keys)

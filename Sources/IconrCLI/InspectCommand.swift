@@ -82,7 +82,9 @@ enum InspectCommand: Command {
         } else {
             for row in rows {
                 let examples = row.icons.prefix(3).joined(separator: ", ") + (row.icons.count > 3 ? ", ..." : "")
-                console.out("\(row.color)  \(row.icons.count) icon\(row.icons.count == 1 ? "" : "s") (\(examples))")
+                console.out(
+                    "\(row.color)  \(row.icons.count) icon\(row.icons.count == 1 ? "" : "s") (\(examples))"
+                        .escapedForMessage)
             }
             console.note(
                 "inspect: \(rows.count) paint\(rows.count == 1 ? "" : "s") in \(files.count - failed) icons, the "

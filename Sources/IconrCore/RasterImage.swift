@@ -46,4 +46,19 @@ public struct RasterImage: Hashable, Sendable {
         let offset = (y * size.width + x) * 4
         return (pixels[offset], pixels[offset + 1], pixels[offset + 2], pixels[offset + 3])
     }
+
+    /// The pixels of `rect` (a sprite entry's place in its sheet), or nil when it does not lie
+    /// inside the image: an index read from a file may say anything.
+    package func cropped(to rect: PixelRect) -> RasterImage? {
+        guard rect.x >= 0, rect.y >= 0, rect.width >= 0, rect.height >= 0, rect.maxX <= size.width,
+            rect.maxY <= size.height
+        else { return nil }
+        var cut: [UInt8] = []
+        cut.reserveCapacity(rect.width * rect.height * 4)
+        for row in rect.y..<rect.maxY {
+            let start = (row * size.width + rect.x) * 4
+            cut += pixels[start..<start + rect.width * 4]
+        }
+        return RasterImage(size: PixelSize(width: rect.width, height: rect.height), pixels: cut)
+    }
 }

@@ -30,8 +30,9 @@ package enum CatalogPage {
     package static func html(title: String, sections: [Section]) -> [UInt8] {
         var data: [JSONValue] = []
         for section in sections { data.append(json(section)) }
-        // A `</script>` in an id must not close the data's script element.
-        let payload = JSONValue.array(data).serialized.splitUTF8(separator: "</").joined(separator: "<\\/")
+        // No `<` in the data (it is only ever inside a JSON string there): an id holding
+        // `</script>` or `<!--` cannot close or change the data's script element.
+        let payload = JSONValue.array(data).serialized.splitUTF8(separator: "<").joined(separator: "\\u003c")
         let escapedTitle = title.splitUTF8(separator: "&").joined(separator: "&amp;").splitUTF8(separator: "<")
             .joined(separator: "&lt;")
         return Array(
@@ -49,10 +50,12 @@ package enum CatalogPage {
             var cut: [String: (SpriteIndexEntry, String)] = [:]
             for sheet in section.build.sheets where sheet.ratio == ratio {
                 guard
-                    let pixels = try? PNGDecoder.decode(sheet.png, maxSize: PixelSize(width: 1 << 15, height: 1 << 15))
+                    let pixels = try? PNGDecoder.decode(sheet.png, maxSize: sheet.size)
                 else { continue }
                 for (id, entry) in sheet.entries {
-                    guard let png = try? PNGEncoder.encode(crop(pixels, entry.rect)) else { continue }
+                    guard let image = pixels.cropped(to: entry.rect), let png = try? PNGEncoder.encode(image) else {
+                        continue
+                    }
                     cut[id] = (entry, "data:image/png;base64," + base64(png))
                 }
             }
@@ -93,18 +96,6 @@ package enum CatalogPage {
             "name": .string(section.name), "live": section.liveIcons.map(JSONValue.string) ?? .null,
             "icons": .array(icons),
         ])
-    }
-
-    /// The pixels of `rect` in `image`.
-    private static func crop(_ image: RasterImage, _ rect: PixelRect) -> RasterImage {
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(rect.width * rect.height * 4)
-        for row in rect.y..<min(rect.maxY, image.size.height) {
-            let start = (row * image.size.width + rect.x) * 4
-            pixels += image.pixels[start..<start + rect.width * 4]
-        }
-        let height = pixels.count / max(rect.width * 4, 1)
-        return RasterImage(size: PixelSize(width: rect.width, height: height), pixels: pixels)
     }
 
     /// Standard base64 with padding.

@@ -165,7 +165,7 @@ struct DocumentCheck {
     /// Checks the root object, its sources and its other sections (not `layers`' items).
     mutating func root() {
         guard case .object(let root) = style else {
-            report("", "object expected, \(StyleDocument.kind(of: style)) found")
+            report("", "object expected, \(style.specificationTypeName) found")
             return
         }
         let specification = MapLibreDocument.section("$root")
@@ -175,10 +175,10 @@ struct DocumentCheck {
             switch key {
             case "layers":
                 if case .array = value { continue }
-                report(key, "array expected, \(StyleDocument.kind(of: value)) found")
+                report(key, "array expected, \(value.specificationTypeName) found")
             case "glyphs":
                 guard case .string(let url) = value else {
-                    report(key, "string expected, \(StyleDocument.kind(of: value)) found")
+                    report(key, "string expected, \(value.specificationTypeName) found")
                     continue
                 }
                 if !url.containsUTF8("{fontstack}") {
@@ -210,7 +210,7 @@ struct DocumentCheck {
     /// `value` against the specification of one property (`validate` in GL JS).
     private mutating func check(_ value: JSONValue, _ property: [String: JSONValue], at path: String) {
         let type = property["type"]?.stringValue ?? "*"
-        func expected(_ what: String) { report(path, "\(what) expected, \(StyleDocument.kind(of: value)) found") }
+        func expected(_ what: String) { report(path, "\(what) expected, \(value.specificationTypeName) found") }
         if type == "projectionDefinition" {
             switch value {
             case .string: return
@@ -222,7 +222,7 @@ struct DocumentCheck {
                 if !transition && !expression {
                     report(path, "projection expected, invalid array \(value.serialized) found")
                 }
-            default: report(path, "projection expected, invalid type \"\(StyleDocument.kind(of: value))\" found")
+            default: report(path, "projection expected, invalid type \"\(value.specificationTypeName)\" found")
             }
             return
         }
@@ -274,7 +274,7 @@ struct DocumentCheck {
         case "promoteId":
             if case .object(let keys) = value {
                 for (layer, key) in keys.sorted(by: { $0.key < $1.key }) where key.stringValue == nil {
-                    report("\(path).\(layer)", "string expected, \(StyleDocument.kind(of: key)) found")
+                    report("\(path).\(layer)", "string expected, \(key.specificationTypeName) found")
                 }
             } else if value.stringValue == nil {
                 expected("string")
@@ -294,7 +294,7 @@ struct DocumentCheck {
         required: Bool = true
     ) {
         guard case .object(let object) = value else {
-            return report(path, "object expected, \(StyleDocument.kind(of: value)) found")
+            return report(path, "object expected, \(value.specificationTypeName) found")
         }
         for (key, member) in object.sorted(by: { $0.key < $1.key }) {
             let place = path.isEmpty ? key : "\(path).\(key)"
@@ -314,7 +314,7 @@ struct DocumentCheck {
     /// A source, by its type (`validateSource`).
     private mutating func source(_ value: JSONValue, at path: String) {
         guard case .object(let source) = value else {
-            return report(path, "object expected, \(StyleDocument.kind(of: value)) found")
+            return report(path, "object expected, \(value.specificationTypeName) found")
         }
         guard let type = source["type"] else { return report(path, "\"type\" is required") }
         switch type.stringValue {
@@ -344,7 +344,7 @@ struct DocumentCheck {
     /// `sprite`: a URL, or `{id, url}` entries with unique ids and unique URLs.
     private mutating func sprite(_ value: JSONValue, at path: String) {
         guard case .array(let entries) = value else {
-            if value.stringValue == nil { report(path, "string expected, \(StyleDocument.kind(of: value)) found") }
+            if value.stringValue == nil { report(path, "string expected, \(value.specificationTypeName) found") }
             return
         }
         var ids: Set<String> = [], urls: Set<String> = []

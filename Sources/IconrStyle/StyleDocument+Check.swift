@@ -80,7 +80,8 @@ extension StyleDocument {
             guard case .object = layer else {
                 check.problems.append(
                     MapLibreProblem(
-                        layer: index, id: "", property: "", message: "object expected, \(kind(of: layer)) found"))
+                        layer: index, id: "", property: "",
+                        message: "object expected, \(layer.specificationTypeName) found"))
                 continue
             }
             let id = layer["id"]?.stringValue ?? ""
@@ -116,7 +117,7 @@ extension StyleDocument {
         for group in ["layout", "paint"] {
             guard let properties = layer[group] else { continue }
             guard case .object(let members) = properties else {
-                problem(group, "object expected, \(kind(of: properties)) found")
+                problem(group, "object expected, \(properties.specificationTypeName) found")
                 continue
             }
             for (name, value) in members.sorted(by: { $0.key < $1.key }) {
@@ -141,18 +142,6 @@ extension StyleDocument {
             }
         }
         return problems
-    }
-
-    /// What JavaScript's validation calls the kind of `value`: `object`, `array`, `string`, ...
-    static func kind(of value: JSONValue) -> String {
-        switch value {
-        case .null: "null"
-        case .bool: "boolean"
-        case .number: "number"
-        case .string: "string"
-        case .array: "array"
-        case .object: "object"
-        }
     }
 
     /// Why MapLibre would reject the constant `value` for a property of `specification`, or nil.

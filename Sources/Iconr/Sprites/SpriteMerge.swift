@@ -22,22 +22,29 @@ package enum SpriteMerge {
         }
     }
 
+    /// The largest sheet of another sprite read (a header may claim any size up to 2^31 a
+    /// side): 16384 px a side, four times what MapLibre's sprites commonly are at 2x.
+    static let foreignSheetLimit = PixelSize(width: 16_384, height: 16_384)
+
+    /// The file prefix a sprite URL of the style at `stylePath` names: a `file://` URL's path,
+    /// or a path (relative to the style's folder); nil for a URL of another scheme.
+    static func localPath(ofSprite url: String, stylePath: String) -> String? {
+        if url.hasPrefix("file://") { return String(url.dropFirst("file://".count)) }
+        guard !url.containsUTF8("://") else { return nil }
+        let folder = stylePath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        return url.hasPrefix("/") || folder.isEmpty ? url : folder + "/" + url
+    }
+
     /// The other sprites of `style` to merge: its `sprite` entries and its sprite iconsets
     /// (by the entry ids `StyleDocument.emitted` gives them), each a `file://` URL or a path
     /// (beside the style when relative). A remote URL is an error: iconr reads no network.
     package static func sources(of style: StyleDocument, stylePath: String) throws(StyleError) -> [Source] {
-        let folder = stylePath.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
         let sprites = style.sprites(iconr: .string(""), sheetOf: [:], firstSheetIDs: [])
         var sources: [Source] = []
         for entry in sprites.value.arrayValue ?? [] {
             guard let id = entry["id"]?.stringValue, sprites.foreign.contains(id), let url = entry["url"]?.stringValue
             else { continue }
-            let path: String
-            if url.hasPrefix("file://") {
-                path = String(url.dropFirst("file://".count))
-            } else if !url.containsUTF8("://") {
-                path = url.hasPrefix("/") || folder.isEmpty ? url : folder + "/" + url
-            } else {
+            guard let path = localPath(ofSprite: url, stylePath: stylePath) else {
                 throw StyleError(
                     message: "\(stylePath): sprite \"\(id)\" is at \(url): --merge-sprites reads local sprites only "
                         + "(a file:// URL or a path); download it, or leave --merge-sprites out for a sprite array")
@@ -60,9 +67,13 @@ package enum SpriteMerge {
         for ratio in Set(build.sheets.map(\.ratio)).sorted() {
             var images: [(id: String, entry: SpriteIndexEntry, pixels: RasterImage)] = []
             for sheet in build.sheets where sheet.ratio == ratio {
-                let decoded = try PNGDecoder.decode(sheet.png, maxSize: PixelSize(width: 1 << 16, height: 1 << 16))
+                // No larger than the sheet says it is (a cached archive is a file like any other).
+                let decoded = try PNGDecoder.decode(sheet.png, maxSize: sheet.size)
                 for (id, entry) in sheet.entries.sorted(by: { $0.key < $1.key }) {
-                    images.append((id, entry, crop(decoded, entry.rect)))
+                    guard let pixels = decoded.cropped(to: entry.rect) else {
+                        throw StyleError(message: "image \"\(id)\" lies outside its sheet in the build")
+                    }
+                    images.append((id, entry, pixels))
                 }
             }
             var taken = Set(images.map(\.id))
@@ -72,19 +83,16 @@ package enum SpriteMerge {
                 guard let entries = SpriteIndex.entries(fromJSON: index) else {
                     throw StyleError(message: "\(base).json: not a sprite index")
                 }
-                let sheet = try PNGDecoder.decode(
-                    try IconrError.reading(base + ".png"), maxSize: PixelSize(width: 1 << 16, height: 1 << 16))
+                let sheet = try PNGDecoder.decode(try IconrError.reading(base + ".png"), maxSize: foreignSheetLimit)
                 for (name, entry) in entries.sorted(by: { $0.key < $1.key }) {
                     let id = source.id == "default" ? name : source.id + ":" + name
                     guard taken.insert(id).inserted else {
                         throw StyleError(message: "\(base).json: image \"\(id)\" is also in iconr's sprite")
                     }
-                    guard entry.rect.x >= 0, entry.rect.y >= 0, entry.rect.maxX <= sheet.size.width,
-                        entry.rect.maxY <= sheet.size.height
-                    else {
+                    guard let pixels = sheet.cropped(to: entry.rect) else {
                         throw StyleError(message: "\(base).json: image \"\(name)\" lies outside its sheet")
                     }
-                    images.append((id, entry, crop(sheet, entry.rect)))
+                    images.append((id, entry, pixels))
                 }
             }
             let padding = Int((Double(options.padding) * ratio).rounded(.up))
@@ -130,16 +138,5 @@ package enum SpriteMerge {
             renderSeconds: build.renderSeconds, composeSeconds: build.composeSeconds,
             sheetsFromCache: build.sheetsFromCache, inputsUnchanged: build.inputsUnchanged,
             iconsReused: build.iconsReused, filesRead: build.filesRead)
-    }
-
-    /// The pixels of `rect` in `image`.
-    private static func crop(_ image: RasterImage, _ rect: PixelRect) -> RasterImage {
-        var pixels: [UInt8] = []
-        pixels.reserveCapacity(rect.width * rect.height * 4)
-        for row in rect.y..<rect.maxY {
-            let start = (row * image.size.width + rect.x) * 4
-            pixels += image.pixels[start..<start + rect.width * 4]
-        }
-        return RasterImage(size: PixelSize(width: rect.width, height: rect.height), pixels: pixels)
     }
 }

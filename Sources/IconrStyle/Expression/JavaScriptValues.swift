@@ -17,4 +17,17 @@ extension JSONValue {
         case .null, .array, .object: return "object"
         }
     }
+
+    /// What the style specification's validation calls the kind of this value (its
+    /// `getType`): `null`, `array`, `object`, `string`, `number` or `boolean`.
+    var specificationTypeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
 }
