@@ -1,5 +1,7 @@
+import Dispatch
 import Glibc
 import IconrCore
+import IconrRender
 import IconrSystem
 import Synchronization
 
@@ -18,7 +20,12 @@ import Synchronization
 /// read again from its start. Every entry is still proven by `PackEntry` (key, size,
 /// digest) before it is served. Appends of whole records, at most 1 MiB in one `O_APPEND`
 /// write, do not interleave, so servers may share a journal.
-final class DiskJournal: Sendable {
+///
+/// It keeps PNG entries (format 2 of `PackEntry`: the PNG a server answered with), written
+/// behind the answers: `store` hands an entry to a writer thread, which appends what waits
+/// `delay` after the first (a write for every entry cost a wake-up of that thread for each);
+/// `flush` returns when all of it is written.
+final class DiskJournal: EntryStore {
     /// One file of the journal, and the records read from it or written to it.
     private struct Generation {
         let path: String
@@ -58,24 +65,83 @@ final class DiskJournal: Sendable {
     private let state: Locked<State>
     /// Torn or damaged tails found and cut off (a crash mid-append, a full disk).
     private let repairs = Atomic<Int>(0)
+    private let secret: [UInt8]
+    private let space: CacheSpace
+    /// Where the journal is read as the server starts, and written.
+    private let writes = DispatchQueue(label: "iconr.disk-cache.writes", qos: .utility)
+    /// How long an entry may wait for the next write.
+    private let delay: DispatchTimeInterval
+    /// The cost (`IconVariant.byteCost`) of the variants waiting to be written.
+    private let waitingBytes = Atomic<Int>(0)
+    /// Past this many bytes of variants waiting, `store` writes at once.
+    private static let waitingLimit = 32 << 20
 
     /// How many torn or damaged tails were found and cut off since the journal was made.
     var repairCount: Int { repairs.load(ordering: .relaxed) }
 
-    /// A journal of files in `folder` (the cache's `packs`), each at most about `limit` bytes.
-    init(folder: String, limit: Int) {
+    /// A journal of files in `folder` (the cache's `packs`), each at most about `limit`
+    /// bytes, of entries signed with `secret`, written `delay` after the first waits; it
+    /// starts reading where its records are in the background.
+    init(folder: String, limit: Int, secret: [UInt8], space: CacheSpace, delay: DispatchTimeInterval) {
         self.limit = limit
+        self.secret = secret
+        self.space = space
+        self.delay = delay
         // Named as packs are (64 hex digits), so that the cache's eviction, `clear` and
         // statistics count them with the other packs.
         func path(_ generation: String) -> String {
             folder + "/" + SHA256.hex(Array("iconr journal \(generation)".utf8)) + ".pack"
         }
         state = Locked(State(current: Generation(path: path("current")), previous: Generation(path: path("previous"))))
+        writes.async { self.load() }
+    }
+
+    func entry(named name: String, key: VariantKey, as format: ImageFormat, maxSize: PixelSize) -> CacheHit? {
+        guard let (entry, fromPrevious) = storedEntry(name),
+            let (png, image) = PackEntry.contents(of: entry, key: key, maxSize: maxSize, secret: secret)
+        else { return nil }
+        // What is used stays: an entry of the previous generation is written again.
+        if fromPrevious { keep(as: name) { Array(entry) } }
+        return (png, image)
+    }
+
+    func store(_ variant: IconVariant, named name: String, as format: ImageFormat) -> Bool {
+        guard format == .png else { return false }
+        let cost = variant.byteCost, secret = secret
+        waitingBytes.add(cost, ordering: .relaxed)
+        keep(as: name) {
+            defer { self.waitingBytes.subtract(cost, ordering: .relaxed) }
+            guard let png = try? variant.encoded(as: .png) else { return nil }
+            return PackEntry.make(png: png, size: variant.size, identity: variant.key.identity, secret: secret)
+        }
+        if waitingBytes.load(ordering: .relaxed) > Self.waitingLimit { flush() }
+        return true
+    }
+
+    func flush() {
+        writes.sync { write() }
+    }
+
+    /// Appends what waits, and counts what that added and dropped.
+    private func write() {
+        let (appended, dropped) = appendWaiting()
+        if dropped > 0 { space.dropped(dropped) }
+        if appended > 0 { space.added(appended) }
+    }
+
+    /// Holds the entry `make` will make (nil: none) for the next write, due `delay` after
+    /// the first entry waiting.
+    private func keep(as name: String, make: @escaping @Sendable () -> [UInt8]?) {
+        let first = state.withLock { state in
+            state.waiting.append((name, make))
+            return state.waiting.count == 1
+        }
+        if first { writes.asyncAfter(deadline: .now() + delay) { self.write() } }
     }
 
     /// The entry stored under `name`, or nil; `fromPrevious` when it came from the previous
-    /// generation (the caller keeps it again, so that it stays).
-    func entry(_ name: String) -> (bytes: ArraySlice<UInt8>, fromPrevious: Bool)? {
+    /// generation.
+    private func storedEntry(_ name: String) -> (bytes: ArraySlice<UInt8>, fromPrevious: Bool)? {
         guard let key = Generation.key(of: name) else { return nil }
         typealias Place = (path: String, file: FileStamp?, range: Range<Int>)
         let (current, previous) = state.withLock { state -> (Place?, Place?) in
@@ -101,7 +167,7 @@ final class DiskJournal: Sendable {
 
     /// Reads where the records of both files are, unless that was done: a server does it
     /// as it starts, so that its first lookups need not (a 64 MiB file takes some 100 ms).
-    func load() {
+    private func load() {
         state.withLock { state in
             if !state.loaded { load(&state) }
         }
@@ -113,19 +179,10 @@ final class DiskJournal: Sendable {
         catchUp(&state.current)
     }
 
-    /// Holds the entry `make` will make (nil: none) for the next `flush`; whether it is the
-    /// first one waiting (then a flush is due).
-    func keep(as name: String, make: @escaping @Sendable () -> [UInt8]?) -> Bool {
-        state.withLock { state in
-            state.waiting.append((name, make))
-            return state.waiting.count == 1
-        }
-    }
-
     /// Makes the waiting entries and appends them to the current file, first turning it
     /// into the previous one when they would take it past `limit`; the bytes appended, and
     /// the disk space of the file the turn dropped. A failure only costs later renders.
-    func flush() -> (appended: Int, dropped: Int) {
+    private func appendWaiting() -> (appended: Int, dropped: Int) {
         let waiting = state.withLock { state in
             defer { state.waiting = [] }
             return state.waiting

@@ -151,7 +151,7 @@ public final class IconServer: Sendable {
     /// Returns when the disk cache has written every variant rendered so far (its writes run
     /// behind the answers): for a server that stops.
     package func finishWriting() {
-        renderer.cache.disk?.finishWriting()
+        renderer.cache.disk?.flush()
     }
 
     /// Answers one request: at once when nothing must be rendered or built, else later,

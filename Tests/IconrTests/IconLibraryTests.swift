@@ -63,14 +63,14 @@ struct IconLibraryTests {
 
     /// A server's disk cache writes behind its answers, into its journal: every variant
     /// stored is on disk, whole and served by another server's cache with the PNG it was
-    /// answered with, once `finishWriting` returns, and no entry made a file of its own; a
+    /// answered with, once `flush` returns, and no entry made a file of its own; a
     /// variant past what may wait (32 MiB of variants) is written at once.
     @Test func writesInBackgroundAllLandWhenFinished() throws {
         let disk = try DiskCache(directory: cacheDirectory, writesInBackground: true)
         let library = IconLibrary(directory: icons, cache: IconCache(disk: disk))
         let colors = (0..<40).map { "#" + String(format: "%06x", 0x30_0000 + $0 * 997) }
         let rendered = try colors.map { try library.blockingIcon(named: "flag", params: ["flag_color": $0], scale: 2) }
-        disk.finishWriting()
+        disk.flush()
         let reader = try DiskCache(directory: cacheDirectory, writesInBackground: true)
         #expect(
             try rendered.allSatisfy {
@@ -114,7 +114,7 @@ struct IconLibraryTests {
         func store(_ variants: ArraySlice<IconVariant>) throws {
             let disk = try journal()
             for variant in variants { disk.store(variant) }
-            disk.finishWriting()
+            disk.flush()
         }
         let packs = cacheDirectory + "/entries-v1/packs"
         try store(a)
@@ -123,7 +123,7 @@ struct IconLibraryTests {
         // A new server reads A from the previous file and writes it again: B + A turn, A stays.
         let reader = try journal()
         #expect(a.allSatisfy { reader.read($0.key)?.image == $0.image })
-        reader.finishWriting()
+        reader.flush()
         // C turns the file of A into the previous one and drops B's.
         try store(c)
         let later = try journal()
@@ -142,14 +142,14 @@ struct IconLibraryTests {
     @Test func journalEntriesProveWhatTheyAreAndSurviveTheirFile() throws {
         let writing = try journalLibrary()
         let first = try flags(0..<3, from: writing)
-        writing.cache.disk?.finishWriting()
+        writing.cache.disk?.flush()
         let packs = cacheDirectory + "/entries-v1/packs"
         let journal = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
         let reading = try journalLibrary()
         #expect(try flags(0..<1, from: reading) == Array(first[0..<1]))
         // Another server's appends are read when a lookup misses.
         let appended = try flags(3..<5, from: writing)
-        writing.cache.disk?.finishWriting()
+        writing.cache.disk?.flush()
         #expect(try flags(3..<5, from: reading) == appended)
         #expect(reading.cache.statistics.renders == 0 && reading.cache.statistics.diskHits == 3)
         // One byte of the last record's PNG flipped: that entry is rendered again.
@@ -162,7 +162,7 @@ struct IconLibraryTests {
         // Removed under the writing server: its next entries go to a new file, read back.
         try DiskCache(directory: cacheDirectory).clear()
         let after = try flags(5..<7, from: writing)
-        writing.cache.disk?.finishWriting()
+        writing.cache.disk?.flush()
         #expect(FileManager.default.fileExists(atPath: journal))
         let fresh = try journalLibrary()
         #expect(try flags(5..<7, from: fresh) == after)
@@ -177,7 +177,7 @@ struct IconLibraryTests {
         let flag = try flags(0..<1, from: try library(disk: false))[0]
         let writing = try DiskCache(directory: cacheDirectory, writesInBackground: true)
         writing.store(flag)
-        writing.finishWriting()
+        writing.flush()
         let packs = cacheDirectory + "/entries-v1/packs"
         let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
         let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -202,7 +202,7 @@ struct IconLibraryTests {
         }
         let writing = try journal()
         for variant in variants[0..<3] { writing.store(variant) }
-        writing.finishWriting()
+        writing.flush()
         let packs = cacheDirectory + "/entries-v1/packs"
         let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
         // Half a record: its name and the first bytes of an entry that claims 4,000.
@@ -217,7 +217,7 @@ struct IconLibraryTests {
         #expect(reading.journalRepairs == 1)
         // Another server appends after the tear; a miss finds its records.
         for variant in variants[3..<5] { writing.store(variant) }
-        writing.finishWriting()
+        writing.flush()
         #expect(variants[3..<5].allSatisfy { reading.read($0.key)?.image == $0.image }, "appends after the tear")
         #expect(variants[5...].allSatisfy { reading.read($0.key) == nil })
         #expect(reading.journalRepairs == 1, "the tear is found once")

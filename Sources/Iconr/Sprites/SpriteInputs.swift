@@ -146,7 +146,7 @@ struct SpriteInputs: Sendable {
     /// The inputs' key in a sound `stampRecord` of `stampKey` (64 hex digits, as the blobs it
     /// names are), else nil.
     static func key(inStampRecord bytes: [UInt8], stampKey: String) -> String? {
-        guard let key = StampRecord.open(bytes, key: stampKey), DiskCache.isDigest(key) else { return nil }
+        guard let key = StampRecord.open(bytes, key: stampKey), CacheSpace.isDigest(key) else { return nil }
         return String(decoding: key, as: UTF8.self)
     }
 
