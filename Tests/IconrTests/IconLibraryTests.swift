@@ -717,19 +717,19 @@ struct OnePathTests {
     /// key, a wrong length, or a key that is not 64 hex digits (it names a file) is refused.
     @Test func stampRecordsProveWhatTheyName() {
         let stampKey = SHA256.hex(Array("stamps".utf8)), key = SHA256.hex(Array("inputs".utf8))
-        let record = SpriteInputs.stampRecord(stampKey: stampKey, key: key)
-        #expect(SpriteInputs.key(inStampRecord: record, stampKey: stampKey) == key)
-        #expect(SpriteInputs.key(inStampRecord: record, stampKey: key) == nil)
+        let record = StampRecord.sealed(key, key: stampKey)
+        #expect(StampRecord.opened(record, key: stampKey) == key)
+        #expect(StampRecord.opened(record, key: key) == nil)
         for index in record.indices {
             var damaged = record
             damaged[index] ^= 0x01
-            #expect(SpriteInputs.key(inStampRecord: damaged, stampKey: stampKey) == nil, "byte \(index)")
+            #expect(StampRecord.opened(damaged, key: stampKey) == nil, "byte \(index)")
         }
-        #expect(SpriteInputs.key(inStampRecord: Array(record.dropLast()), stampKey: stampKey) == nil)
-        #expect(SpriteInputs.key(inStampRecord: record + [0x0a], stampKey: stampKey) == nil)
+        #expect(StampRecord.opened(Array(record.dropLast()), key: stampKey) == nil)
+        #expect(StampRecord.opened(record + [0x0a], key: stampKey) == nil)
         let escaping = String(repeating: "../", count: 21) + "x"
-        let planted = SpriteInputs.stampRecord(stampKey: stampKey, key: escaping)
-        #expect(escaping.utf8.count == 64 && SpriteInputs.key(inStampRecord: planted, stampKey: stampKey) == nil)
+        let planted = StampRecord.sealed(escaping, key: stampKey)
+        #expect(escaping.utf8.count == 64 && StampRecord.opened(planted, key: stampKey) == nil)
     }
 
     /// A rebuild whose files all have the stamps (inode, size, times) the listing saw when a
@@ -1033,18 +1033,18 @@ struct OnePathTests {
         ]
         let packing = SpritePacker.groups(layouts, maxSide: 48)
         #expect(packing.groups.count > 1, "several sheets")
-        let bytes = PackingArchive.bytes(of: packing, key: "key")
-        let read = PackingArchive.packing(from: bytes, key: "key")
+        let bytes = PackingArchive.sealed(packing, key: "key")
+        let read = PackingArchive.opened(bytes, key: "key")
         #expect(read?.tooLarge == packing.tooLarge)
         #expect(read?.groups.map(\.members) == packing.groups.map(\.members))
         #expect(read?.groups.map(\.sheets) == packing.groups.map(\.sheets))
-        #expect(PackingArchive.packing(from: bytes, key: "other") == nil)
+        #expect(PackingArchive.opened(bytes, key: "other") == nil)
         for index in stride(from: 0, to: bytes.count, by: max(1, bytes.count / 50)) {
             var damaged = bytes
             damaged[index] ^= 0x20
-            #expect(PackingArchive.packing(from: damaged, key: "key") == nil, "byte \(index)")
+            #expect(PackingArchive.opened(damaged, key: "key") == nil, "byte \(index)")
         }
-        #expect(PackingArchive.packing(from: Array(bytes.dropLast(4)), key: "key") == nil)
+        #expect(PackingArchive.opened(Array(bytes.dropLast(4)), key: "key") == nil)
     }
 
     /// A sheet archive is read only with whole, in-range counts and sizes: a planted one with a
@@ -1064,10 +1064,10 @@ struct OnePathTests {
             return SheetArchive.seal(body.bytes, key: "key")
         }
         #expect(
-            SheetArchive.sheets(from: archive(width: "2"), key: "key")?.files.first?.size
+            SheetArchive.opened(archive(width: "2"), key: "key")?.files.first?.size
                 == PixelSize(width: 2, height: 2))
         for width in ["1e300", "1.5", "-1", "1e10"] {
-            #expect(SheetArchive.sheets(from: archive(width: width), key: "key") == nil, "width \(width)")
+            #expect(SheetArchive.opened(archive(width: width), key: "key") == nil, "width \(width)")
         }
     }
 
@@ -1104,7 +1104,7 @@ struct OnePathTests {
             let keyStart = magic.count + 64 + 4
             guard bytes.starts(with: magic), bytes.count > keyStart + 64 else { return nil }
             let key = String(decoding: bytes[keyStart..<keyStart + 64], as: UTF8.self)
-            return PackingArchive.packing(from: bytes, key: key).map { (sheets + name, key, $0) }
+            return PackingArchive.opened(bytes, key: key).map { (sheets + name, key, $0) }
         }
         let archive = try #require(archives.first)
         #expect(archives.count == 1)
@@ -1121,10 +1121,10 @@ struct OnePathTests {
         for (index, (planted, what)) in [
             (huge, "a 5000 px sheet"), (ratioMissing, "a ratio without its sheet"), (strangeItem, "an item not built"),
         ].enumerated() {
-            try Data(PackingArchive.bytes(of: planted, key: archive.key)).write(to: URL(fileURLWithPath: archive.path))
+            try Data(PackingArchive.sealed(planted, key: archive.key)).write(to: URL(fileURLWithPath: archive.path))
             #expect(
-                PackingArchive.packing(
-                    from: try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive.path))), key: archive.key) != nil)
+                PackingArchive.opened(
+                    try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive.path))), key: archive.key) != nil)
             try square("icon1", "#2a7de\(index)")
             let rebuilt = try build(in: cache)
             let cold = try build(in: temporary.url.appendingPathComponent("cold \(index)"))

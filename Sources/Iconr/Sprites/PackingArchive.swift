@@ -6,10 +6,10 @@ import IconrCore
 /// The bytes are 32-bit numbers: the items too large, then each group's members and, per
 /// layout, its sheet's size and each member's rectangle; sealed (`SealedRecordKind`) under
 /// the layouts' key it was made for.
-enum PackingArchive: SealedRecordKind {
+enum PackingArchive: RebuildRecord {
     static let kindLine = "iconr packing 2\n"
 
-    static func bytes(of packing: Packing, key: String) -> [UInt8] {
+    static func sealed(_ packing: Packing, key: String) -> [UInt8] {
         var numbers = [packing.tooLarge.count] + packing.tooLarge + [packing.groups.count]
         for group in packing.groups {
             numbers += [group.members.count] + group.members + [group.sheets.count]
@@ -27,7 +27,7 @@ enum PackingArchive: SealedRecordKind {
     }
 
     /// The packing in `bytes`, or nil when they are not a sound archive made for `key`.
-    static func packing(from bytes: [UInt8], key: String) -> Packing? {
+    static func opened(_ bytes: [UInt8], key: String) -> Packing? {
         guard let body = open(bytes, key: key), body.count % 4 == 0 else { return nil }
         var offset = body.startIndex
         func number() -> Int? {

@@ -4,12 +4,12 @@ import IconrCore
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
 /// header (ratio, sheet, size, counts, fill), its index JSON (minified, then as written by
 /// default) and its PNG, length-prefixed;
-/// sealed (`SealedRecordKind`) under the composition key it was made for, so an archive
+/// sealed (`SealedRecordKind`, the `sheets` level of the rebuild ladder) under the composition key it was made for, so an archive
 /// planted under another key's name is never served.
-enum SheetArchive: SealedRecordKind {
+enum SheetArchive: RebuildRecord {
     static let kindLine = "iconr sheets 3\n"
 
-    static func bytes(of sheets: (files: [SpriteSheetFile], count: Int), key: String) -> [UInt8] {
+    static func sealed(_ sheets: ComposedSheets, key: String) -> [UInt8] {
         var body = RecordWriter()
         func field(_ bytes: [UInt8]) { body.data(bytes) }
         field(Array("\(sheets.count)".utf8))
@@ -30,7 +30,7 @@ enum SheetArchive: SealedRecordKind {
     }
 
     /// The sheets in `bytes`, or nil when they are not a sound archive.
-    static func sheets(from bytes: [UInt8], key: String) -> (files: [SpriteSheetFile], count: Int)? {
+    static func opened(_ bytes: [UInt8], key: String) -> ComposedSheets? {
         // The body is a slice of `bytes` (a sheet archive can be megabytes): hashed in place,
         // and each field copied out once.
         guard let body = open(bytes, key: key) else { return nil }

@@ -67,7 +67,7 @@ struct SheetComposer: Sendable {
             packed = known
         } else {
             packed = SpritePacker.groups(plan.layouts, maxSide: options.maxSize)
-            cache.keep(packed, layoutsKey: plan.layoutsKey)
+            cache.packings.record(packed, under: plan.layoutsKey)
         }
         if let item = packed.tooLarge.first {
             throw SpriteBuildError.sheet("\"\(plan.ids[item])\" is larger than the \(options.maxSize) px sheet limit")
@@ -100,7 +100,7 @@ struct SheetComposer: Sendable {
     /// within `maxSize`, one per ratio, and only the plan's items. An archive is checked by a
     /// plain digest, so a planted one must reach neither an index nor an allocation.
     private func knownPacking(for plan: Plan, cache: SpriteBuildCache) -> Packing? {
-        guard let packing = cache.packing(plan.layoutsKey) else { return nil }
+        guard let packing = cache.packings.lookup(plan.layoutsKey) else { return nil }
         let items = plan.ids.indices
         let fits =
             packing.tooLarge.allSatisfy(items.contains)
@@ -117,7 +117,7 @@ struct SheetComposer: Sendable {
     /// digest: its sizes must not ask for any allocation). Read while the changed icons are
     /// drawn (`SpriteBuilder`), on another core.
     static func lastSheets(_ last: SpriteSetRecord, maxSize: Int, cache: SpriteBuildCache) -> LastSheets? {
-        guard let previous = cache.sheets(last.sheetsKey) else { return nil }
+        guard let previous = cache.sheets.lookup(last.sheetsKey) else { return nil }
         var palettes: [SheetNumber: PaletteImage] = [:], pngs: [SheetNumber: [UInt8]] = [:]
         for file in previous.files where file.size.width <= maxSize && file.size.height <= maxSize {
             let number = SheetNumber(ratio: file.ratio, sheet: file.sheet)

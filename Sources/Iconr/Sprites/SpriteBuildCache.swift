@@ -1,73 +1,62 @@
 import IconrCore
 import IconrRender
 
-/// What a sprite build keeps in the disk cache beside the images, in four levels, each
-/// skipping more work: the listing's stamps lead to the inputs' key (`SpriteInputs`' stamp
-/// record: no file is read); the inputs' key to the build recorded for them (`SpriteRecord`:
-/// nothing is parsed, rendered or composed); the composition key to the sheets
-/// (`SheetArchive`: nothing is packed or encoded); and, for images that changed but kept
-/// their sizes, the layouts' key to their packing (`PackingArchive`: nothing is packed).
-/// Beside them, what the last build of each set of icons made of each icon (`SpriteSetRecord`:
-/// only icons whose files changed are drawn, into the last sheets), and each sheet's deflated
-/// bands (`DeflateMemo`: only bands whose pixels changed are deflated again). Each entry names
-/// the key it is stored under and is checked when read. Without a disk cache every lookup
-/// misses.
+/// A record kind a level of the rebuild ladder keeps: how its value is sealed under the key
+/// it is stored under, and opened again (nil for a damaged record, one of another kind, or
+/// one planted under another key: `SealedRecordKind.open`).
+protocol RebuildRecord: SealedRecordKind {
+    associatedtype Value
+    static func sealed(_ value: Value, key: String) -> [UInt8]
+    static func opened(_ bytes: [UInt8], key: String) -> Value?
+}
+
+/// One level of the rebuild ladder: records of one kind, kept in the disk cache under the
+/// level's key. Without a disk cache every lookup misses.
+struct RebuildLevel<Record: RebuildRecord>: Sendable {
+    let disk: DiskCache?
+
+    /// The value recorded under `key`, when its record is sound.
+    func lookup(_ key: String) -> Record.Value? {
+        disk?.readBlob(key).flatMap { Record.opened($0, key: key) }
+    }
+
+    /// Records `value` under `key`, for a later build; a failure only costs that build.
+    func record(_ value: Record.Value, under key: String) {
+        disk?.storeBlob(Record.sealed(value, key: key), as: key)
+    }
+}
+
+/// What a sprite build keeps in the disk cache beside its images: the rebuild ladder, its
+/// levels in the order a build asks them, each skipping more work than the ones after it
+/// (ARCHITECTURE.md's table: level, key, what it skips, which test proves it).
+///
+/// 1. `stamps`: the listing's stamps lead to the inputs' key (no file is read);
+/// 2. `builds`: the inputs' key to the build recorded for them (nothing is parsed, rendered
+///    or composed);
+/// 3. `sets`: what the last build of this set of icons made of each icon (only icons whose
+///    files changed are drawn);
+/// 4. `sheets`: the composition key to the sheets (nothing is packed or encoded);
+/// 5. `packings`: the layouts' key to their packing (nothing is packed; the last sheets are
+///    patched when they can be);
+///
+/// and each sheet's deflated bands (`deflateMemo`: only bands whose pixels changed are
+/// deflated again).
 struct SpriteBuildCache: Sendable {
     let disk: DiskCache?
 
-    /// The inputs' key kept under the listing's `stampKey`.
-    func inputsKey(stampKey: String) -> String? {
-        disk?.readBlob(stampKey).flatMap { SpriteInputs.key(inStampRecord: $0, stampKey: stampKey) }
-    }
-
-    /// Keeps the inputs' key under the stamps the listing saw before the files were read: a
-    /// file written since has other stamps, and is read again next time.
-    func keep(inputsKey: String, stampKey: String) {
-        disk?.storeBlob(SpriteInputs.stampRecord(stampKey: stampKey, key: inputsKey), as: stampKey)
-    }
+    var stamps: RebuildLevel<StampRecord> { RebuildLevel(disk: disk) }
+    var builds: RebuildLevel<SpriteRecord> { RebuildLevel(disk: disk) }
+    var sets: RebuildLevel<SpriteSetRecord> { RebuildLevel(disk: disk) }
+    var sheets: RebuildLevel<SheetArchive> { RebuildLevel(disk: disk) }
+    var packings: RebuildLevel<PackingArchive> { RebuildLevel(disk: disk) }
 
     /// The build recorded under `inputsKey` and its sheets, when its references still lead to
     /// the same files and its sheets' archive is sound.
     func recordedBuild(_ inputsKey: String) -> (record: SpriteRecord, sheets: ComposedSheets)? {
-        guard let record = disk?.readBlob(inputsKey).flatMap({ SpriteRecord(bytes: $0, key: inputsKey) }),
-            record.isCurrent, let sheets = sheets(record.sheetsKey)
+        guard let record = builds.lookup(inputsKey), record.isCurrent,
+            let sheets = sheets.lookup(record.sheetsKey)
         else { return nil }
         return (record, sheets)
-    }
-
-    /// Keeps a whole build's record under its inputs' key.
-    func keep(_ record: SpriteRecord, inputsKey: String) {
-        disk?.storeBlob(record.bytes(key: inputsKey), as: inputsKey)
-    }
-
-    /// What the last build of the set `setKey` (`SpriteSetRecord.key`) made of each icon.
-    func setRecord(_ setKey: String) -> SpriteSetRecord? {
-        disk?.readBlob(setKey).flatMap { SpriteSetRecord(bytes: $0, key: setKey) }
-    }
-
-    /// Keeps what a build of the set `setKey` made of each icon, for the next build of it.
-    func keep(_ record: SpriteSetRecord, setKey: String) {
-        disk?.storeBlob(record.bytes(key: setKey), as: setKey)
-    }
-
-    /// The sheets composed before under `compositionKey`.
-    func sheets(_ compositionKey: String) -> ComposedSheets? {
-        disk?.readBlob(compositionKey).flatMap { SheetArchive.sheets(from: $0, key: compositionKey) }
-    }
-
-    /// Keeps composed sheets under their composition key.
-    func keep(_ sheets: ComposedSheets, compositionKey: String) {
-        disk?.storeBlob(SheetArchive.bytes(of: sheets, key: compositionKey), as: compositionKey)
-    }
-
-    /// The packing found before for the layouts named by `layoutsKey`.
-    func packing(_ layoutsKey: String) -> Packing? {
-        disk?.readBlob(layoutsKey).flatMap { PackingArchive.packing(from: $0, key: layoutsKey) }
-    }
-
-    /// Keeps a packing under its layouts' key.
-    func keep(_ packing: Packing, layoutsKey: String) {
-        disk?.storeBlob(PackingArchive.bytes(of: packing, key: layoutsKey), as: layoutsKey)
     }
 
     /// Where sheet encodings keep their deflated bands, under the digest of the encoder's key
@@ -86,3 +75,13 @@ struct SpriteBuildCache: Sendable {
 
 /// Every sheet of every ratio, and how many sheets each ratio has.
 typealias ComposedSheets = (files: [SpriteSheetFile], count: Int)
+
+extension SpriteRecord: RebuildRecord {
+    static func sealed(_ record: SpriteRecord, key: String) -> [UInt8] { record.bytes(key: key) }
+    static func opened(_ bytes: [UInt8], key: String) -> SpriteRecord? { SpriteRecord(bytes: bytes, key: key) }
+}
+
+extension SpriteSetRecord: RebuildRecord {
+    static func sealed(_ record: SpriteSetRecord, key: String) -> [UInt8] { record.bytes(key: key) }
+    static func opened(_ bytes: [UInt8], key: String) -> SpriteSetRecord? { SpriteSetRecord(bytes: bytes, key: key) }
+}

@@ -65,6 +65,10 @@ public final class SpriteBuilder: Sendable {
 
     /// `build(directories:progress:)` as an attempt of a supervised build, which `recovery`
     /// tells what earlier attempts found and which hears each file's renders.
+    ///
+    /// It finds the sources, walks the rebuild ladder (`SpriteBuildCache`) until a level
+    /// answers, draws what is left, composes or patches the sheets, and records every level
+    /// for the next build.
     package func build(
         directories: [String], recovery: SpriteBuildRecovery, progress: (@Sendable (Int, Int) -> Void)? = nil
     ) throws(SpriteBuildError) -> SpriteBuild {
@@ -78,38 +82,37 @@ public final class SpriteBuilder: Sendable {
         }
         let statsBefore = cache.statistics
         let started = ContinuousClock.now
-        let buildCache = SpriteBuildCache(disk: cache.disk)
-        func recorded(_ key: String, filesRead: Int) -> SpriteBuild? {
-            guard let (record, sheets) = buildCache.recordedBuild(key) else { return nil }
+        let ladder = SpriteBuildCache(disk: cache.disk)
+        func recorded(_ inputsKey: String, filesRead: Int) -> SpriteBuild? {
+            guard let (record, sheets) = ladder.recordedBuild(inputsKey) else { return nil }
             return SpriteBuild(
                 sheets: sheets.files, sheetCount: sheets.count, icons: record.icons, variants: record.variants,
                 skipped: [], warnings: sourceWarnings + record.warnings, renders: 0, cacheHits: record.images,
                 renderSeconds: seconds(ContinuousClock.now - started), composeSeconds: 0, sheetsFromCache: true,
                 inputsUnchanged: true, iconsReused: 0, filesRead: filesRead)
         }
-        // Files whose stamps are those of a recorded build hold its bytes: it is served
-        // without reading them (a warm rebuild of osm-carto's 8.5 MB).
+        // Stamps: files whose stamps are those of a recorded build hold its bytes, and it is
+        // served without reading them (a warm rebuild of osm-carto's 8.5 MB).
         let now = clock.wallNanoseconds
-        let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now)
-        let stampedKey = stampKey.flatMap { buildCache.inputsKey(stampKey: $0) }
+        var keys = LadderKeys(
+            stamps: SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now))
+        let stampedKey = keys.stamps.flatMap { ladder.stamps.lookup($0) }
         if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
-        // What the last build of this set (`SpriteSetRecord`) made of each icon: an icon whose
-        // files have the stamps it recorded holds the bytes it read, and is not read again.
+        // Sets: an icon whose files have the stamps the last build of this set recorded
+        // holds the bytes it read then, and is not read again.
         let retrying = !recovery.failed.isEmpty || !recovery.suspects.isEmpty
-        let setKey = retrying || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
-        let last = setKey.flatMap { buildCache.setRecord($0) }
+        keys.set = retrying || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
+        let last = keys.set.flatMap { ladder.sets.lookup($0) }
         let fileStamps = sources.map { SpriteInputs.stamps(of: $0, stamps: stamps, now: now) }
         let inputs = SpriteInputs(
             sources, stamps: stamps, options: options, recovery: recovery,
             unchanged: last?.unchangedIcons(sources, stamps: fileStamps) ?? [:])
-        let inputsKey = inputs.key, filesRead = inputs.filesRead
-        func keepStamps() {
-            guard let stampKey, let inputsKey else { return }
-            buildCache.keep(inputsKey: inputsKey, stampKey: stampKey)
-        }
-        // A key the stamps led to was looked up already.
-        if let inputsKey, inputsKey != stampedKey, let build = recorded(inputsKey, filesRead: filesRead) {
-            keepStamps()
+        keys.inputs = inputs.key
+        let filesRead = inputs.filesRead
+        // Builds: the files' bytes lead to a recorded build (the key the stamps led to was
+        // looked up already).
+        if let inputsKey = keys.inputs, inputsKey != stampedKey, let build = recorded(inputsKey, filesRead: filesRead) {
+            keys.recordStamps(in: ladder)
             return build
         }
         // Icons whose files are as the last build of this set read them are taken from its
@@ -127,10 +130,11 @@ public final class SpriteBuilder: Sendable {
         if let last, !taken.isEmpty {
             let maxSize = options.maxSize
             DispatchQueue.global().async(group: readingLastSheets) {
-                let sheets = SheetComposer.lastSheets(last, maxSize: maxSize, cache: buildCache)
+                let sheets = SheetComposer.lastSheets(last, maxSize: maxSize, cache: ladder)
                 lastSheets.withLock { $0 = sheets }
             }
         }
+        // Draw what is left.
         var results = try renderImages(
             of: sources, indices: sources.indices.filter { taken[$0] == nil }, inputs: consume inputs,
             changed: changed, recovery: recovery, progress: progress, done: taken.count)
@@ -138,25 +142,25 @@ public final class SpriteBuilder: Sendable {
         var (images, failures, warnings, references) = try checked(results, of: sources)
         var statsAfter = cache.statistics
         let rendered = ContinuousClock.now
-        // Sheets composed from exactly these images and options before are read back instead
-        // of packed and encoded again (most of a warm rebuild).
+        // Compose or patch. Sheets: those composed from exactly these images and options
+        // before are read back instead of packed and encoded again (most of a warm rebuild).
         let composer = SheetComposer(options: options)
         var plan = try composer.plan(images)
-        let compositionKey = composer.compositionKey(images)
+        keys.composition = composer.compositionKey(images)
         let sheets: ComposedSheets
         var sheetsFromCache = false, iconsReused = 0
         readingLastSheets.wait()
-        if let cached = buildCache.sheets(compositionKey) {
+        if let cached = ladder.sheets.lookup(keys.composition) {
             sheets = cached
             sheetsFromCache = true
             iconsReused = taken.count
         } else if let last, let lastSheets = lastSheets.withLock({ $0 }),
             let patched = composer.patch(
-                images, plan: plan, last: lastSheets, layoutsKey: last.layoutsKey, cache: buildCache)
+                images, plan: plan, last: lastSheets, layoutsKey: last.layoutsKey, cache: ladder)
         {
+            // Packings: the last sheets, with the same packing, take the icons drawn again.
             sheets = patched
             iconsReused = taken.count
-            buildCache.keep(sheets, compositionKey: compositionKey)
         } else {
             if let keptInputs {
                 // The last sheets cannot take the new images: the taken icons are drawn too.
@@ -169,30 +173,30 @@ public final class SpriteBuilder: Sendable {
                 statsAfter = cache.statistics
                 plan = try composer.plan(images)
             }
-            sheets = try composer.compose(images, plan: plan, cache: buildCache)
-            buildCache.keep(sheets, compositionKey: compositionKey)
+            sheets = try composer.compose(images, plan: plan, cache: ladder)
         }
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
-        let takenImages = taken.values.reduce(0) { $0 + $1.images.count }
+        // Record every level: the sheets always (the packing was recorded as it was found);
+        // a whole build's record, its stamps and its set's record when no icon failed.
+        if !sheetsFromCache { ladder.sheets.record(sheets, under: keys.composition) }
         if failures.isEmpty {
-            // A whole build is recorded under its inputs' key, for a rebuild to serve as it is.
-            if let key = inputsKey {
+            if let inputsKey = keys.inputs {
                 let record = SpriteRecord(
-                    sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
+                    sheetsKey: keys.composition, icons: sources.count, variants: variantCount, images: images.count,
                     warnings: warnings, references: references,
                     referenced: IconReferences.fingerprint(of: references))
-                buildCache.keep(record, inputsKey: key)
-                keepStamps()
+                ladder.builds.record(record, under: inputsKey)
+                keys.recordStamps(in: ladder)
             }
-            // And what it made of each icon under the set's key, for a rebuild after some changed.
-            if let setKey {
+            if let setKey = keys.set {
                 let record = SpriteSetRecord(
-                    sources, made: results, digests: digests, stamps: fileStamps, sheetsKey: compositionKey,
+                    sources, made: results, digests: digests, stamps: fileStamps, sheetsKey: keys.composition,
                     layoutsKey: plan.layoutsKey)
-                buildCache.keep(record, setKey: setKey)
+                ladder.sets.record(record, under: setKey)
             }
         }
-        buildCache.flush()
+        ladder.flush()
+        let takenImages = taken.values.reduce(0) { $0 + $1.images.count }
         return SpriteBuild(
             sheets: sheets.files, sheetCount: sheets.count, icons: sources.count - failures.count,
             variants: variantCount, skipped: failures, warnings: sourceWarnings + warnings,
@@ -281,4 +285,28 @@ public final class SpriteBuilder: Sendable {
 
 private func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+/// The keys of one build's levels of the rebuild ladder, as the build finds them.
+private struct LadderKeys {
+    /// The listing's stamps (`SpriteInputs.stampKey`); nil on a retry, or with a stamp
+    /// missing or not settled.
+    let stamps: String?
+    /// The files' bytes and the options (`SpriteInputs.key`); nil when a file was not read.
+    var inputs: String?
+    /// The set of icons (`SpriteSetRecord.key`); nil on a retry or with `unique`.
+    var set: String?
+    /// Every image and option (`SheetComposer.compositionKey`).
+    var composition = ""
+
+    init(stamps: String?) {
+        self.stamps = stamps
+    }
+
+    /// Keeps the inputs' key under the stamps the listing saw before the files were read: a
+    /// file written since has other stamps, and is read again next time.
+    func recordStamps(in ladder: SpriteBuildCache) {
+        guard let stamps, let inputs else { return }
+        ladder.stamps.record(inputs, under: stamps)
+    }
 }

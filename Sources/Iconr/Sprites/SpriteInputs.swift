@@ -95,7 +95,7 @@ struct SpriteInputs: Sendable {
     /// The key of `sources` as their listing stamped them: the options, the versions, and the
     /// `FileStamp` of every icon file and of its sidecar (or that it has none). Nil on a retry
     /// after a crash, or when a stamp is missing or not settled. A build keeps its `key` under
-    /// this one (`stampRecord`), so that a rebuild of files with the same stamps, which hold
+    /// this one (`StampRecord`), so that a rebuild of files with the same stamps, which hold
     /// the same bytes, finds its `SpriteRecord` without reading them. `now` is the wall clock
     /// the stamps are settled by.
     static func stampKey(
@@ -135,24 +135,6 @@ struct SpriteInputs: Sendable {
             }
         }
         return bytes
-    }
-
-    /// What is stored under `stampKey`: the inputs' `key`, sealed (`StampRecord`) under
-    /// `stampKey`, so that one planted under another name is never followed.
-    static func stampRecord(stampKey: String, key: String) -> [UInt8] {
-        StampRecord.seal(Array(key.utf8), key: stampKey)
-    }
-
-    /// The inputs' key in a sound `stampRecord` of `stampKey` (64 hex digits, as the blobs it
-    /// names are), else nil.
-    static func key(inStampRecord bytes: [UInt8], stampKey: String) -> String? {
-        guard let key = StampRecord.open(bytes, key: stampKey), CacheSpace.isDigest(key) else { return nil }
-        return String(decoding: key, as: UTF8.self)
-    }
-
-    /// The record a stamp key names: the inputs' key.
-    private enum StampRecord: SealedRecordKind {
-        static let kindLine = "iconr stamps 2\n"
     }
 
     /// The digests of the files of `source` (and of their sidecars), nil when one was not read.
@@ -272,5 +254,22 @@ struct SpriteRecord: Equatable, SealedRecordKind {
         self.warnings = warnings
         self.references = references
         self.referenced = referenced
+    }
+}
+
+/// What the stamp level keeps under a listing's stamp key (`SpriteInputs.stampKey`): the
+/// inputs' key, sealed under the stamp key, so that one planted under another name is never
+/// followed.
+enum StampRecord: RebuildRecord {
+    static let kindLine = "iconr stamps 2\n"
+
+    static func sealed(_ inputsKey: String, key: String) -> [UInt8] {
+        seal(Array(inputsKey.utf8), key: key)
+    }
+
+    /// The inputs' key, when it is 64 hex digits, as the records it names are.
+    static func opened(_ bytes: [UInt8], key: String) -> String? {
+        guard let inputsKey = open(bytes, key: key), CacheSpace.isDigest(inputsKey) else { return nil }
+        return String(decoding: inputsKey, as: UTF8.self)
     }
 }
