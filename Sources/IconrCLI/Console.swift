@@ -12,6 +12,8 @@ package struct Console {
     /// Where everything goes instead of descriptors 1 and 2, when set: the command line run
     /// in process, by its tests.
     var recording: ConsoleRecording?
+    /// Whether the command line runs in process, its output recorded (by its tests).
+    var isRecording: Bool { recording != nil }
     /// `--quiet`: no notes, no progress bar, no list of the files written (`written`); results
     /// asked for on stdout (`-o -`, `--json`) and every warning and error still come.
     var quiet = false

@@ -271,7 +271,7 @@ enum SpriteCommand: Command {
         let themes = try ThemeOption.read(parsed.themes)
 
         // Everything above is pure Swift; librsvg runs in a supervised child from here on.
-        return Supervisor.runBuild(timeout: options.limits.timeout, console: console) { recovery, console in
+        let work = { (recovery: SpriteBuildRecovery, console: Console) -> Int32 in
             console.checkingStdout(
                 console.reportingErrors {
                     try build(options, style: style, parsed, recovery: recovery, console: console)
@@ -287,6 +287,9 @@ enum SpriteCommand: Command {
                     }
                 })
         }
+        // The command line run in process by its tests builds here, unsupervised.
+        if console.isRecording { return work(SpriteBuildRecovery(), console) }
+        return Supervisor.runBuild(timeout: options.limits.timeout, console: console, work: work)
     }
 
     /// Builds and writes the sheets (and the style's copy and preview) in process.

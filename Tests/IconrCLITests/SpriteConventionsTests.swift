@@ -20,7 +20,14 @@ struct SpriteConventionsTests {
         try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
-    private func iconr(_ arguments: String...) throws -> IconrRun {
+    /// `iconr` run in this process as if in the test's folder: `./` arguments are paths in it.
+    private func iconr(_ arguments: String...) -> IconrRun {
+        InProcess.iconr(arguments, in: directory)
+    }
+
+    /// The built binary run in the test's folder, for what needs a process of its own: a
+    /// render under the crash guard, a build librsvg may crash.
+    private func binary(_ arguments: String...) throws -> IconrRun {
         try TestSupport.iconr(arguments, in: directory)
     }
 
@@ -48,7 +55,7 @@ struct SpriteConventionsTests {
     @Test func aBadColorInAVariantsFileIsOneErrorNamingIt() throws {
         try ##"{"flag": [{"params": {"flag_color": "red"}}, {"params": {"flag_color": "#12"}}]}"##
             .write(to: directory.appendingPathComponent("variants.json"), atomically: true, encoding: .utf8)
-        let result = try iconr("sprite", "icons", "-o", "out/", "--variants", "variants.json", "--no-cache")
+        let result = iconr("sprite", "./icons", "-o", "./out/", "--variants", "./variants.json", "--no-cache")
         #expect(result.status == 1)
         #expect(
             result.stderr
@@ -58,7 +65,7 @@ struct SpriteConventionsTests {
     }
 
     @Test func ratioListsRetinaAndAnOutputFolder() throws {
-        let listed = try iconr("sprite", "icons", "-o", "a/", "--ratio", "1,2,3", "--no-cache")
+        let listed = iconr("sprite", "./icons", "-o", "./a/", "--ratio", "1,2,3", "--no-cache")
         #expect(listed.status == 0, "\(listed.stderr)")
         #expect(
             files("a") == [
@@ -73,7 +80,7 @@ struct SpriteConventionsTests {
         #expect(listed.stderr.hasPrefix("sprite: 4 icons, 0 variants, 1 sheet x 3 ratios"), "\(listed.stderr)")
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("b"), withIntermediateDirectories: true)
-        #expect(try iconr("sprite", "icons", "-o", "b", "--retina", "--no-cache").status == 0)
+        #expect(iconr("sprite", "./icons", "-o", "./b", "--retina", "--no-cache").status == 0)
         #expect(files("b") == ["sprite@2x.json", "sprite@2x.png"])
         #expect(try index("b/sprite@2x.json")["flag"]?["pixelRatio"] as? Int == 2)
         #expect(InProcess.iconr(["sprite", "icons", "-o", "b", "--retina", "--ratio", "1"]).status == 64)
@@ -82,19 +89,19 @@ struct SpriteConventionsTests {
 
     @Test func sdfTakesGlobsAndAll() throws {
         #expect(
-            try iconr("sprite", "icons", "-o", "g/sprite", "-r", "1", "--sdf", "ma*", "--sdf", "fla?", "--no-cache")
+            iconr("sprite", "./icons", "-o", "./g/sprite", "-r", "1", "--sdf", "ma*", "--sdf", "fla?", "--no-cache")
                 .status == 0)
         let globbed = try index("g/sprite.json")
         #expect(globbed.filter { $0.value["sdf"] as? Bool == true }.keys.sorted() == ["flag", "marker"])
-        #expect(try iconr("sprite", "icons", "-o", "all/sprite", "-r", "1", "--sdf-all", "--no-cache").status == 0)
+        #expect(iconr("sprite", "./icons", "-o", "./all/sprite", "-r", "1", "--sdf-all", "--no-cache").status == 0)
         #expect(try index("all/sprite.json").values.allSatisfy { $0["sdf"] as? Bool == true })
-        let unmatched = try iconr("sprite", "icons", "-o", "n/sprite", "-r", "1", "--sdf", "nothing*", "--no-cache")
+        let unmatched = iconr("sprite", "./icons", "-o", "./n/sprite", "-r", "1", "--sdf", "nothing*", "--no-cache")
         #expect(unmatched.status == 1 && unmatched.stderr == "error: --sdf \"nothing*\" matches no sprite id\n")
         #expect(files("n").isEmpty)
     }
 
     @Test func aJSONSummaryForScripts() throws {
-        let result = try iconr("sprite", "icons", "-o", "j/sprite", "--json", "--no-cache")
+        let result = iconr("sprite", "./icons", "-o", "./j/sprite", "--json", "--no-cache")
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
         let summary = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
         #expect(
@@ -107,14 +114,14 @@ struct SpriteConventionsTests {
 
     /// A build that needs fewer sheets than the last one removes the sheets it no longer writes.
     @Test func staleSheetsAreRemoved() throws {
-        let split = try iconr("sprite", "icons", "-o", "s/sprite", "--max-size", "96", "--no-cache")
+        let split = iconr("sprite", "./icons", "-o", "./s/sprite", "--max-size", "96", "--no-cache")
         #expect(split.status == 0, "\(split.stderr)")
         #expect(files("s").contains("sprite-2@2x.png"))
         #expect(
             split.stderr.contains(
                 #""sprite": [{"id":"default","url":"s/sprite"},{"id":"sprite-2","url":"s/sprite-2"}"#),
             "\(split.stderr)")
-        #expect(try iconr("sprite", "icons", "-o", "s/sprite", "--no-cache").status == 0)
+        #expect(iconr("sprite", "./icons", "-o", "./s/sprite", "--no-cache").status == 0)
         #expect(files("s") == ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"])
     }
 
@@ -142,7 +149,7 @@ struct SpriteConventionsTests {
             size: PixelSize(width: 10, height: 6), pixels: Array([UInt8]([0, 0, 255, 255]).repeated(60)))
         try Data(try PNGEncoder.encode(blue)).write(to: icons.appendingPathComponent("dot.png"))
 
-        let result = try iconr("sprite", "kinds", "-o", "k/sprite", "--ratio", "1,2", "--no-cache")
+        let result = iconr("sprite", "./kinds", "-o", "./k/sprite", "--ratio", "1,2", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
             result.stderr.contains("warning: kinds/dot.png: a PNG icon enlarged 2 times for 2x blurs"),
@@ -160,9 +167,9 @@ struct SpriteConventionsTests {
                 ratio == 2 ? flagCenter == "#ff0000ff" : flagCenter != "#ff0000ff", "flag at \(ratio)x: \(flagCenter)")
             #expect(sheet.hex(x: (dot["x"] as! Int) + 3 * ratio, y: (dot["y"] as! Int) + 3 * ratio) == "#0000ffff")
         }
-        let svgz = try iconr("render", "kinds/marker.svgz", "-o", "m.png", "--no-cache")
+        let svgz = try binary("render", "kinds/marker.svgz", "-o", "m.png", "--no-cache")
         #expect(svgz.status == 0, "\(svgz.stderr)")
-        let png = try iconr("render", "kinds/dot.png", "--no-cache")
+        let png = try binary("render", "kinds/dot.png", "--no-cache")
         #expect(
             png.status == 1 && png.stderr.hasPrefix("error: kinds/dot.png: is a PNG image, not an SVG template"),
             "\(png.stderr)")
@@ -175,27 +182,27 @@ struct SpriteConventionsTests {
         try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a:b.svg"))
-        let refused = try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache")
+        let refused = iconr("sprite", "./ids", "-o", "./i/sprite", "--no-cache")
         #expect(
             refused.status == 1 && refused.stderr.hasPrefix("error: ids/a:b.svg: its id would hold \":\""),
             "\(refused.stderr)")
-        #expect(try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache", "--sanitize-ids").status == 0)
+        #expect(iconr("sprite", "./ids", "-o", "./i/sprite", "--no-cache", "--sanitize-ids").status == 0)
         #expect(try index("i/sprite.json").keys.sorted() == ["a_b"])
         try FileManager.default.copyItem(
             at: TestSupport.icons.appendingPathComponent("flag.svg"), to: icons.appendingPathComponent("a{b.svg"))
-        let collision = try iconr("sprite", "ids", "-o", "i/sprite", "--no-cache", "--sanitize-ids")
+        let collision = iconr("sprite", "./ids", "-o", "./i/sprite", "--no-cache", "--sanitize-ids")
         #expect(
             collision.status == 1 && collision.stderr.contains("two icons have the id \"a_b\""), "\(collision.stderr)")
     }
 
     /// `--check` writes nothing and names each output a build would change.
     @Test func checkSaysWhatWouldChange() throws {
-        #expect(try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache").status == 0)
-        let clean = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache", "--check")
+        #expect(iconr("sprite", "./icons", "-o", "./c/sprite", "--no-cache").status == 0)
+        let clean = iconr("sprite", "./icons", "-o", "./c/sprite", "--no-cache", "--check")
         #expect(clean.status == 0 && clean.stdout.isEmpty, "\(clean.stderr)")
         try Data("stale".utf8).write(to: directory.appendingPathComponent("c/sprite@2x.json"))
         try FileManager.default.removeItem(at: directory.appendingPathComponent("c/sprite.png"))
-        let dirty = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache", "--check")
+        let dirty = iconr("sprite", "./icons", "-o", "./c/sprite", "--no-cache", "--check")
         #expect(dirty.status == 1)
         #expect(
             dirty.stderr == "error: c/sprite.png would change\nerror: c/sprite@2x.json would change\n"
@@ -218,7 +225,7 @@ struct SpriteConventionsTests {
             </svg>
             """.utf8
         ).write(to: icons.appendingPathComponent("shield.svg"))
-        let built = try iconr("sprite", "shields", "-o", "e/sprite", "-r", "1", "--no-cache")
+        let built = iconr("sprite", "./shields", "-o", "./e/sprite", "-r", "1", "--no-cache")
         #expect(built.status == 0)
         #expect(
             built.stderr.contains(
@@ -229,11 +236,11 @@ struct SpriteConventionsTests {
         let entry = try #require(try index("e/sprite.json")["shield"])
         #expect(entry["content"] == nil)
         #expect((entry["stretchX"] as? [[Int]]) == [[4, 16]])
-        let inspected = try iconr("inspect", "shields/shield.svg")
+        let inspected = try binary("inspect", "shields/shield.svg")
         #expect(inspected.stdout.contains("  size: 20 x 14.4\n"), "\(inspected.stdout)")
         #expect(inspected.stdout.contains("  stretch x: [4, 16]\n"))
         #expect(inspected.stdout.contains("  area elements: mapbox-stretch-x mapbox-stretch-x-2 mapbox-content"))
-        let json = try iconr("inspect", "shields/shield.svg", "--json")
+        let json = try binary("inspect", "shields/shield.svg", "--json")
         #expect(json.stdout.contains("\"height\": 14.4,"), "\(json.stdout)")
     }
 
@@ -259,7 +266,7 @@ struct SpriteConventionsTests {
         ).write(to: icons.appendingPathComponent("pic.svg"))
         try Data(try PNGEncoder.encode(green)).write(to: directory.appendingPathComponent("secret.png"))
         let cache = directory.appendingPathComponent("cache").path
-        let built = try iconr("sprite", "refs", "-o", "r/sprite", "-r", "1", "--cache-dir", cache)
+        let built = iconr("sprite", "./refs", "-o", "./r/sprite", "-r", "1", "--cache-dir", cache)
         #expect(built.status == 0, "\(built.stderr)")
         for (reference, reason) in [
             ("../secret.png", "outside the icon's folder"),
@@ -272,7 +279,7 @@ struct SpriteConventionsTests {
         }
         let sheet = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("r/sprite.png"))))
         #expect(sheet.hex(x: 5, y: 5) == "#00ff00ff")
-        let rendered = try iconr("render", "refs/pic.svg", "-o", "pic.png", "--cache-dir", cache)
+        let rendered = try binary("render", "refs/pic.svg", "-o", "pic.png", "--cache-dir", cache)
         #expect(rendered.status == 0)
         #expect(
             try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("pic.png")))).hex(
@@ -281,7 +288,7 @@ struct SpriteConventionsTests {
         let red = RasterImage(
             size: PixelSize(width: 8, height: 8), pixels: Array([UInt8]([255, 0, 0, 255]).repeated(64)))
         try Data(try PNGEncoder.encode(red)).write(to: icons.appendingPathComponent("img/green.png"))
-        #expect(try iconr("sprite", "refs", "-o", "r/sprite", "-r", "1", "--cache-dir", cache).status == 0)
+        #expect(iconr("sprite", "./refs", "-o", "./r/sprite", "-r", "1", "--cache-dir", cache).status == 0)
         let again = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("r/sprite.png"))))
         #expect(again.hex(x: 5, y: 5) == "#ff0000ff")
 
@@ -294,11 +301,11 @@ struct SpriteConventionsTests {
         ).write(to: icons.appendingPathComponent("self.svg"))
         // libxml2 stops the recursion, or librsvg overflows its stack on a worker thread (then
         // the supervisor names the icon): drawn, or one error line, never a signal or a hang.
-        let recursive = try iconr("sprite", "refs", "-o", "s/sprite", "-r", "1", "--no-cache", "--timeout", "10")
+        let recursive = try binary("sprite", "refs", "-o", "s/sprite", "-r", "1", "--no-cache", "--timeout", "10")
         #expect(
             recursive.status == 0 || (recursive.status == 1 && recursive.stderr.contains("error: refs/self.svg: ")),
             "\(recursive.status): \(recursive.stderr)")
-        let alone = try iconr("render", "refs/self.svg", "--no-cache", "--timeout", "10", "-o", "self.png")
+        let alone = try binary("render", "refs/self.svg", "--no-cache", "--timeout", "10", "-o", "self.png")
         #expect(
             alone.status == 0 || (alone.status == 1 && alone.stderr.hasPrefix("error: refs/self.svg: ")),
             "\(alone.stderr)")
@@ -324,7 +331,7 @@ struct SpriteConventionsTests {
                 .utf8
         )
         .write(to: icons.appendingPathComponent("label.json"))
-        let result = try iconr("sprite", "meta", "-o", "m/sprite", "--no-cache")
+        let result = iconr("sprite", "./meta", "-o", "./m/sprite", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(
             result.stderr.contains("warning: meta/label.json: ignoring the unknown key \"colour\""), "\(result.stderr)")
@@ -337,7 +344,7 @@ struct SpriteConventionsTests {
         #expect(
             (label["stretchX"] as? [[Int]]) == [[16, 64]], "the SVG's metadata stays where the sidecar says nothing")
         try Data(#"{"textFitWidth": "sideways"}"#.utf8).write(to: icons.appendingPathComponent("label.json"))
-        let invalid = try iconr("sprite", "meta", "-o", "m/sprite", "--no-cache")
+        let invalid = iconr("sprite", "./meta", "-o", "./m/sprite", "--no-cache")
         #expect(invalid.status == 1)
         #expect(
             invalid.stderr.contains(
@@ -349,16 +356,16 @@ struct SpriteConventionsTests {
     /// `--hash-names`: names after the content, the same for the same input, new for a new
     /// one (the old files stay for whoever still names them), and the prefix printed last.
     @Test func hashNamesFollowTheContent() throws {
-        let first = try iconr("sprite", "icons", "-o", "h/", "--hash-names", "--no-cache")
+        let first = iconr("sprite", "./icons", "-o", "./h/", "--hash-names", "--no-cache")
         #expect(first.status == 0, "\(first.stderr)")
         let lines = first.stdout.split(separator: "\n").map(String.init)
         let prefix = try #require(lines.last)
         #expect(prefix.hasPrefix("h/sprite.") && prefix.count == "h/sprite.".count + 12, "\(prefix)")
         #expect(lines.dropLast() == ["\(prefix).png", "\(prefix).json", "\(prefix)@2x.png", "\(prefix)@2x.json"])
-        let again = try iconr("sprite", "icons", "-o", "h/", "--hash-names", "--no-cache")
+        let again = iconr("sprite", "./icons", "-o", "./h/", "--hash-names", "--no-cache")
         #expect(again.stdout == first.stdout, "deterministic")
         try FileManager.default.removeItem(at: directory.appendingPathComponent("icons/badge.svg"))
-        let changed = try iconr("sprite", "icons", "-o", "h/", "--hash-names", "--no-cache")
+        let changed = iconr("sprite", "./icons", "-o", "./h/", "--hash-names", "--no-cache")
         let newPrefix = try #require(changed.stdout.split(separator: "\n").last.map(String.init))
         #expect(newPrefix != prefix)
         #expect(files("h").count == 8, "both builds' files: \(files("h"))")
@@ -368,15 +375,15 @@ struct SpriteConventionsTests {
     /// only what is new.
     @Test func theCacheOutlivesMovesAndNewRatios() throws {
         let cache = directory.appendingPathComponent("cache").path
-        let first = try iconr("sprite", "icons", "-o", "a/sprite", "--cache-dir", cache)
+        let first = iconr("sprite", "./icons", "-o", "./a/sprite", "--cache-dir", cache)
         #expect(first.stderr.contains(", 8 rendered, 0 from cache"), "\(first.stderr)")
         try FileManager.default.moveItem(
             at: directory.appendingPathComponent("icons"), to: directory.appendingPathComponent("moved"))
-        let moved = try iconr("sprite", "moved", "-o", "b/sprite", "--cache-dir", cache)
+        let moved = iconr("sprite", "./moved", "-o", "./b/sprite", "--cache-dir", cache)
         #expect(moved.stderr.contains(", 0 rendered, 8 from cache"), "\(moved.stderr)")
-        let added = try iconr("sprite", "moved", "-o", "c/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
+        let added = iconr("sprite", "./moved", "-o", "./c/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
         #expect(added.stderr.contains(", 4 rendered, 8 from cache"), "\(added.stderr)")
-        let all = try iconr("sprite", "moved", "-o", "d/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
+        let all = iconr("sprite", "./moved", "-o", "./d/sprite", "--ratio", "1,2,3", "--cache-dir", cache)
         #expect(all.stderr.contains(", 0 rendered, 12 from cache"), "\(all.stderr)")
     }
 
@@ -387,11 +394,9 @@ struct SpriteConventionsTests {
         let cache = directory.appendingPathComponent("cache").path
         /// Builds with `--json` and says whether the sheets came from the cache.
         func build(_ out: String, _ extra: String...) throws -> Bool? {
-            let result = try TestSupport.run(
-                TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
-                directory: directory)
+            let result = InProcess.iconr(["sprite", "./icons", "-o", "./" + out, "--json"] + extra, in: directory)
             guard result.status == 0 else { return nil }
-            return (try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])?["sheetsFromCache"]
+            return (try JSONSerialization.jsonObject(with: result.output) as? [String: Any])?["sheetsFromCache"]
                 as? Bool
         }
         #expect(try build("fresh/", "--no-cache") == false)
@@ -436,10 +441,8 @@ struct SpriteConventionsTests {
         ) throws -> (
             unchanged: Bool?, warnings: [String], reused: Int?
         ) {
-            let result = try TestSupport.run(
-                TestSupport.iconrExecutable, ["sprite", "icons", "-o", out, "--json"] + extra,
-                directory: directory)
-            let json = try? JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
+            let result = InProcess.iconr(["sprite", "./icons", "-o", "./" + out, "--json"] + extra, in: directory)
+            let json = try? JSONSerialization.jsonObject(with: result.output) as? [String: Any]
             return (
                 json?["inputsUnchanged"] as? Bool, json?["warnings"] as? [String] ?? [], json?["iconsReused"] as? Int
             )
@@ -449,10 +452,8 @@ struct SpriteConventionsTests {
         let fresh = try build("fresh/", "--no-cache")
         #expect(fresh.unchanged == false && fresh.warnings.count == 1, "\(fresh.warnings)")
         // Without a cache no stamp is trusted: `filesRead` counts the 4 icons and the sidecar.
-        let uncached = try TestSupport.run(
-            TestSupport.iconrExecutable, ["sprite", "icons", "-o", "uncached/", "--json", "--no-cache"],
-            directory: directory)
-        let summary = try JSONSerialization.jsonObject(with: uncached.stdout) as? [String: Any]
+        let uncached = iconr("sprite", "./icons", "-o", "./uncached/", "--json", "--no-cache")
+        let summary = try JSONSerialization.jsonObject(with: uncached.output) as? [String: Any]
         #expect(summary?["filesRead"] as? Int == 5, "\(summary ?? [:])")
         #expect(try build("first/", "--cache-dir", cache).unchanged == false)
         let warm = try build("warm/", "--cache-dir", cache)

@@ -15,6 +15,12 @@ public struct IconrRun: Sendable {
     public let stderr: String
     /// Its stdout, decoded as UTF-8.
     public var stdout: String { String(decoding: output, as: UTF8.self) }
+
+    public init(status: Int32, output: Data, stderr: String) {
+        self.status = status
+        self.output = output
+        self.stderr = stderr
+    }
 }
 
 /// A new folder under the temporary directory, removed with everything in it when the last
