@@ -388,6 +388,7 @@ struct HostileInputTests {
             return files
         }
         let old = try snapshot()
+        #expect(!old.isEmpty, "the first build wrote nothing to compare with")
         try FileManager.default.createDirectory(atPath: path("a-folder"), withIntermediateDirectories: true)
         let failures = [
             ["--style", "style.json", "--emit-style", "a-folder"],
@@ -430,6 +431,7 @@ struct HostileInputTests {
             return files
         }
         let new = try contents("reference")
+        #expect(!new.isEmpty, "the reference build wrote nothing to compare with")
         var interrupted = 0, finished = 0
         // The build takes about 0.4 s in a debug build here: interrupts every 40 ms through it
         // and past it land in reading, rendering, packing, encoding and writing.

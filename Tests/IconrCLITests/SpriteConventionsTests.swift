@@ -36,12 +36,16 @@ struct SpriteConventionsTests {
             .sorted()
     }
 
-    /// The files of `folder` by name.
-    private func contents(_ folder: String) throws -> [String: Data] {
+    /// The files of `folder` by name; a build's outputs, so none is a failure (two empty
+    /// folders would compare equal).
+    private func contents(
+        _ folder: String, sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) throws -> [String: Data] {
         var found: [String: Data] = [:]
         for name in files(folder) {
             found[name] = try Data(contentsOf: directory.appendingPathComponent(folder + "/" + name))
         }
+        #expect(!found.isEmpty, "\(folder) holds no files", sourceLocation: sourceLocation)
         return found
     }
 

@@ -36,8 +36,18 @@ struct RestylingTests {
     ) throws {
         let restyling = try #require(template.restyling, "\(label): not restyled", sourceLocation: sourceLocation)
         let marked = try LoadedSVG(bytes: restyling.bytes)
+        // `p` and `q` are the template's parameters of those names, else its first and second
+        // (the repository's icons name theirs: colors under other names would draw defaults).
+        let names = template.parameters.map(\.name)
+        func named(_ key: String) -> String? {
+            names.contains(key) ? key : names.dropFirst(key == "p" ? 0 : 1).first
+        }
+        var colored = 0
         for scale in [1.0, 2.7] {
-            for colors in variants {
+            for variant in variants {
+                let colors = Dictionary(
+                    variant.compactMap { key, value in named(key).map { ($0, value) } }, uniquingKeysWith: { $1 })
+                if !colors.isEmpty { colored += 1 }
                 let params = template.resolve(try IconParameters(parsing: colors))
                 let rewritten = try LoadedSVG(bytes: template.apply(params)).render(scale: scale)
                 let restyled = try marked.render(scale: scale, stylesheet: restyling.stylesheet(params))
@@ -46,6 +56,8 @@ struct RestylingTests {
                 #expect(same, "\(label) at \(scale)x with \(colors)", sourceLocation: sourceLocation)
             }
         }
+        // Variants that all drew the defaults would prove nothing.
+        #expect(colored >= 8, "\(label): \(colored) variants set a color", sourceLocation: sourceLocation)
     }
 
     @Test(arguments: [
