@@ -188,7 +188,7 @@ struct PackPieces: Sequence, IteratorProtocol {
 }
 
 /// The pack file format: a header, then records of `name length, name, entry length, entry`
-/// (little-endian 32-bit lengths). Sprite builds' packs (`Batch`) and a server's journal
+/// (little-endian 32-bit lengths). Sprite builds' packs (`BatchPack`) and a server's journal
 /// (`DiskJournal`) are both written in it.
 enum PackFile {
     static let header = Array("iconr pack 3\n".utf8)
