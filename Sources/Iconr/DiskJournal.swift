@@ -97,7 +97,8 @@ final class DiskJournal: EntryStore {
     }
 
     func entry(named name: String, key: VariantKey, as format: ImageFormat, maxSize: PixelSize) -> CacheHit? {
-        guard let (entry, fromPrevious) = storedEntry(name),
+        // It keeps PNGs only (`store`): an entry in another format is the files'.
+        guard format == .png, let (entry, fromPrevious) = storedEntry(name),
             let (png, image) = PackEntry.contents(of: entry, key: key, maxSize: maxSize, secret: secret)
         else { return nil }
         // What is used stays: an entry of the previous generation is written again.

@@ -3,9 +3,9 @@ import IconrCore
 /// Composed sprite sheets as bytes, for the disk cache: a warm rebuild of unchanged icons
 /// reads its sheets back instead of packing and encoding them again. Each sheet is a JSON
 /// header (ratio, sheet, size, counts, fill), its index JSON (minified, then as written by
-/// default) and its PNG, length-prefixed;
-/// sealed (`SealedRecordKind`, the `sheets` level of the rebuild ladder) under the composition key it was made for, so an archive
-/// planted under another key's name is never served.
+/// default) and its PNG, length-prefixed; sealed (`SealedRecordKind`: the `sheets` level of
+/// the rebuild ladder) under the composition key it was made for, so an archive planted
+/// under another key's name is never served.
 enum SheetArchive: RebuildRecord {
     static let kindLine = "iconr sheets 3\n"
 

@@ -94,25 +94,29 @@ public final class SpriteBuilder: Sendable {
         // Stamps: files whose stamps are those of a recorded build hold its bytes, and it is
         // served without reading them (a warm rebuild of osm-carto's 8.5 MB).
         let now = clock.wallNanoseconds
-        var keys = LadderKeys(
-            stamps: SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now))
-        let stampedKey = keys.stamps.flatMap { ladder.stamps.lookup($0) }
+        let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now)
+        let stampedKey = stampKey.flatMap { ladder.stamps.lookup($0) }
         if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
         // Sets: an icon whose files have the stamps the last build of this set recorded
         // holds the bytes it read then, and is not read again.
         let retrying = !recovery.failed.isEmpty || !recovery.suspects.isEmpty
-        keys.set = retrying || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
-        let last = keys.set.flatMap { ladder.sets.lookup($0) }
+        let setKey = retrying || options.unique ? nil : SpriteSetRecord.key(of: sources, options: options)
+        let last = setKey.flatMap { ladder.sets.lookup($0) }
         let fileStamps = sources.map { SpriteInputs.stamps(of: $0, stamps: stamps, now: now) }
         let inputs = SpriteInputs(
             sources, stamps: stamps, options: options, recovery: recovery,
             unchanged: last?.unchangedIcons(sources, stamps: fileStamps) ?? [:])
-        keys.inputs = inputs.key
-        let filesRead = inputs.filesRead
+        let inputsKey = inputs.key, filesRead = inputs.filesRead
+        /// Keeps the inputs' key under the stamps the listing saw before the files were read:
+        /// a file written since has other stamps, and is read again next time.
+        func recordStamps() {
+            guard let stampKey, let inputsKey else { return }
+            ladder.stamps.record(inputsKey, under: stampKey)
+        }
         // Builds: the files' bytes lead to a recorded build (the key the stamps led to was
         // looked up already).
-        if let inputsKey = keys.inputs, inputsKey != stampedKey, let build = recorded(inputsKey, filesRead: filesRead) {
-            keys.recordStamps(in: ladder)
+        if let inputsKey, inputsKey != stampedKey, let build = recorded(inputsKey, filesRead: filesRead) {
+            recordStamps()
             return build
         }
         // Icons whose files are as the last build of this set read them are taken from its
@@ -146,11 +150,11 @@ public final class SpriteBuilder: Sendable {
         // before are read back instead of packed and encoded again (most of a warm rebuild).
         let composer = SheetComposer(options: options)
         var plan = try composer.plan(images)
-        keys.composition = composer.compositionKey(images)
+        let compositionKey = composer.compositionKey(images)
         let sheets: ComposedSheets
         var sheetsFromCache = false, iconsReused = 0
         readingLastSheets.wait()
-        if let cached = ladder.sheets.lookup(keys.composition) {
+        if let cached = ladder.sheets.lookup(compositionKey) {
             sheets = cached
             sheetsFromCache = true
             iconsReused = taken.count
@@ -178,19 +182,19 @@ public final class SpriteBuilder: Sendable {
         let variantCount = Set(images.filter(\.isVariant).map(\.id)).count
         // Record every level: the sheets always (the packing was recorded as it was found);
         // a whole build's record, its stamps and its set's record when no icon failed.
-        if !sheetsFromCache { ladder.sheets.record(sheets, under: keys.composition) }
+        if !sheetsFromCache { ladder.sheets.record(sheets, under: compositionKey) }
         if failures.isEmpty {
-            if let inputsKey = keys.inputs {
+            if let inputsKey {
                 let record = SpriteRecord(
-                    sheetsKey: keys.composition, icons: sources.count, variants: variantCount, images: images.count,
+                    sheetsKey: compositionKey, icons: sources.count, variants: variantCount, images: images.count,
                     warnings: warnings, references: references,
                     referenced: IconReferences.fingerprint(of: references))
                 ladder.builds.record(record, under: inputsKey)
-                keys.recordStamps(in: ladder)
+                recordStamps()
             }
-            if let setKey = keys.set {
+            if let setKey {
                 let record = SpriteSetRecord(
-                    sources, made: results, digests: digests, stamps: fileStamps, sheetsKey: keys.composition,
+                    sources, made: results, digests: digests, stamps: fileStamps, sheetsKey: compositionKey,
                     layoutsKey: plan.layoutsKey)
                 ladder.sets.record(record, under: setKey)
             }
@@ -285,28 +289,4 @@ public final class SpriteBuilder: Sendable {
 
 private func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-}
-
-/// The keys of one build's levels of the rebuild ladder, as the build finds them.
-private struct LadderKeys {
-    /// The listing's stamps (`SpriteInputs.stampKey`); nil on a retry, or with a stamp
-    /// missing or not settled.
-    let stamps: String?
-    /// The files' bytes and the options (`SpriteInputs.key`); nil when a file was not read.
-    var inputs: String?
-    /// The set of icons (`SpriteSetRecord.key`); nil on a retry or with `unique`.
-    var set: String?
-    /// Every image and option (`SheetComposer.compositionKey`).
-    var composition = ""
-
-    init(stamps: String?) {
-        self.stamps = stamps
-    }
-
-    /// Keeps the inputs' key under the stamps the listing saw before the files were read: a
-    /// file written since has other stamps, and is read again next time.
-    func recordStamps(in ladder: SpriteBuildCache) {
-        guard let stamps, let inputs else { return }
-        ladder.stamps.record(inputs, under: stamps)
-    }
 }
