@@ -35,6 +35,9 @@ public final class IconSource: Sendable {
     public let warnings: [String]
     /// Where relative references resolve; nil for a document without any.
     private let baseFile: String?
+    /// For a themed source (`themed(_:)`), the template as its file has it and the theme:
+    /// a recolored variant is the theme applied to that template with the parameters given.
+    private let theming: (plain: SVGTemplate, theme: Theme)?
     /// The document as librsvg loaded it in this process, once it was needed.
     private let loaded = Locked<LoadedSVG?>(nil)
     /// What recoloring keeps (one lock, made with the source: each generic type the Swift
@@ -93,12 +96,48 @@ public final class IconSource: Sendable {
             baseFile = nil
         }
         self.warnings = warnings
+        theming = nil
+    }
+
+    /// A themed copy of `plain`: the themed document scanned, its digest that of the plain
+    /// one and the theme's rules (the themed bytes alone do not say which paints a parameter binds).
+    private init(themed plain: IconSource, theme: Theme) throws(IconrError) {
+        let bytes = theme.apply(to: plain.template)
+        do {
+            template = try SVGTemplate(bytes: bytes, file: plain.path)
+        } catch {
+            throw IconrError.template(error)
+        }
+        name = plain.name
+        path = plain.path
+        digest = SHA256.hex(Array("\(plain.digest) theme \(theme.rulesKey)".utf8))
+        warnings = plain.warnings
+        baseFile = plain.baseFile
+        theming = (plain.theming?.plain ?? plain.template, theme)
     }
 
     /// This icon in `theme`'s colors: its document recolored (`Theme.apply`), a template of
-    /// its own with its own digest, so that its variants are cached apart.
+    /// its own with its own digest, so that its variants are cached apart. A parameter given
+    /// to it recolors only the paints it binds in the file's template.
     public func themed(_ theme: Theme) throws(IconrError) -> IconSource {
-        try IconSource(name: name, bytes: theme.apply(to: template), path: path)
+        try IconSource(themed: self, theme: theme)
+    }
+
+    /// The template as the file has it (for a themed source, before the theme): sprite ids
+    /// and a style's variants are named after its defaults, whatever the theme.
+    public var fileTemplate: SVGTemplate { theming?.plain ?? template }
+
+    /// Whether `params` change no paint of the document as scanned. (For a themed source,
+    /// parameters whose themed defaults are one color may still bind different paints.)
+    private func drawsAsFile(_ params: ResolvedParameters) -> Bool {
+        params.replacements.isEmpty && (theming == nil || params.effectiveValues.isEmpty)
+    }
+
+    /// The document librsvg draws for `params`: the template with them applied, or for a
+    /// themed source the theme applied to the file's template with them given.
+    private func document(_ params: ResolvedParameters) -> [UInt8] {
+        guard let theming else { return template.apply(params) }
+        return theming.theme.apply(to: theming.plain, given: params.effectiveValues)
     }
 
     /// The icon name of a template file: its file name without `.svg` or `.svgz`, in any
@@ -194,17 +233,17 @@ public final class IconSource: Sendable {
             let image: RasterImage
             switch placement {
             case .isolated(let workers):
-                if !params.replacements.isEmpty, let restyling = restyling(inProcessFor: nil) {
+                if !params.replacements.isEmpty, theming == nil, let restyling = restyling(inProcessFor: nil) {
                     image = try workers.render(
                         restyling.bytes, scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
                     image = try workers.render(
-                        template.apply(params), scale: scale, limits: limits, baseFile: baseFile)
+                        document(params), scale: scale, limits: limits, baseFile: baseFile)
                 }
-            case .inProcess where params.replacements.isEmpty:
+            case .inProcess where drawsAsFile(params):
                 image = try loadedDocument().render(scale: scale, limits: limits)
             case .inProcess:
-                if let restyling = restyling(inProcessFor: params) {
+                if theming == nil, let restyling = restyling(inProcessFor: params) {
                     image = try restyledDocument(restyling).render(
                         scale: scale, limits: limits, stylesheet: restyling.stylesheet(params))
                 } else {
@@ -238,7 +277,7 @@ public final class IconSource: Sendable {
 
     private func recoloredDocument(_ params: ResolvedParameters) throws(RenderError) -> LoadedSVG {
         if let last = recoloring.withLock({ $0.last }), last.params == params { return last.document }
-        let document = try LoadedSVG(bytes: template.apply(params), baseFile: baseFile)
+        let document = try LoadedSVG(bytes: document(params), baseFile: baseFile)
         let thread = pthread_self()
         var replaced: (params: ResolvedParameters, document: LoadedSVG, thread: pthread_t)? = (params, document, thread)
         recoloring.withLock { state in

@@ -152,14 +152,27 @@ public struct Theme: Hashable, Sendable {
     /// `template`'s document with the theme applied: every paint color it declares mapped,
     /// and each parameter's default (its `m:value` and the paints it replaces) set to the
     /// theme's value for it, or its mapped color, so that parameters still work.
-    public func apply(to template: SVGTemplate) -> [UInt8] {
+    ///
+    /// With `given` (a variant's parameter values by name), the paints a given parameter binds
+    /// in `template` (those of its default color there, as Mapbox matches them) take its value
+    /// as it is, and every other paint is the theme's: after a theme, paints that were apart
+    /// may share a color, so a parameter is applied to the template before the theme, never
+    /// matched against the themed document.
+    public func apply(to template: SVGTemplate, given: [String: Color] = [:]) -> [UInt8] {
         var defaults: [UInt32: Color] = [:]
+        var givenPaints: Set<UInt32> = []
         var output: [UInt8] = []
         output.reserveCapacity(template.bytes.count + 64)
         var rewrites: [(range: Range<Int>, text: [UInt8])] = []
         for (index, parameter) in template.parameters.enumerated() {
             let value = params[parameter.name] ?? map(parameter.defaultColor)
-            defaults[parameter.defaultColor.rgb] = value
+            if let color = given[parameter.name] {
+                defaults[parameter.defaultColor.rgb] = color
+                givenPaints.insert(parameter.defaultColor.rgb)
+            } else {
+                defaults[parameter.defaultColor.rgb] = value
+                givenPaints.remove(parameter.defaultColor.rgb)
+            }
             if template.parameterValueRanges.indices.contains(index) {
                 rewrites.append((template.parameterValueRanges[index], Array(value.cssString.utf8)))
             }
@@ -173,8 +186,11 @@ public struct Theme: Hashable, Sendable {
                     // The paint as declared (black for an initial value), with its alpha.
                     let declared =
                         original.isEmpty ? Color.black : Color(css: String(decoding: original, as: UTF8.self)) ?? .black
+                    // A given parameter replaces the paint's color as a whole, as `SVGTemplate.apply` does.
                     let mapped =
-                        defaults[rgb].map { value in
+                        givenPaints.contains(rgb)
+                        ? defaults[rgb] ?? declared
+                        : defaults[rgb].map { value in
                             Color(
                                 red: value.red, green: value.green, blue: value.blue,
                                 alpha: value.alpha * declared.alpha)

@@ -112,7 +112,7 @@ struct SpriteImageRenderer: Sendable {
         }
         var images: [SpriteImage] = []
         var reportedProblems = Set<String>()
-        for wanted in wantedImages(of: source, template: template) {
+        for wanted in wantedImages(of: source, icon: icon) {
             let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(wanted.id, pattern: $0) }
             for sheetRatio in ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
@@ -157,15 +157,16 @@ struct SpriteImageRenderer: Sendable {
     }
 
     /// The plan for one icon: its plain image, then each variant the options ask for, by
-    /// sprite id (two variants with one id are one image, at the larger scale).
+    /// sprite id (two variants with one id are one image, at the larger scale). Ids are named
+    /// after the file's defaults, so that a theme's sheets have the plain sheets' ids.
     private func wantedImages(
-        of source: SpriteSource, template: SVGTemplate
+        of source: SpriteSource, icon: IconSource
     ) -> [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] {
         var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
-            [(source.id, template.resolve(colors: [:]), false, 1)]
+            [(source.id, icon.template.resolve(colors: [:]), false, 1)]
         for variant in options.variants[source.id] ?? [] {
-            let resolved = template.resolve(variant.params)
-            let id = variant.id ?? SpriteID.variant(of: source.id, resolved)
+            let resolved = icon.template.resolve(variant.params)
+            let id = variant.id ?? SpriteID.variant(of: source.id, icon.fileTemplate.resolve(variant.params))
             if let existing = wanted.firstIndex(where: { $0.id == id }) {
                 wanted[existing].scale = max(wanted[existing].scale, variant.scale)
             } else {
