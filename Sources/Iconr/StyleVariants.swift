@@ -181,6 +181,9 @@ package struct StyleVariants: Sendable {
         return (raised.count, Int(extra.rounded()), total)
     }
 
+    /// The sprite ids of every image the style shows (its variants and the plain icons it names).
+    package var spriteIDs: Set<String> { Set(needed.map { spriteID($0.image) }) }
+
     /// The sprite id of an image the style shows.
     package func spriteID(_ image: ImageReference) -> String {
         guard !image.params.isEmpty, let template = templates[image.name] else { return image.name }
@@ -194,12 +197,15 @@ package struct StyleVariants: Sendable {
     /// `StyleDocument.emitted`). A style MapLibre would not load is an error naming each part
     /// (`StyleError`), unless `lenient` removes those parts (a warning each) and the rest loads.
     /// With `merged`, `build`'s one sheet holds the style's own sprites too (`SpriteMerge`).
+    /// `sheetName` names later sheets' ids (`sprite-2`; by default the prefix's last part).
     package func emitted(
-        build: SpriteBuild, prefix: String, runtimeImages: Bool = false, lenient: Bool = false, merged: Bool = false
+        build: SpriteBuild, prefix: String, sheetName: String? = nil, runtimeImages: Bool = false,
+        lenient: Bool = false, merged: Bool = false
     ) throws(StyleError) -> (json: [UInt8], warnings: [String]) {
         let emitted = style.emitted(
-            sprite: build.spriteValue(prefix: prefix), templates: templates, needed: needed.map(\.image),
-            sheetOf: build.sheetNames(prefix: prefix), firstSheetIDs: build.firstSheetIDs,
+            sprite: build.spriteValue(prefix: prefix, sheetName: sheetName), templates: templates,
+            needed: needed.map(\.image),
+            sheetOf: build.sheetNames(prefix: prefix, sheetName: sheetName), firstSheetIDs: build.firstSheetIDs,
             runtimeImages: runtimeImages, lenient: lenient,
             icons: merged ? icons.union(build.firstSheetIDs) : icons, ownSprites: merged ? [:] : ownSprites,
             merged: merged)

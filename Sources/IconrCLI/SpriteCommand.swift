@@ -258,6 +258,30 @@ enum SpriteCommand: Command {
         var console = console
         console.quiet = parsed.quiet
         RenderSettings.apply(fileLimit: parsed.fileLimit)
+        let job = try job(parsed)
+        // Every output is named and checked before anything is built or written.
+        let flavors: [SpriteJob.Flavor]
+        do {
+            flavors = try job.plan()
+        } catch {
+            throw UsageError(message: error.description)
+        }
+        job.style?.warnings.forEach { console.warning($0) }
+
+        // Everything above is pure Swift; librsvg runs in a supervised child from here on.
+        let work = { (recovery: SpriteBuildRecovery, console: Console) -> Int32 in
+            console.checkingStdout(
+                console.reportingErrors {
+                    try build(job, flavors, parsed, recovery: recovery, console: console)
+                })
+        }
+        // The command line run in process by its tests builds here, unsupervised.
+        if console.isRecording { return work(SpriteBuildRecovery(), console) }
+        return Supervisor.runBuild(timeout: job.options.limits.timeout, console: console, work: work)
+    }
+
+    /// The library's job for these options: the variants file, the style and the themes read.
+    private static func job(_ parsed: Options) throws -> SpriteJob {
         var options = parsed.sprite
         if let file = parsed.variantsFile { options.variants = try readVariants(file) }
         let style = try parsed.style.map { path in
@@ -266,55 +290,54 @@ enum SpriteCommand: Command {
                 directories: parsed.folders, recursive: options.recursive, environment: parsed.environment,
                 sizes: parsed.iconSizes)
         }
-        style?.warnings.forEach { console.warning($0) }
         if let style { style.add(to: &options) }
-        let themes = try ThemeOption.read(parsed.themes)
-
-        // Everything above is pure Swift; librsvg runs in a supervised child from here on.
-        let work = { (recovery: SpriteBuildRecovery, console: Console) -> Int32 in
-            console.checkingStdout(
-                console.reportingErrors {
-                    try build(options, style: style, parsed, recovery: recovery, console: console)
-                    // Each theme: the same sprite in its colors, beside the first.
-                    for theme in themes {
-                        var themed = options, themedParsed = parsed
-                        themed.theme = theme
-                        themedParsed.output = ThemeOption.themed(outputPrefix(parsed.output), theme)
-                        themedParsed.emitStyle = parsed.emitStyle.map { ThemeOption.themed($0, theme) }
-                        themedParsed.preview = nil
-                        themedParsed.catalog = parsed.catalog.map { ThemeOption.themed($0, theme) }
-                        try build(themed, style: style, themedParsed, recovery: recovery, console: console)
-                    }
-                })
-        }
-        // The command line run in process by its tests builds here, unsupervised.
-        if console.isRecording { return work(SpriteBuildRecovery(), console) }
-        return Supervisor.runBuild(timeout: options.limits.timeout, console: console, work: work)
+        var outputs = SpriteOutputs(prefix: outputPrefix(parsed.output))
+        outputs.emitStyle = parsed.emitStyle
+        outputs.catalog = parsed.catalog
+        outputs.preview = parsed.preview
+        outputs.previewSize = parsed.previewSize
+        outputs.spriteURL = parsed.spriteURL
+        outputs.minify = parsed.minify
+        outputs.hashNames = parsed.hashNames
+        outputs.lenient = parsed.lenient
+        outputs.mergeSprites = parsed.mergeSprites
+        let inputs =
+            [parsed.style, parsed.variantsFile].compactMap { $0 } + parsed.dataFiles + Array(parsed.imports.values)
+            + parsed.themes.filter { Theme.builtIn($0) == nil }
+        return SpriteJob(
+            folders: parsed.folders, options: options, style: style, stylePath: parsed.style,
+            themes: try ThemeOption.read(parsed.themes), outputs: outputs, inputFiles: inputs)
     }
 
-    /// Builds and writes the sheets (and the style's copy and preview) in process.
+    /// Builds every flavor of `job` in process, then checks or writes them together.
     private static func build(
-        _ options: SpriteOptions, style: StyleVariants?, _ parsed: Options, recovery: SpriteBuildRecovery,
+        _ job: SpriteJob, _ flavors: [SpriteJob.Flavor], _ parsed: Options, recovery: SpriteBuildRecovery,
         console: Console
     ) throws {
         let started = ContinuousClock.now
-        let outputs = outputPrefix(parsed.output)
+        let options = job.options
         // One cache pack shared by every sprite build: entries are keyed by variant and scale
         // alone, so another folder, a moved one or an added ratio finds what was rendered.
         // No memory cache: a build asks for each image once, and the images are kept anyway.
-        let builder = SpriteBuilder(
-            options: options,
-            cache: IconCache(memoryLimit: 0, disk: parsed.cache.diskCache(batch: "sprites", console: console)),
-            placement: .inProcess)
-        let progress = ProgressBar(label: "rendering", console: console)
-        let built: SpriteBuild
+        let cache = IconCache(memoryLimit: 0, disk: parsed.cache.diskCache(batch: "sprites", console: console))
+        // A bar a flavor, labelled with its theme.
+        let bar = Locked<(theme: String?, bar: ProgressBar)?>(nil)
+        let product: SpriteProduct
         do {
-            built = try builder.build(directories: parsed.folders, recovery: recovery) { done, total in
-                progress.update(done, of: total)
+            product = try job.build(flavors, cache: cache, recovery: recovery) { theme, done, total in
+                let current = bar.withLock { current -> ProgressBar in
+                    if let current, current.theme == theme?.name { return current.bar }
+                    current?.bar.finish()
+                    let made = ProgressBar(
+                        label: "rendering" + (theme.map { " (theme \($0.name))" } ?? ""), console: console)
+                    current = (theme?.name, made)
+                    return made
+                }
+                current.update(done, of: total)
             }
-        } catch {
+        } catch let error as SpriteBuildError {
             // Invalid icons: one line each, then the summary as the command's error.
-            progress.finish()
+            bar.withLock { $0?.bar.finish() }
             if case .invalidIcons(let failures) = error {
                 failures.forEach { console.error($0.description) }
                 // With --skip-invalid, every icon failed.
@@ -324,114 +347,72 @@ enum SpriteCommand: Command {
                 }
             }
             // Folders whose icons are all in subfolders (openstreetmap-carto's): say how to read them.
-            if case .noIcons = error, !options.recursive, let nested = iconsInSubfolders(parsed.folders), nested > 0 {
+            if case .noIcons = error, !options.recursive, let nested = iconsInSubfolders(job.folders), nested > 0 {
                 throw BuildFailure(
                     description:
                         "\(error) (--recursive reads the \(nested) icon\(nested == 1 ? "" : "s") in subfolders)")
             }
             throw error
         }
-        progress.finish()
-        // One sheet a ratio with the style's own sprites in it, for clients of one sprite URL.
-        let build =
-            if let style, let path = parsed.style, parsed.mergeSprites {
-                try SpriteMerge.merged(
-                    built, with: SpriteMerge.sources(of: style.style, stylePath: path), options: options)
-            } else {
-                built
-            }
-        var warnings = build.skipped.map { "skipped \($0)" } + build.warnings
+        bar.withLock { $0?.bar.finish() }
+        guard let plain = product.flavors.first else { return }
+        var warnings = product.warnings
         // Far more icons below the top than at it (36 of openstreetmap-carto's 994): say so.
-        if !options.recursive, let nested = iconsInSubfolders(parsed.folders), nested > build.icons {
+        if !options.recursive, let nested = iconsInSubfolders(job.folders), nested > plain.build.icons {
             warnings.append(
-                "\(build.icons) icon\(build.icons == 1 ? "" : "s") read, and \(nested) more in subfolders: --recursive reads them"
+                "\(plain.build.icons) icon\(plain.build.icons == 1 ? "" : "s") read, and \(nested) more in subfolders: --recursive reads them"
             )
         }
         warnings.forEach { console.warning($0) }
 
-        // With --hash-names every sheet's name carries the digest of all of them: a new build
-        // gets new names, so no cache pairs a stale PNG with a fresh JSON.
-        let minify = parsed.minify, hashNames = parsed.hashNames
-        let prefix =
-            hashNames ? outputs + "." + SpriteBuild.contentHash(build.files(prefix: outputs, minify: minify)) : outputs
-        // Everything is made before anything is written, and then written together: the
-        // sheets of every ratio, the emitted style and the preview change all, or none.
-        var extra: [(bytes: [UInt8], path: String)] = []
-        if let style, let output = parsed.emitStyle {
-            let url = parsed.spriteURL ?? "file://" + absolutePath(prefix)
-            let emitted = try style.emitted(
-                build: build, prefix: url, lenient: parsed.lenient, merged: parsed.mergeSprites)
-            emitted.warnings.forEach { console.warning($0) }
-            extra.append((emitted.json, output))
-        }
-        if let style, let output = parsed.preview {
-            let largest = build.sheets.filter { $0.ratio == options.ratios.max() }
-            extra.append(
-                (
-                    try ScenePreview.png(
-                        style: style.style, sheets: largest, size: parsed.previewSize, spriteID: style.spriteID), output
-                ))
-        }
-        if let output = parsed.catalog {
-            let icons = try SpriteBuilder.iconFiles(in: parsed.folders, recursive: options.recursive)
-            let name = parsed.folders.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(
-                separator: ", ")
-            let title = "iconr catalog: " + (prefix.split(separator: "/").last.map(String.init) ?? prefix)
-            extra.append(
-                (
-                    CatalogPage.html(
-                        title: title, sections: [.init(name: name, build: build, files: icons, liveIcons: nil)]),
-                    output
-                ))
-        }
-        let files = build.files(prefix: prefix, minify: minify) + extra
+        let files = product.files
         if parsed.check {
             let changed =
                 files.filter { file in (try? FileReader.read(file.path)) != file.bytes }.map(\.path)
-                + (hashNames
-                    ? []
-                    : staleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount))
+                + product.flavors.flatMap(\.stale)
             for path in changed { console.error("\(path) would change") }
             guard changed.isEmpty else { throw CheckFailure(count: changed.count) }
             console.note("sprite: \(files.count) files up to date")
             return
         }
-        if let slash = prefix.lastIndex(of: "/"), slash != prefix.startIndex {
-            let folder = String(prefix[..<slash])
+        // A build whose command was killed must not write: its user has moved on.
+        guard Supervisor.parentIsAlive else { return }
+        for flavor in product.flavors {
+            guard let slash = flavor.prefix.lastIndex(of: "/"), slash != flavor.prefix.startIndex else { continue }
+            let folder = String(flavor.prefix[..<slash])
             do {
                 try FileReader.makeFolder(folder)
             } catch {
                 throw IconrError.folder(path: folder, problem: .cannotCreate(purpose: "the folder", error))
             }
         }
-        // A build whose command was killed must not write: its user has moved on.
-        guard Supervisor.parentIsAlive else { return }
-        try build.write(to: prefix, minify: minify, alongWith: extra)
-        // Hashed names are immutable: older builds stay for the caches and styles that name them.
-        if !hashNames {
-            removeStaleSheets(prefix: prefix, ratios: Set(build.sheets.map(\.ratio)), sheets: build.sheetCount)
-        }
+        try product.write()
         let elapsed = seconds(ContinuousClock.now - started)
-        let headroom = style.map { $0.headroomCost(in: build) }
+        let headroom = job.style.map { $0.headroomCost(in: plain.build) }
         if parsed.json {
             console.out(
                 jsonSummary(
-                    build, files: files.map(\.path), prefix: prefix, seconds: elapsed, warnings: warnings,
-                    headroom: headroom))
+                    plain.build, files: plain.files.map(\.path), prefix: plain.prefix, sprite: plain.spriteValue,
+                    seconds: elapsed, warnings: warnings, headroom: headroom))
             return
         }
         // Results (the files) on stdout; what a person reads on stderr.
         files.forEach { console.written($0.path) }
         // The prefix a style's "sprite" names, last, for scripts.
-        if hashNames { console.out(prefix) }
-        if build.sheetCount > 1 {
-            let fix = oneSheetSide(build, padding: options.padding).map { " (--max-size \($0) puts them on one)" } ?? ""
-            console.note(
-                "The icons need \(build.sheetCount) sheets\(fix); in the style (ids in sheet N are prefixed \"<id>:\"):"
-            )
-            console.note("\"sprite\": " + build.spriteValue(prefix: prefix).serialized)
+        if parsed.hashNames { product.flavors.forEach { console.out($0.prefix) } }
+        for flavor in product.flavors {
+            let build = flavor.build
+            let of = flavor.theme.map { " (theme \($0.name))" } ?? ""
+            if build.sheetCount > 1 {
+                let fix =
+                    oneSheetSide(build, padding: options.padding).map { " (--max-size \($0) puts them on one)" } ?? ""
+                console.note(
+                    "The icons\(of) need \(build.sheetCount) sheets\(fix); in the style (ids in sheet N are "
+                        + "prefixed \"<id>:\"):")
+                console.note("\"sprite\": " + flavor.spriteValue.serialized)
+            }
+            console.note(summary(build, theme: flavor.theme, ratios: options.ratios.count, seconds: elapsed))
         }
-        console.note(summary(build, ratios: options.ratios.count, seconds: elapsed))
         if let headroom, headroom.variants > 0 {
             let share = percent(Double(headroom.extraPixels) / Double(max(1, headroom.imagePixels)))
             console.note(
@@ -473,8 +454,8 @@ enum SpriteCommand: Command {
         return nil
     }
 
-    /// The one-line summary: icons, variants, sheets, fill, bytes, time.
-    private static func summary(_ build: SpriteBuild, ratios: Int, seconds: Double) -> String {
+    /// The one-line summary: icons, variants, sheets, fill, bytes, time (the whole job's), and the theme.
+    private static func summary(_ build: SpriteBuild, theme: Theme?, ratios: Int, seconds: Double) -> String {
         let largest = build.sheets.filter { $0.ratio == build.sheets.map(\.ratio).max() }
         let area = Double(max(1, largest.reduce(0) { $0 + $1.size.width * $1.size.height }))
         let fill = largest.reduce(0.0) { $0 + $1.fill * Double($1.size.width * $1.size.height) } / area
@@ -482,7 +463,8 @@ enum SpriteCommand: Command {
         let bytes = build.sheets.reduce(0) { $0 + $1.png.count }
         func count(_ number: Int, _ noun: String) -> String { "\(number) \(noun)\(number == 1 ? "" : "s")" }
         func rounded(_ value: Double) -> String { String((value * 100).rounded() / 100) }
-        return "sprite: \(count(build.icons, "icon")), \(count(build.variants, "variant")), \(build.sheetCount) sheet"
+        return
+            "sprite\(theme.map { " (theme \($0.name))" } ?? ""): \(count(build.icons, "icon")), \(count(build.variants, "variant")), \(build.sheetCount) sheet"
             + "\(build.sheetCount == 1 ? "" : "s") x \(count(ratios, "ratio")), "
             + "fill \(percent(fill)) (\(percent(packing)) with padding), \(bytes) PNG bytes, \(build.renders) rendered, "
             + "\(build.cacheHits) from cache, \(rounded(seconds)) s (render \(rounded(build.renderSeconds)) s, "
@@ -586,28 +568,6 @@ enum SpriteCommand: Command {
         return variants
     }
 
-    /// Removes `prefix-N` sheets (PNG and JSON) past `sheets` at `ratios`, left by an earlier
-    /// build that needed more sheets: a style must not find a stale sheet beside the new ones.
-    private static func removeStaleSheets(prefix: String, ratios: Set<Double>, sheets: Int) {
-        staleSheets(prefix: prefix, ratios: ratios, sheets: sheets).forEach { unlink($0) }
-    }
-
-    /// The `prefix-N` sheet files past `sheets` at `ratios` that are on disk.
-    private static func staleSheets(prefix: String, ratios: Set<Double>, sheets: Int) -> [String] {
-        var stale: [String] = []
-        for ratio in ratios.sorted() {
-            var sheet = sheets
-            while true {
-                let base = SpriteBuild.sheetBase(prefix, sheet: sheet, ratio: ratio)
-                let found = [".png", ".json"].map { base + $0 }.filter { access($0, F_OK) == 0 }
-                guard !found.isEmpty else { break }
-                stale += found
-                sheet += 1
-            }
-        }
-        return stale
-    }
-
     /// A build's error said in the command line's terms (its options).
     struct BuildFailure: Error, CustomStringConvertible {
         var description: String
@@ -621,7 +581,7 @@ enum SpriteCommand: Command {
 
     /// `--json`: what the build wrote and measured, for scripts.
     private static func jsonSummary(
-        _ build: SpriteBuild, files: [String], prefix: String, seconds: Double,
+        _ build: SpriteBuild, files: [String], prefix: String, sprite: JSONValue, seconds: Double,
         warnings: [String], headroom: (variants: Int, extraPixels: Int, imagePixels: Int)?
     ) -> String {
         func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
@@ -649,7 +609,7 @@ enum SpriteCommand: Command {
             "files": strings(files), "sheets": .array(sheets), "skipped": strings(build.skipped.map(\.path)),
             "sheetsFromCache": .bool(build.sheetsFromCache),
             "inputsUnchanged": .bool(build.inputsUnchanged), "warnings": strings(warnings),
-            "sprite": build.spriteValue(prefix: prefix),
+            "sprite": sprite,
         ]
         if let headroom {
             others["iconSizeHeadroom"] = .object([
@@ -665,13 +625,6 @@ enum SpriteCommand: Command {
         if value.hasSuffix("/") { return value + "sprite" }
         if FileReader.isFolder(value) { return value + "/sprite" }
         return value
-    }
-
-    private static func absolutePath(_ path: String) -> String {
-        guard !path.hasPrefix("/") else { return path }
-        guard let directory = getcwd(nil, 0) else { return path }
-        defer { free(directory) }
-        return String(cString: directory) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
     }
 
     private static func percent(_ fraction: Double) -> String {

@@ -76,9 +76,13 @@ public final class IconServer: Sendable {
         let key: VariantKey
         let format: ImageFormat
     }
-    /// Renders waiting or running, and sprite and style builds.
+    /// Renders waiting or running, sprite builds, and the documents made from builds (the
+    /// catalog, the styles' copies): a client reloading the catalog never holds a sprite file.
     private let renders: WorkQueue
     private let builds = WorkQueue(threads: 2, limit: 256)
+    private let documents = WorkQueue(threads: 1, limit: 64)
+    /// The catalog page of the last builds, by what changes it (every section's hash).
+    private let catalogPage = Locked<(key: String, page: [UInt8], tag: String)?>(nil)
     /// Each request waiting for a variant being rendered, by key: one render for them all.
     private let waiters = Locked<[VariantKey: [@Sendable (Result<IconVariant, RouteError>) -> Void]]>([:])
     /// `iconr.js` and `iconr.mjs` for this server's largest scale, and their ETags.
@@ -163,14 +167,16 @@ public final class IconServer: Sendable {
         switch reply {
         case .now(let response):
             return .now(finished(response, route: route, started: started))
-        case .later(let work):
+        case .later(let work), .document(let work):
+            let (queue, name) =
+                if case .document = reply { (documents, "the document queue") } else { (builds, "the build queue") }
             return .later { send in
-                let queued = self.builds.submit {
+                let queued = queue.submit {
                     let response = self.finished(work(), route: route, started: started)
                     return { send(response) }
                 }
                 if !queued {
-                    send(self.finished(Self.error(Self.full("the build queue")), route: route, started: started))
+                    send(self.finished(Self.error(Self.full(name)), route: route, started: started))
                 }
             }
         case .render(let job, let respond):
@@ -226,10 +232,12 @@ public final class IconServer: Sendable {
         return finished
     }
 
-    /// A route's reply: a response, work for the build queue, or a variant to render.
+    /// A route's reply: a response, work for the build queue or the document queue, or a
+    /// variant to render.
     private enum Reply {
         case now(HTTPResponse)
         case later(@Sendable () -> HTTPResponse)
+        case document(@Sendable () -> HTTPResponse)
         case render(RenderJob, respond: @Sendable (Result<IconVariant, RouteError>) -> HTTPResponse)
     }
 
@@ -277,16 +285,23 @@ public final class IconServer: Sendable {
         switch levels.first {
         case "icons" where levels.count >= 2:
             return ("icons", icon(levels.dropFirst().joined(separator: "/"), request: request))
-        case "sprites" where levels.count == 3:
-            return ("sprites", .later { self.sprite(set: levels[1], file: levels[2], request: request) })
-        case "sprites" where levels.count == 4:
+        case "sprites" where levels.count == 3 || levels.count == 4:
+            let set = levels.dropFirst().dropLast().joined(separator: "/"), file = levels[levels.count - 1]
             return (
-                "sprites", .later { self.sprite(set: levels[1] + "/" + levels[2], file: levels[3], request: request) }
+                "sprites",
+                spriteFile(sprites[set], file: file, request: request) {
+                    self.sprite(set: set, file: file, request: request)
+                }
             )
         case "styles" where levels.count == 2:
-            return ("styles", .later { self.style(file: levels[1], request: request) })
+            return ("styles", .document { self.style(file: levels[1], request: request) })
         case "styles" where levels.count == 3:
-            return ("sprites", .later { self.styleSprite(name: levels[1], file: levels[2], request: request) })
+            return (
+                "sprites",
+                spriteFile(styles[levels[1]]?.sprite, file: levels[2], request: request) {
+                    self.styleSprite(name: levels[1], file: levels[2], request: request)
+                }
+            )
         case "iconr.js" where levels.count == 1, "iconr.mjs" where levels.count == 1:
             let body = levels[0] == "iconr.js" ? script : module
             return (
@@ -313,11 +328,11 @@ public final class IconServer: Sendable {
                         ], body: Array(text.utf8)))
             )
         case "catalog" where levels.count == 1:
-            return ("catalog", .later { self.catalog(request) })
+            return ("catalog", .document { self.catalog(request) })
         case "" where levels.count == 1:
             // A browser gets the catalog; other clients the routes as JSON.
             if request.headers["accept"]?.containsUTF8("text/html") == true {
-                return ("catalog", .later { self.catalog(request) })
+                return ("catalog", .document { self.catalog(request) })
             }
             return ("index", .now(Self.json(200, index())))
         default:
@@ -542,6 +557,15 @@ public final class IconServer: Sendable {
         return sprite.respond(file: file, request: request, maxAge: options.maxAge)
     }
 
+    /// A sprite file's reply: at once from a build that needs no check, else `later` on the
+    /// build queue (which checks, and builds when the files changed).
+    private func spriteFile(
+        _ sprite: ServedSprite?, file: String, request: HTTPRequest, later: @escaping @Sendable () -> HTTPResponse
+    ) -> Reply {
+        guard let sprite, let current = sprite.freshBuild() else { return .later(later) }
+        return .now(sprite.respond(file: file, from: current, request: request, maxAge: options.maxAge))
+    }
+
     /// `/styles/{name}.json`: the style for MapLibre, its sprite on this server.
     private func style(file: String, request: HTTPRequest) -> HTTPResponse {
         guard file.hasSuffix(".json"), let style = styles[String(file.dropLast(5))] else {
@@ -575,27 +599,55 @@ public final class IconServer: Sendable {
         return style.sprite.respond(file: file, request: request, maxAge: options.maxAge)
     }
 
-    /// `/catalog`: every set's icons (and each style's variants) on one page, colors
-    /// redrawn through `/icons/` (`CatalogPage`).
+    /// `/catalog`: every set's icons, in each theme, and each style's variants on one page,
+    /// colors redrawn through `/icons/` (`CatalogPage`); the sheets by their hashed URLs. Made
+    /// once for each set of builds, on the document queue.
     private func catalog(_ request: HTTPRequest) -> HTTPResponse {
-        var sections: [CatalogPage.Section] = []
+        var parts: [(name: String, sprite: ServedSprite, path: String, live: String?, files: Bool, style: Bool)] = []
         for library in libraries {
-            guard let sprite = sprites[library.name], case .success(let current) = sprite.build() else { continue }
-            let files =
-                (try? SpriteBuilder.iconFiles(
-                    in: sprite.directories, recursive: true, followsLinksOut: options.followsLinks)) ?? []
-            sections.append(
-                CatalogPage.Section(
-                    name: library.name, build: current.build, files: files, liveIcons: "/icons/\(library.name):"))
+            guard let sprite = sprites[library.name] else { continue }
+            parts.append((library.name, sprite, "/sprites/\(library.name)/", "/icons/\(library.name):", true, false))
+            for theme in options.themes {
+                guard let themed = sprites[library.name + "/" + theme.name] else { continue }
+                parts.append(
+                    (
+                        "\(library.name) (theme \(theme.name))", themed, "/sprites/\(library.name)/\(theme.name)/", nil,
+                        true, false
+                    ))
+            }
         }
         for (name, style) in styles.sorted(by: { $0.key < $1.key }) {
-            guard case .success(let current) = style.sprite.build() else { continue }
+            parts.append(("style \(name) (its icons and variants)", style.sprite, "/styles/\(name)/", nil, false, true))
+        }
+        let builds = parts.map { part in (part, part.sprite.build()) }
+        let key = builds.map { part, build in
+            part.path + ((try? build.get())?.hash ?? "-") + "\0"
+                + String(decoding: (try? build.get())?.fingerprint ?? [], as: UTF8.self)
+        }.joined(separator: "\n")
+        if let known = catalogPage.withLock({ $0 }), known.key == key {
+            return Self.cached(
+                known.page, type: "text/html; charset=utf-8", maxAge: 0, revalidate: true, tag: known.tag,
+                request: request)
+        }
+        var sections: [CatalogPage.Section] = []
+        for (part, build) in builds {
+            guard case .success(let current) = build else { continue }
+            let files =
+                part.files
+                ? (try? SpriteBuilder.iconFiles(
+                    in: part.sprite.directories, recursive: true, followsLinksOut: options.followsLinks)) ?? [] : []
+            let prefix = part.path + "sprite." + current.hash
             sections.append(
                 CatalogPage.Section(
-                    name: "style \(name) (its variants)", build: current.build, files: [], liveIcons: nil))
+                    name: part.name, build: current.build,
+                    sheetURL: { ratio, sheet in SpriteBuild.sheetBase(prefix, sheet: sheet, ratio: ratio) + ".png" },
+                    files: files, liveIcons: part.live, ids: part.style ? current.style?.spriteIDs : nil))
         }
         let page = CatalogPage.html(title: "iconr catalog", sections: sections)
-        return Self.cached(page, type: "text/html; charset=utf-8", maxAge: 0, revalidate: true, request: request)
+        let tag = Self.entityTag(page)
+        catalogPage.withLock { $0 = (key, page, tag) }
+        return Self.cached(
+            page, type: "text/html; charset=utf-8", maxAge: 0, revalidate: true, tag: tag, request: request)
     }
 
     private func index() -> String {

@@ -104,6 +104,13 @@ final class ServedSprite: Sendable {
         return building.withLock { _ in rebuildIfChanged() }
     }
 
+    /// The current build when it needs no check yet (checked within `recheckInterval`):
+    /// answered on the caller's thread, with no queue; nil when a check or build is due.
+    func freshBuild() -> Current? {
+        guard let known = current.withLock({ $0 }), clock.now - known.checked < Self.recheckInterval else { return nil }
+        return known
+    }
+
     /// Under `building`'s lock: the last build if its inputs are unchanged, else a new one.
     private func rebuildIfChanged() -> Result<Current, RouteError> {
         if let known = current.withLock({ $0 }), clock.now - known.checked < Self.recheckInterval {
@@ -201,13 +208,16 @@ final class ServedSprite: Sendable {
     /// replaced it. An unhashed name is the current build's, revalidated on every use
     /// (`no-cache`, by its ETag), so that no cache pairs one build's index with another's sheet.
     func respond(file: String, request: HTTPRequest, maxAge: Int) -> HTTPResponse {
+        switch build() {
+        case .success(let built): respond(file: file, from: built, request: request, maxAge: maxAge)
+        case .failure(let error): IconServer.error(error)
+        }
+    }
+
+    /// `respond(file:request:maxAge:)` from the build `current`.
+    func respond(file: String, from current: Current, request: HTTPRequest, maxAge: Int) -> HTTPResponse {
         guard file.hasPrefix("sprite"), file.hasSuffix(".json") || file.hasSuffix(".png") else {
             return IconServer.error(404, "sprite files are sprite[@{R}x].json and sprite[@{R}x].png")
-        }
-        let current: Current
-        switch build() {
-        case .success(let built): current = built
-        case .failure(let error): return IconServer.error(error)
         }
         var name = file
         var immutable = false
@@ -255,12 +265,20 @@ final class ServedSprite: Sendable {
     }
 }
 
-/// A style given with `--style`, emitted for MapLibre with its sprite on this server.
+/// A style given with `--style`, emitted for MapLibre with its sprite on this server: once
+/// per build (its sheets' hash and its files' fingerprint), with a stand-in for the server's
+/// base URL that each answer replaces, so another `Host` costs a substitution, not an emission.
 final class ServedStyle: Sendable {
     let name: String
     let sprite: ServedSprite
-    /// The last emitted JSON by base URL and sprite hash (a few base URLs at most).
-    private let emitted = Locked<[String: (json: [UInt8], tag: String)]>([:])
+    /// The copy emitted for the last build, with `baseStandIn` for the base URL.
+    private let document = Locked<(memo: String, json: [UInt8])?>(nil)
+    /// The answers made from it by base URL (a few base URLs at most), with their ETags.
+    private let answers = Locked<[String: (json: [UInt8], tag: String)]>([:])
+
+    /// What the emitted copy has where the server's base URL goes (a reserved name, which no
+    /// style can mean), as the JSON writer writes it.
+    static let baseStandIn = Array(JSONValue.string("http://iconr-base.invalid").serialized.utf8.dropFirst().dropLast())
 
     init(name: String, sprite: ServedSprite) {
         self.name = name
@@ -275,23 +293,48 @@ final class ServedStyle: Sendable {
         }
         guard let style = current.style else { return IconServer.error(500, "the style was not read") }
         // The style's own edits change no sheet (the hash) but the build's fingerprint.
-        let memo = base + "\0" + current.hash + "\0" + String(decoding: current.fingerprint, as: UTF8.self)
-        if let known = emitted.withLock({ $0[memo] }) {
+        let memo = current.hash + "\0" + String(decoding: current.fingerprint, as: UTF8.self)
+        if let known = answers.withLock({ $0[base + "\0" + memo] }) {
             return IconServer.cached(
                 known.json, type: "application/json", maxAge: maxAge, tag: known.tag, request: request)
         }
-        // The sprite URL carries the build's hash: the style and its sheets always match.
-        let prefix = "\(base)/styles/\(name)/sprite.\(current.hash)"
-        let made: (json: [UInt8], warnings: [String])
-        do {
-            made = try style.emitted(build: current.build, prefix: prefix, runtimeImages: true)
-        } catch {
-            return IconServer.error(500, error.message)
+        let json: [UInt8]
+        if let known = document.withLock({ $0 }), known.memo == memo {
+            json = known.json
+        } else {
+            // The sprite URL carries the build's hash: the style and its sheets always match.
+            let standIn = String(decoding: Self.baseStandIn, as: UTF8.self)
+            do {
+                json = try style.emitted(
+                    build: current.build, prefix: "\(standIn)/styles/\(name)/sprite.\(current.hash)",
+                    sheetName: "sprite", runtimeImages: true
+                ).json
+            } catch {
+                return IconServer.error(500, error.message)
+            }
+            document.withLock { $0 = (memo, json) }
         }
-        emitted.withLock { known in
+        let answer = Self.replacing(Self.baseStandIn, in: json, with: JSONValue.string(base).serialized)
+        let tag = IconServer.entityTag(answer)
+        answers.withLock { known in
             if known.count >= 64 { known.removeAll() }
-            known[memo] = (made.json, IconServer.entityTag(made.json))
+            known[base + "\0" + memo] = (answer, tag)
         }
-        return IconServer.cached(made.json, type: "application/json", maxAge: maxAge, request: request)
+        return IconServer.cached(answer, type: "application/json", maxAge: maxAge, tag: tag, request: request)
+    }
+
+    /// `json` with every `standIn` replaced by the JSON string `quoted`'s contents.
+    static func replacing(_ standIn: [UInt8], in json: [UInt8], with quoted: String) -> [UInt8] {
+        let replacement = Array(quoted.utf8.dropFirst().dropLast())
+        var output: [UInt8] = []
+        output.reserveCapacity(json.count + 256)
+        var cursor = 0
+        while let found = json.firstOffset(of: standIn, from: cursor) {
+            output += json[cursor..<found]
+            output += replacement
+            cursor = found + standIn.count
+        }
+        output += json[cursor...]
+        return output
     }
 }

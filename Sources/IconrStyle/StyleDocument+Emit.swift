@@ -471,10 +471,12 @@ private struct Emitter {
             }
             // Strings are ids only where an expression returns them (not labels or tests).
             let outputs = Self.outputPositions(op, count: items.count)
+            // A name computed otherwise (`get`, `concat`, `config`, ...) can be any id of the
+            // sprite: those of later sheets are mapped to `sheet:id`.
+            if outputs.isEmpty { return prefixedExpression(value) }
             return .array(
                 items.indices.map { index in
-                    guard index > 0 else { return items[0] }
-                    if case .string = items[index], !outputs.contains(index) { return items[index] }
+                    guard index > 0, outputs.contains(index) else { return items[index] }
                     return images(items[index], layer: layer)
                 })
         default: return value
@@ -718,6 +720,7 @@ private struct Emitter {
         let branches = sheetOf.sorted { $0.key < $1.key }.flatMap {
             [JSONValue.string($0.key), .string($0.value + ":" + $0.key)]
         }
-        return .array([.string("match"), id] + branches + [id])
+        let text = id.arrayValue?.first == .string("to-string") ? id : .array([.string("to-string"), id])
+        return .array([.string("match"), text] + branches + [id])
     }
 }

@@ -12,11 +12,8 @@ struct CatalogTests {
     private let scratch: TemporaryFolder
 
     init() throws {
-        scratch = try TemporaryFolder("iconr-catalog")
+        scratch = try TestSupport.folderWithBundledIcons("iconr-catalog")
         directory = scratch.url
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
     /// Runs the page script with `request` and returns what it saw.

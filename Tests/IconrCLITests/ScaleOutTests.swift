@@ -18,11 +18,8 @@ struct ScaleOutTests {
     private let scratch: TemporaryFolder
 
     init() throws {
-        scratch = try TemporaryFolder("iconr-scale")
+        scratch = try TestSupport.folderWithBundledIcons("iconr-scale")
         directory = scratch.url
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
     /// A port nobody listens on now (the kernel's choice for a socket bound and closed).

@@ -13,11 +13,8 @@ struct SpriteConventionsTests {
     private let scratch: TemporaryFolder
 
     init() throws {
-        scratch = try TemporaryFolder("iconr-conventions")
+        scratch = try TestSupport.folderWithBundledIcons("iconr-conventions")
         directory = scratch.url
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
     }
 
     /// `iconr` run in this process as if in the test's folder: `./` arguments are paths in it.

@@ -25,11 +25,8 @@ import Testing
     static let land = (red: 0xF2, green: 0xEF, blue: 0xE9)
 
     init() throws {
-        scratch = try TemporaryFolder("iconr-tap")
+        scratch = try TestSupport.folderWithBundledIcons("iconr-tap")
         directory = scratch.url
-        try FileManager.default.createDirectory(
-            at: directory.appendingPathComponent("icons"), withIntermediateDirectories: true)
-        try TestSupport.copyBundledIcons(to: directory.appendingPathComponent("icons"))
         try FileManager.default.copyItem(
             at: TestSupport.repository.appendingPathComponent("examples/helsinki-flags/style.json"),
             to: directory.appendingPathComponent("style.json"))

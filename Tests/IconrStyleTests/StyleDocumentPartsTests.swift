@@ -189,4 +189,37 @@ struct StyleDocumentPartsTests {
             #expect(resolved.name == expected)
         }
     }
+
+    /// A name computed from data (`get`, `concat`, a `step` of them) can be any id of the
+    /// sprite: with several sheets, the ids of later sheets are mapped to `sheet:id` wherever
+    /// the expression returns a name, so a renderer finds them.
+    @Test(arguments: [
+        (
+            #"["get", "icon"]"#,
+            #"["match",["to-string",["get","icon"]],"last","sprite-3:last","late","sprite-2:late",["get","icon"]]"#
+        ),
+        (
+            #"["concat", ["get", "kind"], "-11"]"#,
+            #"["match",["to-string",["concat",["get","kind"],"-11"]],"last","sprite-3:last","late","sprite-2:late",["concat",["get","kind"],"-11"]]"#
+        ),
+        (
+            #"["step", ["zoom"], "flag", 10, ["get", "icon"]]"#,
+            #"["step",["zoom"],"flag",10,["match",["to-string",["get","icon"]],"last","sprite-3:last","late","sprite-2:late",["get","icon"]]]"#
+        ),
+        (#""late""#, #""sprite-2:late""#),
+    ])
+    func namesFromDataFindEverySheet(iconImage: String, expected: String) throws {
+        let style = try Self.style(
+            #"{"version": 8, "sources": {\#(Self.source)}, "layers": [{"id": "l", "type": "symbol", "source": "s", "layout": {"icon-image": \#(iconImage)}}]}"#
+        )
+        let emitted = style.emitted(
+            sprite: .array([
+                .object(["id": .string("default"), "url": .string("http://y/sprite")]),
+                .object(["id": .string("sprite-2"), "url": .string("http://y/sprite-2")]),
+                .object(["id": .string("sprite-3"), "url": .string("http://y/sprite-3")]),
+            ]), templates: [:], needed: [], sheetOf: ["late": "sprite-2", "last": "sprite-3"], firstSheetIDs: ["flag"],
+            icons: ["flag", "late", "last"])
+        #expect(emitted.problems.isEmpty, "\(emitted.problems)")
+        #expect(emitted.json["layers"]?.arrayValue?[0]["layout"]?["icon-image"]?.serialized == expected)
+    }
 }

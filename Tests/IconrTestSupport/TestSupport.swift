@@ -87,6 +87,15 @@ public enum TestSupport {
         }
     }
 
+    /// A new temporary folder named after `prefix` with the bundled icons in its `icons/`.
+    public static func folderWithBundledIcons(_ prefix: String) throws -> TemporaryFolder {
+        let folder = try TemporaryFolder(prefix)
+        let icons = folder.url.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        try copyBundledIcons(to: icons)
+        return folder
+    }
+
     /// `XDG_CACHE_HOME` of the processes tests run: a folder of this test run.
     public static let testCacheHome = FileManager.default.temporaryDirectory
         .appendingPathComponent("iconr-test-cache-\(ProcessInfo.processInfo.processIdentifier)").path

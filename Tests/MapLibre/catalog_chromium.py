@@ -11,6 +11,7 @@ Used by Tests/IconrCLITests/CatalogTests.swift.
 """
 import json
 import sys
+import time
 
 import gljs
 from selenium.webdriver.chrome.options import Options
@@ -19,27 +20,45 @@ from selenium import webdriver
 
 VISIBLE = "Array.from(document.querySelectorAll('.card')).filter(c => !c.classList.contains('hidden')).length"
 
-# The pixels of the first redrawable icon's 2x image, read through a canvas (same origin).
+# The pixels of the first redrawable icon's 2x image: its source (a cut of a sheet, or a
+# whole redrawn image) drawn into a canvas (same origin). Async: it loads that image.
 PIXELS = """
+const done = arguments[arguments.length - 1];
 const input = document.querySelector('input[type=color]:not([disabled])');
-if (!input) return null;
-const image = input.closest('.card').querySelectorAll('.frame img')[1];
-if (!image || !image.complete || !image.naturalWidth) return null;
-const canvas = document.createElement('canvas');
-canvas.width = image.naturalWidth; canvas.height = image.naturalHeight;
-const context = canvas.getContext('2d');
-context.drawImage(image, 0, 0);
-return [image.src, Array.from(context.getImageData(0, 0, canvas.width, canvas.height).data)];
+if (!input) { done(null); return; }
+const node = input.closest('.card').querySelectorAll('.frame .pixels')[1];
+if (!node || !node.dataset.src) { done(null); return; }
+const image = new Image();
+image.onload = () => {
+  const cut = node.dataset.cut ? node.dataset.cut.split(' ').map(Number) : [0, 0, image.naturalWidth, image.naturalHeight];
+  const canvas = document.createElement('canvas');
+  canvas.width = cut[2]; canvas.height = cut[3];
+  const context = canvas.getContext('2d');
+  context.drawImage(image, cut[0], cut[1], cut[2], cut[3], 0, 0, cut[2], cut[3]);
+  done([node.dataset.src, Array.from(context.getImageData(0, 0, canvas.width, canvas.height).data)]);
+};
+image.onerror = () => done(null);
+image.src = node.dataset.src;
+"""
+
+# How many sheet images the page shows and how many of them loaded (each sheet is fetched once).
+SHEETS = """
+const done = arguments[arguments.length - 1];
+const urls = Array.from(new Set(Array.from(document.querySelectorAll('.pixels')).map(n => n.dataset.src).filter(Boolean)));
+let loaded = 0, left = urls.length;
+if (!left) { done([0, 0]); return; }
+urls.forEach(url => { const image = new Image(); image.onload = () => { loaded += 1; if (--left === 0) done([urls.length, loaded]); };
+  image.onerror = () => { if (--left === 0) done([urls.length, loaded]); }; image.src = url; });
 """
 
 
 def main():
     request = json.load(open(sys.argv[1]))
     files = {}
-    server, base = gljs.start_server(files)
+    # A written catalog fetches the sheets beside it by relative URLs: the files are served as they lie.
+    server, base = gljs.start_server(files, directory="/")
     if "file" in request:
-        files["/catalog.html"] = (open(request["file"], "rb").read(), "text/html")
-        url = base + "catalog.html"
+        url = base + request["file"].lstrip("/")
     else:
         url = request["url"]
     options = Options()
@@ -50,9 +69,17 @@ def main():
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service("/usr/bin/chromedriver"))
     try:
+        started = time.monotonic()
         driver.get(url)
         gljs.wait_for(driver, "document.querySelectorAll('.card').length > 0", "0", 15000)
-        result = {"cards": driver.execute_script("return " + VISIBLE)}
+        driver.set_script_timeout(60)
+        sheets = driver.execute_async_script(SHEETS)
+        result = {"cards": driver.execute_script("return " + VISIBLE), "sheets": sheets[0], "sheetsLoaded": sheets[1],
+                  "loadSeconds": time.monotonic() - started,
+                  "backdrops": driver.execute_script(
+                      "return Array.from(document.querySelectorAll('#sets > section')).map(s => s.dataset.backdrop)"),
+                  "sections": driver.execute_script(
+                      "return Array.from(document.querySelectorAll('#sets > section h2')).map(h => h.textContent)")}
         driver.execute_script(
             "const s = document.getElementById('search'); s.value = arguments[0];"
             "s.dispatchEvent(new Event('input'));", request.get("search", ""))
@@ -61,16 +88,16 @@ def main():
             "const s = document.getElementById('search'); s.value = ''; s.dispatchEvent(new Event('input'));")
         result["redrawable"] = driver.execute_script(
             "return document.querySelectorAll('input[type=color]:not([disabled])').length")
-        before = driver.execute_script(PIXELS)
+        before = driver.execute_async_script(PIXELS)
         if before is not None:
             driver.execute_script(
                 "const input = document.querySelector('input[type=color]:not([disabled])');"
                 "input.value = arguments[0]; input.dispatchEvent(new Event('input'));", request.get("color", "#ff0000"))
             gljs.wait_for(
                 driver, "(() => { const i = document.querySelector('input[type=color]:not([disabled])');"
-                "const m = i.closest('.card').querySelectorAll('.frame img')[1];"
-                "return m.src !== %s && m.complete && m.naturalWidth > 0; })()" % json.dumps(before[0]), "0", 15000)
-            after = driver.execute_script(PIXELS)
+                "const m = i.closest('.card').querySelectorAll('.frame .pixels')[1];"
+                "return m.dataset.src !== %s; })()" % json.dumps(before[0]), "0", 15000)
+            after = driver.execute_async_script(PIXELS)
             result["pixelsChanged"] = after is not None and after[1] != before[1]
             result["redrawnFrom"] = after[0] if after else None
         if request.get("screenshot"):

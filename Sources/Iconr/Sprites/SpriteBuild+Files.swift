@@ -46,22 +46,32 @@ extension SpriteBuild {
     }
 
     /// The style's `"sprite"` value: the prefix, or for several sheets
-    /// `[{"id": "default", "url": ...}, {"id": "sprite-2", "url": ...}]`.
-    package func spriteValue(prefix: String) -> JSONValue {
+    /// `[{"id": "default", "url": ...}, {"id": "sprite-2", "url": ...}]`, later sheets' ids
+    /// named `<sheetName>-N` (by default the prefix's last part; a theme's sheets keep the
+    /// plain sprite's ids).
+    package func spriteValue(prefix: String, sheetName: String? = nil) -> JSONValue {
         guard sheetCount > 1 else { return .string(prefix) }
-        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+        let name = sheetName ?? prefix.split(separator: "/").last.map(String.init) ?? prefix
         return .array(
             (0..<sheetCount).map { sheet in
                 .object([
                     "id": .string(sheet == 0 ? "default" : "\(name)-\(sheet + 1)"),
-                    "url": .string(Self.sheetPrefix(prefix, sheet: sheet)),
+                    "url": .string(Self.sheetURL(prefix, sheet: sheet)),
                 ])
             })
     }
 
-    /// The sheet name (`sprite-2`) of each id outside the first sheet, as `spriteValue` names them.
-    package func sheetNames(prefix: String) -> [String: String] {
-        let name = prefix.split(separator: "/").last.map(String.init) ?? prefix
+    /// A later sheet's URL: `-N` at the end of the prefix, before a URL's query or fragment
+    /// (`https://x/sprite?key=k` -> `https://x/sprite-2?key=k`), where MapLibre adds `@2x.png`.
+    static func sheetURL(_ prefix: String, sheet: Int) -> String {
+        guard sheet > 0, prefix.containsUTF8("://"), let end = prefix.firstIndex(where: { $0 == "?" || $0 == "#" })
+        else { return sheetPrefix(prefix, sheet: sheet) }
+        return sheetPrefix(String(prefix[..<end]), sheet: sheet) + prefix[end...]
+    }
+
+    /// The sheet id (`sprite-2`) of each id outside the first sheet, as `spriteValue` names them.
+    package func sheetNames(prefix: String, sheetName: String? = nil) -> [String: String] {
+        let name = sheetName ?? prefix.split(separator: "/").last.map(String.init) ?? prefix
         var names: [String: String] = [:]
         for sheet in sheets where sheet.sheet > 0 {
             for id in sheet.entries.keys { names[id] = "\(name)-\(sheet.sheet + 1)" }

@@ -197,9 +197,16 @@ struct SpriteImageRenderer: Sendable {
     private func bitmapImages(
         of source: SpriteSource, file: SpriteSource.File, png: [UInt8], ratios: [Double]
     ) -> Result<(images: [SpriteImage], warnings: [String]), RenderError> {
-        if options.variants[source.id]?.isEmpty == false {
-            return .failure(.invalidDocument("a PNG icon has no parameters, so it can have no variants"))
+        // A PNG icon declares no parameters: a variant of params alone is the icon itself (as
+        // Mapbox ignores names an icon does not declare), drawn at the largest scale asked for
+        // (a style's icon-size); only a variant named by an id of its own cannot be.
+        let variants = options.variants[source.id] ?? []
+        if let named = variants.first(where: { $0.id != nil }) {
+            return .failure(
+                .invalidDocument(
+                    "a PNG icon has no parameters, so it can have no variant \"\(named.id ?? "")\" of its own"))
         }
+        let plainScale = variants.map(\.scale).max().map { max($0, 1) } ?? 1
         let pixels: RasterImage
         do {
             // The file may be larger than a sheet at the ratio it is for (name@2x.png built at
@@ -225,7 +232,8 @@ struct SpriteImageRenderer: Sendable {
         let areas = IconAreas(
             stretchX: sidecar?.stretchX ?? [], stretchY: sidecar?.stretchY ?? [], content: sidecar?.content,
             placeholder: sidecar?.placeholder)
-        for ratio in ratios {
+        for sheetRatio in ratios {
+            let ratio = sheetRatio * plainScale
             let scale = ratio / file.unit
             let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(source.id, pattern: $0) }
             let size = PixelSize.raster(
@@ -255,12 +263,12 @@ struct SpriteImageRenderer: Sendable {
             }
             let entry = areas.entry(size: image.size, ratio: ratio, sdf: sdf, scale: scale, sidecar: sidecar)
             let (valid, problems) = entry.validated()
-            if ratio == ratios.first {
+            if sheetRatio == ratios.first {
                 warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" }
             }
             images.append(
                 SpriteImage(
-                    id: source.id, source: source.path, ratio: ratio, size: image.size, image: image, entry: valid,
+                    id: source.id, source: source.path, ratio: sheetRatio, size: image.size, image: image, entry: valid,
                     isVariant: false,
                     contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
         }
