@@ -21,12 +21,16 @@ package enum CatalogPage {
         package var liveIcons: String?
         /// The ids the section shows (a style's variants and the icons it names); nil for all.
         package var ids: Set<String>?
+        /// The theme its icons are in (their parameters' defaults are its), shown on dark when
+        /// they are light; nil for the files' own colors.
+        package var theme: Theme?
 
         /// A section named `name` of `build`'s sheets, fetched from `sheetURL`.
         package init(
             name: String, build: SpriteBuild, sheetURL: @escaping @Sendable (Double, Int) -> String,
-            files: [(id: String, path: String)], liveIcons: String?, ids: Set<String>? = nil
+            files: [(id: String, path: String)], liveIcons: String?, ids: Set<String>? = nil, theme: Theme? = nil
         ) {
+            self.theme = theme
             self.name = name
             self.build = build
             self.sheetURL = sheetURL
@@ -92,8 +96,11 @@ package enum CatalogPage {
         for file in section.files where section.ids?.contains(file.id) ?? true {
             guard let bytes = try? IconrError.readingTemplate(file.path), let template = try? SVGTemplate(bytes: bytes)
             else { continue }
-            parameters[file.id] = template.parameters.map {
-                .object(["name": .string($0.name), "default": .string($0.defaultColor.hexString)])
+            parameters[file.id] = template.parameters.map { parameter in
+                let value = section.theme.map { $0.params[parameter.name] ?? $0.map(parameter.defaultColor) }
+                return .object([
+                    "name": .string(parameter.name), "default": .string((value ?? parameter.defaultColor).hexString),
+                ])
             }
         }
         let all = places[high] ?? [:]
@@ -122,18 +129,22 @@ package enum CatalogPage {
         }
         return .object([
             "name": .string(section.name), "live": section.liveIcons.map(JSONValue.string) ?? .null,
-            "backdrop": .string(isLight(section.build, ratio: low, ids: section.ids) ? "dark" : "light"),
+            "backdrop": .string(
+                section.theme != nil && isLight(section.build, ratio: low, ids: section.ids) ? "dark" : "light"),
             "sheets": .array(sheets), "icons": .array(icons),
         ])
     }
 
     /// Whether the icons of `build`'s sheets at `ratio` are light on the whole (their mean
-    /// luminance, weighted by opacity, above 0.6): a theme for dark maps, shown on dark.
+    /// luminance, weighted by opacity, above 0.6): a theme for dark maps, shown on dark. (The
+    /// plain sets stay on light: openstreetmap-carto's are mostly light road shields with
+    /// dark rims, drawn for a light map.)
     static func isLight(_ build: SpriteBuild, ratio: Double, ids: Set<String>?) -> Bool {
         var sum = 0.0, weight = 0.0
         for sheet in build.sheets where sheet.ratio == ratio {
             guard let image = try? PNGDecoder.decode(sheet.png, maxSize: sheet.size) else { continue }
-            for (id, entry) in sheet.entries where ids?.contains(id) ?? true {
+            // A distance field's colors are the style's (icon-color), not the icon's.
+            for (id, entry) in sheet.entries where !entry.sdf && ids?.contains(id) ?? true {
                 let rect = entry.rect
                 // Every other pixel each way is plenty for a mean.
                 for y in stride(from: rect.y, to: min(rect.y + rect.height, image.size.height), by: 2) {

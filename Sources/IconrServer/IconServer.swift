@@ -603,21 +603,36 @@ public final class IconServer: Sendable {
     /// colors redrawn through `/icons/` (`CatalogPage`); the sheets by their hashed URLs. Made
     /// once for each set of builds, on the document queue.
     private func catalog(_ request: HTTPRequest) -> HTTPResponse {
-        var parts: [(name: String, sprite: ServedSprite, path: String, live: String?, files: Bool, style: Bool)] = []
+        /// One section: its sprite, the path its sheets are under, and how it is shown.
+        struct Part {
+            var name: String
+            var sprite: ServedSprite
+            var path: String
+            var live: String? = nil
+            var listsParameters = false
+            var isStyle = false
+            var theme: Theme? = nil
+        }
+        var parts: [Part] = []
         for library in libraries {
             guard let sprite = sprites[library.name] else { continue }
-            parts.append((library.name, sprite, "/sprites/\(library.name)/", "/icons/\(library.name):", true, false))
+            parts.append(
+                Part(
+                    name: library.name, sprite: sprite, path: "/sprites/\(library.name)/",
+                    live: "/icons/\(library.name):", listsParameters: true))
             for theme in options.themes {
                 guard let themed = sprites[library.name + "/" + theme.name] else { continue }
                 parts.append(
-                    (
-                        "\(library.name) (theme \(theme.name))", themed, "/sprites/\(library.name)/\(theme.name)/", nil,
-                        true, false
-                    ))
+                    Part(
+                        name: "\(library.name) (theme \(theme.name))", sprite: themed,
+                        path: "/sprites/\(library.name)/\(theme.name)/", listsParameters: true, theme: theme))
             }
         }
         for (name, style) in styles.sorted(by: { $0.key < $1.key }) {
-            parts.append(("style \(name) (its icons and variants)", style.sprite, "/styles/\(name)/", nil, false, true))
+            parts.append(
+                Part(
+                    name: "style \(name) (its icons and variants)", sprite: style.sprite, path: "/styles/\(name)/",
+                    isStyle: true))
         }
         let builds = parts.map { part in (part, part.sprite.build()) }
         let key = builds.map { part, build in
@@ -633,7 +648,7 @@ public final class IconServer: Sendable {
         for (part, build) in builds {
             guard case .success(let current) = build else { continue }
             let files =
-                part.files
+                part.listsParameters
                 ? (try? SpriteBuilder.iconFiles(
                     in: part.sprite.directories, recursive: true, followsLinksOut: options.followsLinks)) ?? [] : []
             let prefix = part.path + "sprite." + current.hash
@@ -641,7 +656,8 @@ public final class IconServer: Sendable {
                 CatalogPage.Section(
                     name: part.name, build: current.build,
                     sheetURL: { ratio, sheet in SpriteBuild.sheetBase(prefix, sheet: sheet, ratio: ratio) + ".png" },
-                    files: files, liveIcons: part.live, ids: part.style ? current.style?.spriteIDs : nil))
+                    files: files, liveIcons: part.live, ids: part.isStyle ? current.style?.spriteIDs : nil,
+                    theme: part.theme))
         }
         let page = CatalogPage.html(title: "iconr catalog", sections: sections)
         let tag = Self.entityTag(page)

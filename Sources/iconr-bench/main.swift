@@ -16,6 +16,8 @@ import IconrRender
 //   .build/release/iconr-bench pack [seeds]  (sheet fill on seeded sets: PackBenchmark.swift)
 //   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
 //   .build/release/iconr-bench serve burst  (only the 2,000-connection burst, three rounds)
+//   .build/release/iconr-bench serve catalog [corpora]  (the catalog and sprite files under its
+//                                            reloads: CatalogBenchmark.swift)
 //
 // 1. In process, per icon: parse (template + librsvg load), substitute, render, encode,
 //    against librsvg + cairo + cairo's libpng writer on the same bytes (ReferencePipeline).
@@ -42,6 +44,10 @@ if arguments.first == "fuzz" {
 if arguments.first == "pack" {
     let seeds = arguments.count > 1 ? Int(arguments[1]) ?? 5 : 5
     PackBenchmark.run(seeds: 1...max(1, seeds))
+    exit(0)
+}
+if arguments.first == "serve", arguments.dropFirst().first == "catalog" {
+    CatalogBenchmark.run(corpora: arguments.count > 2 ? arguments[2] : "../shared/corpora")
     exit(0)
 }
 if arguments.first == "serve" {

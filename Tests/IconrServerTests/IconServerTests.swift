@@ -497,4 +497,97 @@ struct IconServerTests {
         #expect(unknown.status == 404)
         #expect(try errorMessage(unknown) == #"unknown theme "dark" (themes: white)"#)
     }
+
+    /// The catalog: every set, each theme's sprite (on dark when its icons are light), each
+    /// style's own ids only; images are cuts of the sheets by their hashed URLs, which the
+    /// server answers; made once per set of builds (the same bytes and ETag until one changes).
+    @Test func theCatalogShowsThemesAndStyleVariantsFromTheSheets() throws {
+        var options = ServerOptions()
+        options.iconSets = [("bundled", icons.path)]
+        options.styles = [("flags", directory.appendingPathComponent("flags.json").path)]
+        var white = Theme(name: "white")
+        white.paint = Color(red: 255, green: 255, blue: 255)
+        options.themes = [white]
+        options.clock = clock
+        let server = try IconServer(options: options, placement: .inProcess)
+        func get(_ path: String, host: String = "localhost") -> HTTPResponse {
+            server.respond(to: HTTPRequest(method: "GET", path: path, query: [], headers: ["host": host]))
+        }
+        let page = get("/catalog")
+        #expect(page.status == 200)
+        let html = String(decoding: page.body, as: UTF8.self)
+        let start = try #require(html.range(of: #"id="iconr-catalog">"#)),
+            end = try #require(html.range(of: "</script>", range: start.upperBound..<html.endIndex))
+        let sections = try #require(
+            try JSONValue.parse(
+                Array(html[start.upperBound..<end.lowerBound].replacingOccurrences(of: "\\u003c", with: "<").utf8)
+            ).arrayValue)
+        #expect(
+            sections.compactMap { $0["name"]?.stringValue } == [
+                "bundled", "bundled (theme white)", "style flags (its icons and variants)",
+            ])
+        #expect(sections.compactMap { $0["backdrop"]?.stringValue } == ["light", "dark", "light"])
+        // The style's section lists what the style shows, not every icon of the folders.
+        let styleIDs = (sections[2]["icons"]?.arrayValue ?? []).compactMap { $0["id"]?.stringValue }
+        #expect(styleIDs == ["flag?flag_color=ff0000"], "\(styleIDs)")
+        #expect(sections[0]["icons"]?.arrayValue?.count == 5)
+        // No image inline: each sheet by URL, and every one of them answered.
+        #expect(!html.contains("data:image/png"))
+        for section in sections {
+            let sheets = section["sheets"]?.arrayValue ?? []
+            #expect(!sheets.isEmpty)
+            for sheet in sheets {
+                let url = try #require(sheet["url"]?.stringValue)
+                let answer = get(url)
+                #expect(answer.status == 200, "\(url)")
+                let image = try PNGDecoder.decode(answer.body)
+                #expect(.number(Double(image.size.width)) == sheet["width"], "\(url)")
+            }
+        }
+        #expect(header(page, "ETag") != nil)
+        let again = get("/catalog")
+        #expect(again.body == page.body && header(again, "ETag") == header(page, "ETag"))
+    }
+
+    /// A sprite file of a build that needs no check is answered at once, on the caller's
+    /// thread: the build queue and the document queue (the catalog, styles) never hold it.
+    @Test func aBuiltSpritesFilesAreAnsweredAtOnce() throws {
+        let request = HTTPRequest(
+            method: "GET", path: "/sprites/bundled/sprite.json", query: [], headers: ["host": "x"])
+        guard case .later = server.answer(to: request) else {
+            Issue.record("the first request builds, later")
+            return
+        }
+        #expect(get("/sprites/bundled/sprite.json").status == 200)
+        guard case .now(let response) = server.answer(to: request) else {
+            Issue.record("a built sprite's file waited for a queue")
+            return
+        }
+        #expect(response.status == 200)
+        #expect(get("/styles/flags.json").status == 200)
+        let styleSprite = HTTPRequest(
+            method: "GET", path: "/styles/flags/sprite@2x.png", query: [], headers: ["host": "x"])
+        guard case .now(let sheet) = server.answer(to: styleSprite) else {
+            Issue.record("a built style sprite's file waited for a queue")
+            return
+        }
+        #expect(sheet.status == 200)
+        // After the recheck interval, a file is checked on the build queue again.
+        clock.advance(by: .seconds(2.2))
+        guard case .later = server.answer(to: request) else {
+            Issue.record("a file due for a check was answered without one")
+            return
+        }
+    }
+
+    /// A style's copy for another Host is the same document with only its base URL changed.
+    @Test func anotherHostChangesOnlyTheURLs() throws {
+        let first = get("/styles/flags.json", headers: ["host": "a.test:8080"])
+        let second = get("/styles/flags.json", headers: ["host": "tiles.b.test"])
+        #expect(first.status == 200 && second.status == 200)
+        let a = String(decoding: first.body, as: UTF8.self), b = String(decoding: second.body, as: UTF8.self)
+        #expect(a.contains("http://a.test:8080/styles/flags/sprite.") && !a.contains("iconr-base.invalid"))
+        #expect(b.replacingOccurrences(of: "http://tiles.b.test", with: "http://a.test:8080") == a)
+        #expect(header(first, "ETag") != header(second, "ETag"))
+    }
 }

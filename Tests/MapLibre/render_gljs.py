@@ -72,6 +72,9 @@ def main():
             sys.stderr.write("MapLibre GL JS: %s\n" % ("; ".join(done["errors"]) or "the map did not finish loading"))
             sys.exit(1)
         png = gljs.canvas_png(driver)
+        # The ids it asked for and could not find, for tests that require none.
+        with open(sys.argv[2] + ".json", "w") as sidecar:
+            json.dump({"missing": sorted(set(done["missing"]))}, sidecar)
     finally:
         driver.quit()
         server.shutdown()

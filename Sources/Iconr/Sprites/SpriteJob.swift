@@ -278,13 +278,13 @@ package struct SpriteProduct: Sendable {
     /// Every file, all flavors.
     package var files: [(bytes: [UInt8], path: String)] { flavors.flatMap(\.files) }
 
-    /// Writes every flavor's files together (all or none, the folders made), then removes the
+    /// Writes every flavor's files together (all or none, their folders made), then removes the
     /// stale sheets of the prefixes it wrote (only names the plan gave this job).
     /// - Throws: `FileWriteError` naming the file or folder.
     package func write() throws(FileWriteError) {
-        for flavor in flavors {
-            guard let slash = flavor.prefix.lastIndex(of: "/"), slash != flavor.prefix.startIndex else { continue }
-            let folder = String(flavor.prefix[..<slash])
+        for path in Set(files.map(\.path)) {
+            guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { continue }
+            let folder = String(path[..<slash])
             do {
                 try FileReader.makeFolder(folder)
             } catch {
@@ -339,14 +339,19 @@ extension SpriteJob {
         let named = flavor.outputs
         // With hashed names every sheet's name carries the digest of all of them: a new build
         // gets new names, so no cache pairs a stale PNG with a fresh JSON.
-        let prefix =
+        let hash =
             named.hashNames
-            ? named.prefix + "." + SpriteBuild.contentHash(build.files(prefix: named.prefix, minify: named.minify))
-            : named.prefix
+            ? "." + SpriteBuild.contentHash(build.files(prefix: named.prefix, minify: named.minify)) : ""
+        let prefix = named.prefix + hash
         var files = build.files(prefix: prefix, minify: named.minify)
         let sheetName = outputs.sheetName
         if let style, let output = named.emitStyle {
-            let url = named.spriteURL ?? "file://" + Self.canonical(prefix)
+            // A sprite URL names the files as written: with their hash, before a query.
+            let url =
+                named.spriteURL.map { url in
+                    let end = url.firstIndex { $0 == "?" || $0 == "#" } ?? url.endIndex
+                    return url[..<end] + hash + url[end...]
+                } ?? "file://" + Self.canonical(prefix)
             let emitted = try style.emitted(
                 build: build, prefix: url, sheetName: sheetName, lenient: named.lenient, merged: named.mergeSprites)
             warn(emitted.warnings)
@@ -378,7 +383,11 @@ extension SpriteJob {
                 (
                     CatalogPage.html(
                         title: title,
-                        sections: [.init(name: name, build: build, sheetURL: sheetURL, files: icons, liveIcons: nil)]),
+                        sections: [
+                            .init(
+                                name: name, build: build, sheetURL: sheetURL, files: icons, liveIcons: nil,
+                                theme: flavor.theme)
+                        ]),
                     output
                 ))
         }
