@@ -26,7 +26,9 @@ final class ServedSprite: Sendable {
     let directories: [String]
     let stylePath: String?
     private let spriteOptions: SpriteOptions
-    private let builder: SpriteBuilder
+    /// Where its images are kept (its own pack of the disk cache), and where librsvg runs.
+    private let cache: IconCache
+    private let placement: RenderPlacement
     private let clock: CacheClock
     private let metrics: ServerMetrics
     private let current = Locked<Current?>(nil)
@@ -70,9 +72,8 @@ final class ServedSprite: Sendable {
         self.spriteOptions = spriteOptions
         let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
         clock = options.clock
-        builder = SpriteBuilder(
-            options: spriteOptions, cache: IconCache(memoryLimit: 0, disk: disk), placement: placement,
-            clock: options.clock)
+        cache = IconCache(memoryLimit: 0, disk: disk)
+        self.placement = placement
     }
 
     /// Reads the style once, so that one that does not parse stops the server at start.
@@ -139,12 +140,15 @@ final class ServedSprite: Sendable {
                     firstFolderWins: true, followsLinksOut: spriteOptions.followsLinksOut)
             }
             style?.add(to: &options)
-            let build = try SpriteBuilder(options: options, cache: builder.cache, placement: builder.placement)
-                .build(directories: directories)
-            for warning in build.skipped.map({ "skipped \($0)" }) + build.warnings + (style?.warnings ?? []) {
-                Log.warning(warning)
-            }
-            let files = build.files(prefix: "sprite", minify: false)
+            // The library's job, one flavor of this sprite's options, its files named as served.
+            let job = SpriteJob(
+                folders: directories, options: options, style: style, stylePath: stylePath,
+                outputs: SpriteOutputs(prefix: "sprite"))
+            let product = try job.build(
+                [job.served], cache: cache, recovery: SpriteBuildRecovery(), placement: placement, clock: clock)
+            guard let built = product.flavors.first else { throw SpriteBuildError.noIcons(directories) }
+            for warning in (style?.warnings ?? []) + product.warnings { Log.warning(warning) }
+            let build = built.build, files = built.files
             let made = Current(
                 build: build, style: style, hash: SpriteBuild.contentHash(files),
                 files: Dictionary(

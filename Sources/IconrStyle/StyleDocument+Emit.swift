@@ -455,6 +455,13 @@ private struct Emitter {
             let tokens = LegacyFunction.tokens(name)
             if tokens != value, !sheetOf.isEmpty { return prefixedExpression(tokens) }
             return .string(prefixed(name))
+        case .object where !sheetOf.isEmpty:
+            // A legacy function (`{"property": "icon", "type": "identity"}`) names icons from
+            // data too: written as the expression it means, so later sheets' ids can be mapped.
+            return images(
+                LegacyFunction.convert(
+                    value, PropertySpecification(type: "resolvedImage", interpolated: false, tokens: true)),
+                layer: layer)
         case .array(let items):
             guard case .string(let op)? = items.first, op != "literal" else { return value }
             if op == "image" { return image(items, layer: layer) }

@@ -186,6 +186,16 @@ struct ThemeOptionTests {
             let pixel = image[13, 8]
             #expect((Int(pixel.red), Int(pixel.green), Int(pixel.blue)) == cloth, "\(arguments)")
         }
+        // One paint for all: the pole and the cloth's default become one color, and the
+        // parameter still recolors the cloth alone (the pole, x 4-6, stays the theme's).
+        try Data(##"{"name": "mono", "paint": "#777777"}"##.utf8).write(
+            to: folder.url.appendingPathComponent("mono.json"))
+        let mono = try TestSupport.iconr(
+            ["render", flag, "-o", "mono.png", "--no-cache", "--theme", "mono.json", "-p", "flag_color=red"],
+            in: folder.url)
+        try #require(mono.status == 0, "\(mono.stderr)")
+        let drawn = try PNGDecoder.decode([UInt8](Data(contentsOf: folder.url.appendingPathComponent("mono.png"))))
+        #expect(drawn.hex(x: 5, y: 16) == "#777777ff" && drawn.hex(x: 13, y: 8) == "#ff0000ff")
         try Data(##"{"colors": {"#000000": 3}}"##.utf8).write(to: folder.url.appendingPathComponent("bad.json"))
         let bad = try TestSupport.iconr(["render", flag, "-o", "out.png", "--theme", "bad.json"], in: folder.url)
         #expect(bad.status == 1)

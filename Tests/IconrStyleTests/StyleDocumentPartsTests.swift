@@ -207,6 +207,14 @@ struct StyleDocumentPartsTests {
             #"["step",["zoom"],"flag",10,["match",["to-string",["get","icon"]],"last","sprite-3:last","late","sprite-2:late",["get","icon"]]]"#
         ),
         (#""late""#, #""sprite-2:late""#),
+        (
+            #"{"property": "icon", "type": "identity"}"#,
+            #"["match",["to-string",["get","icon"]],"last","sprite-3:last","late","sprite-2:late",["get","icon"]]"#
+        ),
+        (
+            #"{"property": "kind", "type": "categorical", "stops": [["a", "late"], ["b", "flag"]], "default": "last"}"#,
+            #"["match",["get","kind"],"a","sprite-2:late","b","flag","sprite-3:last"]"#
+        ),
     ])
     func namesFromDataFindEverySheet(iconImage: String, expected: String) throws {
         let style = try Self.style(

@@ -105,6 +105,10 @@ package struct SpriteJob: Sendable {
         package let outputs: SpriteOutputs
     }
 
+    /// The one flavor of the job's own options and outputs, unplanned: what a server builds,
+    /// whose outputs are URLs it answers, not files (`options.theme` its colors).
+    package var served: Flavor { Flavor(theme: options.theme, outputs: outputs) }
+
     /// Every flavor's outputs, named by `SpriteOutputs.named(for:)`, checked as a whole.
     /// - Throws: `SpriteOutputError` for a theme whose name ends in `-<number>` (its sheets
     ///   would be another theme's later sheets), two outputs of one path, an output that is an
@@ -302,9 +306,11 @@ extension SpriteJob {
     /// each one's outputs name, and collects the warnings once.
     /// - Throws: `SpriteBuildError`, `StyleError` (a style copy MapLibre would not load),
     ///   `IconrError` (a local sprite to merge, a preview).
+    /// Rendering runs where `placement` says (in process for `iconr sprite`'s supervised
+    /// child, in isolated workers for a server), settled file stamps told by `clock`.
     package func build(
-        _ flavors: [Flavor], cache: IconCache, recovery: SpriteBuildRecovery,
-        progress: (@Sendable (Theme?, Int, Int) -> Void)? = nil
+        _ flavors: [Flavor], cache: IconCache, recovery: SpriteBuildRecovery, placement: RenderPlacement = .inProcess,
+        clock: CacheClock = .system, progress: (@Sendable (Theme?, Int, Int) -> Void)? = nil
     ) throws -> SpriteProduct {
         var made: [SpriteProduct.Flavor] = []
         var warnings: [String] = []
@@ -315,7 +321,7 @@ extension SpriteJob {
         for flavor in flavors {
             var options = self.options
             options.theme = flavor.theme
-            let builder = SpriteBuilder(options: options, cache: cache, placement: .inProcess)
+            let builder = SpriteBuilder(options: options, cache: cache, placement: placement, clock: clock)
             let built = try builder.build(directories: folders, recovery: recovery) { done, total in
                 progress?(flavor.theme, done, total)
             }
