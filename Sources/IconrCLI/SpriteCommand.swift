@@ -26,7 +26,9 @@ enum SpriteCommand: Command {
             OptionSpec(names: ["--retina"], help: "Build ratio 2 only (as spreet does)."),
             OptionSpec(
                 names: ["--json"],
-                help: "Print a JSON summary (files, sheets, fill, bytes, timings, warnings) on stdout."),
+                help:
+                    "Print a JSON summary (files, sheets, fill, bytes, timings, warnings; each --theme's under themes) on stdout."
+            ),
             OptionSpec(
                 names: ["--variants"], valueName: "FILE",
                 help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
@@ -235,9 +237,6 @@ enum SpriteCommand: Command {
             config = try parseConfig(arguments.all("--config"))
             imports = try parseImports(arguments.all("--import"))
             themes = arguments.all("--theme")
-            if !themes.isEmpty && arguments.has("--json") {
-                throw UsageError(message: "--json prints one build: give --theme without it, or one build at a time")
-            }
             environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
@@ -390,10 +389,7 @@ enum SpriteCommand: Command {
         let elapsed = seconds(ContinuousClock.now - started)
         let headroom = job.style.map { $0.headroomCost(in: plain.build) }
         if parsed.json {
-            console.out(
-                jsonSummary(
-                    plain.build, files: plain.files.map(\.path), prefix: plain.prefix, sprite: plain.spriteValue,
-                    seconds: elapsed, warnings: warnings, headroom: headroom))
+            console.out(jsonSummary(product, seconds: elapsed, warnings: warnings, headroom: headroom))
             return
         }
         // Results (the files) on stdout; what a person reads on stderr.
@@ -579,14 +575,39 @@ enum SpriteCommand: Command {
         var description: String { "\(count) output\(count == 1 ? "" : "s") not up to date (--check)" }
     }
 
-    /// `--json`: what the build wrote and measured, for scripts.
+    /// `--json`: what the build wrote and measured, for scripts: the plain sprite's figures,
+    /// and each theme's under `themes` (its name, files, sheets and `sprite` value).
     private static func jsonSummary(
-        _ build: SpriteBuild, files: [String], prefix: String, sprite: JSONValue, seconds: Double,
-        warnings: [String], headroom: (variants: Int, extraPixels: Int, imagePixels: Int)?
+        _ product: SpriteProduct, seconds: Double, warnings: [String],
+        headroom: (variants: Int, extraPixels: Int, imagePixels: Int)?
     ) -> String {
+        guard case .object(var summary)? = product.flavors.first.map(flavorSummary) else { return "{}" }
+        summary["seconds"] = .number(seconds)
+        summary["warnings"] = .array(warnings.map { .string($0) })
+        if let headroom {
+            summary["iconSizeHeadroom"] = .object([
+                "variants": .number(Double(headroom.variants)), "extraPixels": .number(Double(headroom.extraPixels)),
+                "imagePixels": .number(Double(headroom.imagePixels)),
+            ])
+        }
+        let themes = product.flavors.dropFirst()
+        if !themes.isEmpty {
+            summary["themes"] = .array(
+                themes.map { flavor in
+                    guard case .object(var fields) = flavorSummary(flavor) else { return .null }
+                    fields["theme"] = .string(flavor.theme?.name ?? "")
+                    return .object(fields)
+                })
+        }
+        return JSONValue.object(summary).text(.indented)
+    }
+
+    /// One flavor's part of `--json`: its files, sheets, counts and `sprite` value.
+    private static func flavorSummary(_ flavor: SpriteProduct.Flavor) -> JSONValue {
+        let build = flavor.build
         func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
         let sheets = build.sheets.map { sheet -> JSONValue in
-            let base = SpriteBuild.sheetBase(prefix, sheet: sheet.sheet, ratio: sheet.ratio)
+            let base = SpriteBuild.sheetBase(flavor.prefix, sheet: sheet.sheet, ratio: sheet.ratio)
             let numbers: [String: Double] = [
                 "ratio": sheet.ratio, "sheet": Double(sheet.sheet + 1), "width": Double(sheet.size.width),
                 "height": Double(sheet.size.height), "ids": Double(sheet.ids), "images": Double(sheet.images),
@@ -601,23 +622,16 @@ enum SpriteCommand: Command {
         }
         let numbers: [String: Double] = [
             "sheetCount": Double(build.sheetCount), "icons": Double(build.icons), "variants": Double(build.variants),
-            "rendered": Double(build.renders), "fromCache": Double(build.cacheHits), "seconds": seconds,
+            "rendered": Double(build.renders), "fromCache": Double(build.cacheHits),
             "renderSeconds": build.renderSeconds, "composeSeconds": build.composeSeconds,
             "filesRead": Double(build.filesRead), "iconsReused": Double(build.iconsReused),
         ]
-        var others: [String: JSONValue] = [
-            "files": strings(files), "sheets": .array(sheets), "skipped": strings(build.skipped.map(\.path)),
-            "sheetsFromCache": .bool(build.sheetsFromCache),
-            "inputsUnchanged": .bool(build.inputsUnchanged), "warnings": strings(warnings),
-            "sprite": sprite,
+        let others: [String: JSONValue] = [
+            "files": strings(flavor.files.map(\.path)), "sheets": .array(sheets),
+            "skipped": strings(build.skipped.map(\.path)), "sheetsFromCache": .bool(build.sheetsFromCache),
+            "inputsUnchanged": .bool(build.inputsUnchanged), "sprite": flavor.spriteValue,
         ]
-        if let headroom {
-            others["iconSizeHeadroom"] = .object([
-                "variants": .number(Double(headroom.variants)), "extraPixels": .number(Double(headroom.extraPixels)),
-                "imagePixels": .number(Double(headroom.imagePixels)),
-            ])
-        }
-        return JSONValue.object(numbers.mapValues { .number($0) }.merging(others) { $1 }).text(.indented)
+        return .object(numbers.mapValues { .number($0) }.merging(others) { $1 })
     }
 
     /// `-o out/` or an existing folder: `out/sprite`; anything else is the prefix itself.

@@ -9,7 +9,9 @@ import Synchronization
 /// reload the catalog, and the style's latency for one Host and for a new Host each request:
 /// what the catalog and the styles' queue keep off the sprite files.
 enum CatalogBenchmark {
-    static func run(corpora: String) {
+    static func run(corpora relative: String) {
+        // The server runs in a folder of its own.
+        let corpora = URL(fileURLWithPath: relative).standardizedFileURL.path
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-catalog-bench-\(getpid())")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }

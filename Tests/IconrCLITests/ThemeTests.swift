@@ -229,8 +229,18 @@ struct ThemeOptionTests {
         let paints = try JSONValue.parse(Array(inspect.stdout.utf8))["paints"]?.arrayValue ?? []
         let colors = paints.compactMap { $0["color"]?.stringValue }
         #expect(colors.contains("#000000") && colors.contains("#5a5a5a"), "\(colors)")
-        let twice = InProcess.iconr(["sprite", TestSupport.icons.path, "-o", "o/", "--theme", "grayscale", "--json"])
-        #expect(twice.status == 64)
-        #expect(twice.stderr.contains("--json prints one build"))
+        // --json holds each theme's build beside the plain one's.
+        let json = InProcess.iconr(
+            [
+                "sprite", TestSupport.icons.path, "-o", folder.path + "/o/", "--theme", "grayscale", "--json",
+                "--no-cache",
+            ])
+        #expect(json.status == 0, "\(json.stderr)")
+        let summary = try JSONValue.parse(Array(json.stdout.utf8))
+        let themes = summary["themes"]?.arrayValue ?? []
+        #expect(themes.count == 1 && themes.first?["theme"] == .string("grayscale"))
+        #expect(
+            themes.first?["files"]?.arrayValue?.contains(.string(folder.path + "/o/sprite-grayscale@2x.png")) == true)
+        #expect(summary["files"]?.arrayValue?.contains(.string(folder.path + "/o/sprite.png")) == true)
     }
 }
