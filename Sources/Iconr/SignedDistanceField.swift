@@ -4,20 +4,17 @@ import IconrCore
 /// `icon-color` and scales without blur. Computed from a render at `supersampling` times the
 /// ratio: an exact Euclidean distance transform (Felzenszwalb and Huttenlocher) of the
 /// shape's inside and outside, sampled at each output pixel's centre. Encoded as Mapbox's
-/// tools do (tiny-sdf): alpha = 255 - 255 * (d / radius + 0.25), d the signed distance in
+/// tools do (tiny-sdf): alpha = 255 - 255 * (d / radius + cutoff), d the signed distance in
 /// output pixels (positive outside), so the edge is 191 and the renderer's 0.75 cut-off
-/// finds it; color channels are black. The image gains `buffer` pixels (times the ratio) on
-/// every side so that the field has room to fall off.
+/// finds it; color channels are black. The image gains a border (`SDFField.border`) on every
+/// side: by default as wide as the field reaches outside the edge, radius x (1 - cutoff),
+/// 6 px at 1x, where MapLibre draws the widest halo (`icon-halo-width` 6 at `icon-size` 1).
 enum SignedDistanceField {
     static let supersampling = 4.0
-    /// Pixels added around the icon at 1x.
-    static let buffer = 3
-    /// Distance in pixels at 1x that the alpha ramp spans.
-    static let radius = 8.0
 
-    static func make(from supersampled: RasterImage, ratio: Double) -> RasterImage {
+    static func make(from supersampled: RasterImage, ratio: Double, field: SDFField = SDFField()) -> RasterImage {
         let factor = Int(supersampling)
-        let border = Int((Double(buffer) * ratio).rounded()) * factor
+        let border = field.border(at: ratio) * factor
         let width = supersampled.size.width + 2 * border, height = supersampled.size.height + 2 * border
         var inside = [Bool](repeating: false, count: width * height)
         for y in 0..<supersampled.size.height {
@@ -30,14 +27,14 @@ enum SignedDistanceField {
         let toOutside = squaredDistances(width, height) { !inside[$0] }
         let size = PixelSize(width: width / factor, height: height / factor)
         var pixels = [UInt8](repeating: 0, count: size.width * size.height * 4)
-        let rampLength = radius * ratio
+        let rampLength = field.radius * ratio
         for y in 0..<size.height {
             for x in 0..<size.width {
                 // The supersampled pixel nearest to this output pixel's centre.
                 let index = min(height - 1, y * factor + factor / 2) * width + min(width - 1, x * factor + factor / 2)
                 let outsideDistance = toInside[index].squareRoot(), insideDistance = toOutside[index].squareRoot()
                 let signed = (outsideDistance > 0 ? outsideDistance : -insideDistance) / supersampling
-                let value = 255 - 255 * (signed / rampLength + 0.25)
+                let value = 255 - 255 * (signed / rampLength + SDFField.cutoff)
                 pixels[(y * size.width + x) * 4 + 3] = UInt8(max(0, min(255, value.rounded())))
             }
         }

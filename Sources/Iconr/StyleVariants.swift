@@ -15,6 +15,8 @@ package struct StyleVariants: Sendable {
     /// What reading it found, a line each: parameters that come from data, icons it shows
     /// that the folders lack.
     package let warnings: [String]
+    /// The icons the style shows that the folders lack, sorted (each warned of in `warnings`).
+    package let missingIcons: [String]
     /// The ids of the style's own sprite entries whose index is a local file (a `file://` URL
     /// or a path beside the style), by entry id.
     package let ownSprites: [String: Set<String>]
@@ -50,9 +52,14 @@ package struct StyleVariants: Sendable {
         ownSprites = Self.localSpriteIndexes(of: style, stylePath: stylePath)
         let all = style.neededIcons(imageExists: { names.contains($0) }, sizes: sizes)
         var warnings = all.warnings
+        var missing: [String] = []
         for name in Set(all.icons.map(\.image.name)).sorted() where files[name] == nil {
-            warnings.append("\(stylePath): the style shows icon \"\(name)\", which is not among the icons")
+            missing.append(name)
+            warnings.append(
+                "\(stylePath): the style shows icon \"\(name)\", which is not among the icons"
+                    + Self.suggestion(for: name, among: names))
         }
+        missingIcons = missing
         needed = all.icons.filter { files[$0.image.name] != nil }
         raised = all.raised.filter { files[$0.key.name] != nil }
         var templates: [String: SVGTemplate] = [:]
@@ -79,6 +86,20 @@ package struct StyleVariants: Sendable {
         }
         self.warnings =
             warnings + Self.unknownParameters(in: style, templates: templates, everyIcon: templatesOfEveryIcon)
+    }
+
+    /// ` (did you mean 'cafe'?)` for a name the folders lack: the id that differs only in a
+    /// size suffix (`cafe-15` and `cafe`, either way round), else the nearest by spelling.
+    static func suggestion(for name: String, among icons: Set<String>) -> String {
+        func stem(_ id: String) -> String {
+            guard let dash = id.lastIndex(of: "-"), id.index(after: dash) != id.endIndex,
+                id[id.index(after: dash)...].utf8.allSatisfy({ (48...57).contains($0) })
+            else { return id }
+            return String(id[..<dash])
+        }
+        let wanted = stem(name)
+        if let same = icons.sorted().first(where: { stem($0) == wanted }) { return " (did you mean '\(same)'?)" }
+        return didYouMean(name, among: icons.sorted())
     }
 
     /// The ids in the index of each of `style`'s own sprite entries that is a local file.

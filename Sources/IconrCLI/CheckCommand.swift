@@ -13,8 +13,9 @@ enum CheckCommand: Command {
           style-element: Studio silently drops SVGs with <style> elements (mapbox-gl-js #13331).
           text, pattern, blend-mode, spread-method, image: Mapbox draws vector icons from a usvg
             tree with Canvas 2D, which ignores them; iconr (librsvg) draws them.
-          shared-default: a parameter's default color also paints other kinds of paint (a
-            stroke, the initial fill): a value for the parameter recolors them too.
+          shared-default: a parameter's default color is also the initial paint (black) of
+            elements that declare none (a shape's fill, a stop's color, currentColor): a value
+            for the parameter recolors them too.
         MapLibre:
           sdf-stretch: an SDF icon (--sdf) with stretch areas is deformed (maplibre-gl-js #6953).
         invalid: a file that is no SVG iconr can read is dropped by both.

@@ -62,6 +62,9 @@ enum ServeCommand: Command {
                     "Serve each set's sprite in a theme's colors too, at /sprites/<set>/<theme>/sprite.json (a JSON file, or grayscale; repeatable)."
             ),
             OptionSpec(
+                names: ["--strict"],
+                help: "Refuse to start when a --style shows an icon the sets lack (default: a warning each)."),
+            OptionSpec(
                 names: ["--follow-links"],
                 help:
                     "Serve icons that are symbolic links (or in linked folders) leading out of their --icons folder (default: refused, as unknown icons)."
@@ -114,6 +117,7 @@ enum ServeCommand: Command {
             if !ratios.isEmpty { server.spriteRatios = Array(Set(ratios)).sorted() }
             server.corsOrigin = arguments.value("--cors")
             server.followsLinks = arguments.has("--follow-links")
+            server.strictStyles = arguments.has("--strict")
             themes = arguments.all("--theme")
             if arguments.has("--request-log-json"), !arguments.has("--request-log") {
                 throw UsageError(message: "--request-log-json needs --request-log")

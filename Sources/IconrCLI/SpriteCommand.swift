@@ -63,6 +63,11 @@ enum SpriteCommand: Command {
                     "Draw --style's variants only at the icon-size their features show, not the largest their layer can "
                     + "reach (smaller sheets; an icon an app enlarges at run time, as on a tap, is then blurred)."),
             OptionSpec(
+                names: ["--strict"],
+                help:
+                    "Fail (exit 1, nothing written) when --style shows an icon the folders lack (default: a warning each)."
+            ),
+            OptionSpec(
                 names: ["--lenient"],
                 help:
                     "Remove what MapLibre would reject from --emit-style's copy, with a warning each (default: an error, "
@@ -113,6 +118,16 @@ enum SpriteCommand: Command {
                 isRepeatable: true, bareMeans: "--sdf-all"),
             OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
             OptionSpec(
+                names: ["--sdf-radius"], valueName: "PX",
+                help:
+                    "How far an SDF's alpha ramp reaches, px at 1x (default: 8, as glyphs', so icon-halo-width matches text's)."
+            ),
+            OptionSpec(
+                names: ["--sdf-buffer"], valueName: "PX",
+                help:
+                    "The border around each SDF image, px at 1x (default: 0.75 x the radius, 6: halos up to 6 px at icon-size 1 fit)."
+            ),
+            OptionSpec(
                 names: ["--hash-names"],
                 help: "Name the files PREFIX.<hash>[@2x].png/json after their content, and print that prefix."),
             OptionSpec(
@@ -149,6 +164,8 @@ enum SpriteCommand: Command {
         var mergeSprites: Bool
         /// Whether parts of the emitted style MapLibre would reject are removed, not an error.
         var lenient: Bool
+        /// Whether an icon the style shows that the folders lack is an error (`--strict`).
+        var strict = false
         var spriteURL: String?
         var preview: String?
         var previewSize: PixelSize
@@ -207,6 +224,13 @@ enum SpriteCommand: Command {
             sprite.sanitizeIDs = arguments.has("--sanitize-ids")
             sprite.optimize = arguments.has("--optimize")
             sprite.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
+            sprite.sdfField.radius =
+                try arguments.value(
+                    "--sdf-radius", as: { Double($0).flatMap { $0 > 0 && $0 <= 64 ? $0 : nil } },
+                    expected: "a number of pixels above 0, at most 64") ?? 8
+            sprite.sdfField.buffer = try arguments.value(
+                "--sdf-buffer", as: { Double($0).flatMap { $0 >= 0 && $0 <= 64 ? $0 : nil } },
+                expected: "a number of pixels from 0 to 64")
             sprite.padding =
                 try arguments.value(
                     "--padding", as: { Int($0).flatMap { $0 >= 0 ? $0 : nil } }, expected: "a whole number >= 0") ?? 1
@@ -223,6 +247,7 @@ enum SpriteCommand: Command {
             variantsFile = arguments.value("--variants")
             for option in [
                 "--emit-style", "--preview", "--data", "--config", "--import", "--light", "--worldview", "--lenient",
+                "--strict",
                 "--exact-icon-sizes", "--merge-sprites",
             ]
             where arguments.has(option) && !arguments.has("--style") {
@@ -240,6 +265,7 @@ enum SpriteCommand: Command {
             environment = try SpriteCommand.environment(arguments)
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
+            strict = arguments.has("--strict")
             mergeSprites = arguments.has("--merge-sprites")
             iconSizes = arguments.has("--exact-icon-sizes") ? .featuresSeen : .layerLargest
             spriteURL = arguments.value("--sprite-url")
@@ -266,6 +292,12 @@ enum SpriteCommand: Command {
             throw UsageError(message: error.description)
         }
         job.style?.warnings.forEach { console.warning($0) }
+        if parsed.strict, let style = job.style, !style.missingIcons.isEmpty {
+            throw BuildFailure(
+                description: "--strict: the style shows \(style.missingIcons.count) icon"
+                    + "\(style.missingIcons.count == 1 ? "" : "s") the folders lack (\(style.missingIcons.joined(separator: ", "))), "
+                    + "nothing written")
+        }
 
         // Everything above is pure Swift; librsvg runs in a supervised child from here on.
         let work = { (recovery: SpriteBuildRecovery, console: Console) -> Int32 in

@@ -71,13 +71,17 @@ public enum IconCheck {
         }
         if let template {
             for parameter in template.parameters {
-                let uses = paintUses(of: parameter.defaultColor.rgb, in: template)
-                guard uses.count > 1 else { continue }
+                // Declared paints of the default's color are the author's to bind; an initial
+                // value that some element takes, declared nowhere, is recolored unseen.
+                let undeclared = initialPaints(of: parameter.defaultColor.rgb, in: template).filter {
+                    scan.takesInitial($0)
+                }
+                guard !undeclared.isEmpty else { continue }
                 add(
                     .mapbox, "shared-default",
-                    "parameter \(parameter.name)'s default \(parameter.defaultColor.hexString) paints "
-                        + uses.sorted().joined(separator: ", ")
-                        + ": a value for it recolors them all (give the others another color)")
+                    "parameter \(parameter.name)'s default \(parameter.defaultColor.hexString) is also "
+                        + undeclared.map { "the initial \($0.rawValue)" }.joined(separator: " and ")
+                        + " of elements that declare none: a value for it recolors them too (declare their paint)")
             }
             let stretchable =
                 !template.stretchX.isEmpty || !template.stretchY.isEmpty || !template.legacyAreaIDs.isEmpty
@@ -98,26 +102,28 @@ public enum IconCheck {
             message: "\(count) images: Studio takes at most 1,000 images a style")
     }
 
-    /// The kinds of paint that declare `rgb` in `template`: `the fill of an element`, `a
-    /// stroke`, `a stop-color`, `the initial fill` (undeclared black), `a style sheet's paint`.
-    static func paintUses(of rgb: UInt32, in template: SVGTemplate) -> Set<String> {
-        var uses: Set<String> = []
+    /// The paints whose initial value (black, where nothing declares them) is `rgb` in
+    /// `template`'s edits: those a parameter of that default would replace.
+    static func initialPaints(of rgb: UInt32, in template: SVGTemplate) -> [PaintProperty] {
+        var found: [PaintProperty] = []
         for edit in template.paintEdits {
-            guard edit.pieces.contains(where: { if case .color(rgb, _) = $0 { true } else { false } }) else {
-                continue
-            }
-            switch (edit.target?.property, edit.target?.value) {
-            case (let property?, nil): uses.insert("the initial \(property.rawValue) (no paint declared)")
-            case (let property?, _): uses.insert("a \(property.rawValue)")
-            case (nil, _): uses.insert("a paint in a style sheet or style attribute")
-            }
+            guard let property = edit.target?.property, edit.target?.value == nil, !found.contains(property),
+                edit.pieces.contains(where: { if case .color(rgb, _) = $0 { true } else { false } })
+            else { continue }
+            found.append(property)
         }
-        return uses
+        return found.sorted { $0.rawValue < $1.rawValue }
     }
 
     /// What one pass over the document finds.
     private struct Scan {
         var styleElement = false
+        /// A shape that declares no fill, itself or by an ancestor (attribute or `style`).
+        var undeclaredFill = false
+        /// `currentColor` anywhere: the initial `color` is then painted.
+        var currentColor = false
+        /// A gradient stop without a `stop-color`.
+        var undeclaredStopColor = false
         /// Rules and what was seen, in document order, once each.
         var unsupported: [(rule: String, what: String)] = []
         /// The root's size in pixels at 1x, when its width and height (or viewBox) say it.
@@ -129,7 +135,17 @@ public enum IconCheck {
             func note(_ rule: String, _ what: String) {
                 if !unsupported.contains(where: { $0.rule == rule }) { unsupported.append((rule, what)) }
             }
+            // In an attribute or a style sheet (a comment too: that errs on the safe side).
+            currentColor = String(decoding: bytes, as: UTF8.self).lowercased().containsUTF8("currentcolor")
+            // Whether each open element, or one around it, declares a fill; clip paths draw none.
+            var declaresFill: [Bool] = []
+            var clipping = 0
             while let event = try? scanner.next() {
+                if case .end(let name, _) = event {
+                    _ = declaresFill.popLast()
+                    if (name.split(separator: ":").last.map(String.init) ?? name) == "clipPath" { clipping -= 1 }
+                    continue
+                }
                 guard case .start(let tag) = event else { continue }
                 let name = tag.name.split(separator: ":").last.map(String.init) ?? tag.name
                 func value(_ attribute: String) -> String? {
@@ -155,12 +171,34 @@ public enum IconCheck {
                     note("spread-method", "a gradient's spreadMethod \(spread)")
                 }
                 let style = value("style") ?? ""
+                let compactStyle = String(style.lowercased().filter { !$0.isWhitespace })
+                let fill = (declaresFill.last ?? false) || value("fill") != nil || compactStyle.containsUTF8("fill:")
+                if Self.shapes.contains(name), !fill, clipping == 0 { undeclaredFill = true }
+                if name == "stop", value("stop-color") == nil, !compactStyle.containsUTF8("stop-color:") {
+                    undeclaredStopColor = true
+                }
+                if name == "clipPath", !tag.isSelfClosing { clipping += 1 }
+                if !tag.isSelfClosing { declaresFill.append(fill) }
                 if value("mix-blend-mode").map({ $0.trimmingASCIIWhitespace != "normal" }) == true
                     || (style.lowercased().containsIgnoringWhitespace("mix-blend-mode")
                         && !style.lowercased().containsIgnoringWhitespace("mix-blend-mode:normal"))
                 {
                     note("blend-mode", "a blend mode (mix-blend-mode)")
                 }
+            }
+        }
+
+        /// The elements a fill paints.
+        static let shapes: Set<String> = ["path", "rect", "circle", "ellipse", "polygon", "polyline", "text"]
+
+        /// Whether an element takes the initial value of `property` (with a style sheet, which
+        /// may declare it or not, assumed so).
+        func takesInitial(_ property: PaintProperty) -> Bool {
+            switch property {
+            case .fill: undeclaredFill || styleElement
+            case .color: currentColor
+            case .stopColor: undeclaredStopColor || styleElement
+            case .stroke: false
             }
         }
 

@@ -41,6 +41,9 @@ public struct ServerOptions: Sendable {
     /// Whether icons that are symbolic links (or in linked folders) leading out of their
     /// `--icons` folder are served (`--follow-links`); by default they are not.
     public var followsLinks = false
+    /// Whether a style that shows an icon the sets lack stops the server at start (`--strict`);
+    /// by default it is a warning.
+    public var strictStyles = false
     /// `Cache-Control: max-age` of URLs without a digest, in seconds.
     public var maxAge = 300
     /// Per-render limits (raster size, time).
@@ -146,7 +149,7 @@ public final class IconServer: Sendable {
             let sprite = ServedSprite(
                 directories: options.iconSets.map(\.directory), style: style.path, options: options,
                 placement: placement, pack: "serve-style-" + style.name, metrics: metrics)
-            try sprite.checkStyle()
+            try sprite.checkStyle(strict: options.strictStyles)
             styles[style.name] = ServedStyle(name: style.name, sprite: sprite)
         }
         self.styles = styles

@@ -2,6 +2,7 @@ import Glibc
 import Iconr
 import IconrCore
 import IconrHTTP
+import IconrStyle
 import IconrSystem
 
 /// The sprite of some icon folders (and, for a style, the variants it shows), built on the
@@ -25,6 +26,8 @@ final class ServedSprite: Sendable {
 
     let directories: [String]
     let stylePath: String?
+    /// Its name among the server's sprites (its disk cache pack's), for metrics.
+    private let pack: String
     private let spriteOptions: SpriteOptions
     /// Where its images are kept (its own pack of the disk cache), and where librsvg runs.
     private let cache: IconCache
@@ -56,6 +59,7 @@ final class ServedSprite: Sendable {
         metrics: ServerMetrics, theme: Theme? = nil
     ) {
         self.directories = directories
+        self.pack = pack
         self.metrics = metrics
         retiredFor = .seconds(options.maxAge + 60)
         stylePath = style
@@ -76,12 +80,18 @@ final class ServedSprite: Sendable {
         self.placement = placement
     }
 
-    /// Reads the style once, so that one that does not parse stops the server at start.
-    func checkStyle() throws {
+    /// Reads the style once, so that one that does not parse stops the server at start; its
+    /// warnings go to the log, and with `strict` an icon it shows that the sets lack is an error.
+    func checkStyle(strict: Bool) throws {
         guard let stylePath else { return }
-        _ = try StyleVariants(
+        let style = try StyleVariants(
             stylePath: stylePath, dataPaths: [], config: [:], directories: directories, recursive: true,
             firstFolderWins: true)
+        if strict, !style.missingIcons.isEmpty {
+            throw StyleError(
+                message: "\(stylePath): --strict: the style shows icons the sets lack: "
+                    + style.missingIcons.joined(separator: ", "))
+        }
     }
 
     /// Has the next request check the files now, not up to `recheckInterval` later (SIGHUP).
@@ -121,11 +131,14 @@ final class ServedSprite: Sendable {
         if unbuilt, let last = failed.withLock({ $0 }), clock.now - last.at < Self.recheckInterval {
             return .failure(last.answer)
         }
-        let fingerprint: [UInt8]
+        var fingerprint: [UInt8] = []
         do {
             fingerprint = try self.fingerprint()
         } catch {
-            return .failure(unbuilt ? remembered(failure(error)) : failure(error))
+            // A set without icons is built as one: an empty sprite.
+            guard case .noIcons? = error as? SpriteBuildError else {
+                return .failure(unbuilt ? remembered(failure(error)) : failure(error))
+            }
         }
         if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
             known.checked = clock.now
@@ -148,26 +161,27 @@ final class ServedSprite: Sendable {
                 [job.served], cache: cache, recovery: SpriteBuildRecovery(), placement: placement, clock: clock)
             guard let built = product.flavors.first else { throw SpriteBuildError.noIcons(directories) }
             for warning in (style?.warnings ?? []) + product.warnings { Log.warning(warning) }
-            let build = built.build, files = built.files
-            let made = Current(
-                build: build, style: style, hash: SpriteBuild.contentHash(files),
-                files: Dictionary(
-                    files.map { ($0.path, (bytes: $0.bytes, tag: IconServer.entityTag($0.bytes))) },
-                    uniquingKeysWith: { first, _ in first }),
-                fingerprint: fingerprint, checked: clock.now)
-            if let replaced = current.withLock({ $0 }), replaced.hash != made.hash {
-                let now = clock.now
-                retired.withLock { retired in
-                    retired.removeAll { $0.until <= now || $0.hash == made.hash }
-                    retired.append((replaced.hash, replaced.files, now + retiredFor))
-                    if retired.count > Self.retiredLimit { retired.removeFirst(retired.count - Self.retiredLimit) }
-                }
-            }
-            current.withLock { $0 = made }
-            failed.withLock { $0 = nil }
             metrics.spriteBuilt(failed: false)
-            return .success(made)
+            return .success(serve(built.build, files: built.files, style: style, fingerprint: fingerprint))
         } catch {
+            // No icons, or none valid with no build before: an empty sprite, not an error, as
+            // MapLibre fails a style's whole sprite array on one sprite that fails to load.
+            let emptied: (reason: String, failed: Bool)? =
+                switch error as? SpriteBuildError {
+                case .noIcons?: ("it has no icons (.svg, .svgz, .png)", false)
+                case .invalidIcons(let failures)? where current.withLock({ $0 == nil }):
+                    ("every icon is invalid: " + failures.map(\.description).joined(separator: "; "), true)
+                default: nil
+                }
+            if let emptied {
+                metrics.spriteBuilt(failed: emptied.failed)
+                Log.warning("the sprite of \(directories.joined(separator: ", ")) is empty: \(emptied.reason)")
+                let build = SpriteBuild.empty(ratios: spriteOptions.ratios)
+                return .success(
+                    serve(
+                        build, files: build.files(prefix: "sprite", minify: false), style: nil, fingerprint: fingerprint
+                    ))
+            }
             metrics.spriteBuilt(failed: true)
             // A rebuild that fails (a file half written) keeps the last build in service.
             if var known = current.withLock({ $0 }) {
@@ -180,6 +194,30 @@ final class ServedSprite: Sendable {
             }
             return .failure(remembered(failure(error)))
         }
+    }
+
+    /// `build` made the current one, answered from now on; the one it replaces is retired.
+    private func serve(
+        _ build: SpriteBuild, files: [(bytes: [UInt8], path: String)], style: StyleVariants?, fingerprint: [UInt8]
+    ) -> Current {
+        let made = Current(
+            build: build, style: style, hash: SpriteBuild.contentHash(files),
+            files: Dictionary(
+                files.map { ($0.path, (bytes: $0.bytes, tag: IconServer.entityTag($0.bytes))) },
+                uniquingKeysWith: { first, _ in first }),
+            fingerprint: fingerprint, checked: clock.now)
+        if let replaced = current.withLock({ $0 }), replaced.hash != made.hash {
+            let now = clock.now
+            retired.withLock { retired in
+                retired.removeAll { $0.until <= now || $0.hash == made.hash }
+                retired.append((replaced.hash, replaced.files, now + retiredFor))
+                if retired.count > Self.retiredLimit { retired.removeFirst(retired.count - Self.retiredLimit) }
+            }
+        }
+        current.withLock { $0 = made }
+        failed.withLock { $0 = nil }
+        metrics.spriteIsEmpty(pack, build.icons == 0)
+        return made
     }
 
     /// `answer`, kept as the last build's failure.

@@ -47,6 +47,8 @@ final class ServerMetrics: Sendable {
         var workerCrashes = 0
         var spriteBuilds = 0
         var failedSpriteBuilds = 0
+        /// The sprites whose last build had no icon (served as an empty sprite).
+        var emptySprites: Set<String> = []
     }
 
     private let counts = Locked(Counts())
@@ -90,6 +92,13 @@ final class ServerMetrics: Sendable {
         }
     }
 
+    /// Whether the sprite named `name` was last built with no icon.
+    func spriteIsEmpty(_ name: String, _ empty: Bool) {
+        counts.withLock { counts in
+            if empty { counts.emptySprites.insert(name) } else { counts.emptySprites.remove(name) }
+        }
+    }
+
     func text(cache: IconCache.Statistics, journalRepairs: Int, pendingRenders: Int) -> String {
         let counts = counts.withLock { $0 }
         var lines = [
@@ -123,6 +132,9 @@ final class ServerMetrics: Sendable {
             "# TYPE iconr_sprite_builds_total counter",
             "iconr_sprite_builds_total{result=\"built\"} \(counts.spriteBuilds)",
             "iconr_sprite_builds_total{result=\"failed\"} \(counts.failedSpriteBuilds)",
+            "# HELP iconr_sprites_empty Sprites served empty: no icons, or none valid.",
+            "# TYPE iconr_sprites_empty gauge",
+            "iconr_sprites_empty \(counts.emptySprites.count)",
             "# HELP iconr_request_duration_seconds Time from a request's head to its answer, by route and cache tier.",
             "# TYPE iconr_request_duration_seconds histogram",
         ]

@@ -63,6 +63,37 @@ struct CheckCommandTests {
         let passed = InProcess.iconr(["check", clean.path])
         #expect(passed.status == 0 && passed.stdout.isEmpty, "\(passed.stdout)\(passed.stderr)")
         #expect(passed.stderr.contains("check: 1 icon, nothing lost for mapbox or maplibre"))
+        // The repository's own icons pass: every paint of the default's color is declared
+        // (the flag's cloth, the marker's strokes in an attribute and in a style).
+        let own = InProcess.iconr(["check", TestSupport.icons.path])
+        #expect(own.status == 0 && own.stdout.isEmpty, "\(own.stdout)\(own.stderr)")
+        // Declared paints of the default's color pass, in a group too; a shape, a stop or
+        // currentColor that takes the initial black does not.
+        let parameter =
+            ##"<m:metadata><m:parameters><m:parameter m:name="body" m:type="color" m:value="#000000"/></m:parameters></m:metadata>"##
+        for (svg, flagged) in [
+            (
+                ##"<rect width="8" height="8" fill="#000"/><rect x="8" width="8" height="8" stroke="#000" fill="red"/>"##,
+                false
+            ),
+            (##"<g fill="#000000"><rect width="8" height="8"/></g>"##, false),
+            (
+                ##"<g style="fill: blue"><rect width="8" height="8"/></g><clipPath id="c"><rect width="4" height="4"/></clipPath>"##,
+                false
+            ),
+            (##"<g><rect width="8" height="8"/></g>"##, true),
+            (
+                ##"<linearGradient id="g"><stop offset="0"/></linearGradient><rect width="8" height="8" fill="url(#g)"/>"##,
+                true
+            ),
+            (##"<rect width="8" height="8" fill="currentColor"/>"##, true),
+        ] {
+            let file = folder.url.appendingPathComponent("shared.svg")
+            try Data((Self.header + parameter + svg + "</svg>").utf8).write(to: file)
+            let run = InProcess.iconr(["check", file.path, "--for", "mapbox"])
+            #expect((run.status == 1) == flagged, "\(svg): \(run.stdout)")
+            #expect(run.stdout.contains("is also the initial") == flagged, "\(svg): \(run.stdout)")
+        }
         #expect(Set(Self.fixtures.map(\.rule)).count == Self.fixtures.count)
         for fixture in Self.fixtures {
             let file = folder.url.appendingPathComponent(fixture.name + ".svg")

@@ -596,8 +596,8 @@ struct ServeCommandTests {
     }
 
     /// A set whose folder holds no icons starts with a warning (it may be the wrong folder)
-    /// and serves no sprite until icons come: a 404, not a server error.
-    @Test func anEmptySetIsWarnedOfAndHasNoSprite() throws {
+    /// and serves an empty sprite until icons come (`{}` and a transparent pixel), not an error.
+    @Test func anEmptySetIsWarnedOfAndServesAnEmptySprite() throws {
         try FileManager.default.createDirectory(
             at: directory.appendingPathComponent("empty"), withIntermediateDirectories: true)
         let server = try ServerProcess(["--icons", "empty", "--no-cache"], directory: directory)
@@ -607,7 +607,9 @@ struct ServeCommandTests {
                 of:
                     #"^\d{4}-\d\d-\d\dT[\d:.]+Z warning: set "empty": no icons \(\.svg, \.svgz, \.png\) in empty, so far\n"#,
                 options: .regularExpression) != nil, "\(server.stderr)")
-        #expect(try server.get("/sprites/empty/sprite.json").status == 404)
+        let empty = try server.get("/sprites/empty/sprite.json")
+        #expect(empty.status == 200 && String(decoding: empty.body, as: UTF8.self).hasPrefix("{"), "\(empty.status)")
+        #expect(server.stderr.contains("warning: the sprite of empty is empty: it has no icons"), "\(server.stderr)")
         try FileManager.default.copyItem(
             at: icons.appendingPathComponent("flag.svg"), to: directory.appendingPathComponent("empty/flag.svg"))
         #expect(try server.get("/icons/flag.png").status == 200)

@@ -228,12 +228,12 @@ struct SpriteCommandTests {
         #expect(try iconr("sprite", "icons", "-o", "out/sprite", "--sdf", "badge", "--no-cache").status == 0)
         let badge = try #require(try index("out/sprite@2x.json")["badge"])
         #expect(badge["sdf"] as? Bool == true)
-        // 24 px at 2x plus a buffer of 3 px (times 2) on each side.
-        #expect(badge["width"] as? Int == 60)
+        // 24 px at 2x plus a border of 6 px (times 2) on each side: as far as the field reaches.
+        #expect(badge["width"] as? Int == 72)
         let field = try image("out/sprite@2x.png", badge)
-        #expect(field[30, 30].alpha == 255 && field[0, 0].alpha == 0)
+        #expect(field[36, 36].alpha == 255 && field[0, 0].alpha == 0)
         // The circle's edge (radius 10.5 at 1x: 21 px at 2x from the centre) is near 191.
-        let edge = Int(field[30 + 21, 30].alpha)
+        let edge = Int(field[36 + 21, 36].alpha)
         #expect(abs(edge - 191) < 40, "edge \(edge)")
         #expect(try index("out/sprite@2x.json")["flag"]?["sdf"] == nil)
     }

@@ -201,4 +201,34 @@ struct SpriteJobTests {
         #expect(
             named.stderr.contains("a PNG icon has no parameters, so it can have no variant \"w2\""), "\(named.stderr)")
     }
+
+    /// An icon the style shows that the folders lack is named once with the id meant (a size
+    /// suffix ignored, else the nearest spelling); `--strict` makes it an error, nothing written.
+    @Test func missingIconsAreNamedWithTheIdMeantAndStrictRefusesThem() throws {
+        let layers = ["marker-15", "markr", "tram"].map { name in
+            #"{"id": "\#(name)", "type": "symbol", "source": "points", "layout": {"icon-image": "\#(name)"}}"#
+        }
+        let style = Self.style.replacingOccurrences(
+            of: #"{"id": "markers", "type": "symbol", "source": "points", "layout": {"icon-image": "marker"}}"#,
+            with: layers.joined(separator: ", "))
+        try Data(style.utf8).write(to: directory.appendingPathComponent("missing.json"))
+        let warned = iconr(["sprite", "./icons", "-o", "./out/", "--style", "./missing.json", "--no-cache"])
+        #expect(warned.status == 0, "\(warned.stderr)")
+        for (name, hint) in [
+            ("marker-15", " (did you mean 'marker'?)"), ("markr", " (did you mean 'marker'?)"), ("tram", ""),
+        ] {
+            let line = "warning: missing.json: the style shows icon \"\(name)\", which is not among the icons\(hint)\n"
+            #expect(warned.stderr.components(separatedBy: line).count == 2, "\(name) once: \(warned.stderr)")
+        }
+        let strict = iconr([
+            "sprite", "./icons", "-o", "./strict/", "--style", "./missing.json", "--strict", "--no-cache",
+        ])
+        #expect(strict.status == 1)
+        #expect(
+            strict.stderr.contains(
+                "error: --strict: the style shows 3 icons the folders lack (marker-15, markr, tram), nothing written"),
+            "\(strict.stderr)")
+        #expect(!exists("strict"))
+        #expect(iconr(["sprite", "./icons", "-o", "./s/", "--strict"]).status == 64, "--strict needs --style")
+    }
 }

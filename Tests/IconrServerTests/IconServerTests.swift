@@ -173,30 +173,45 @@ struct IconServerTests {
 
     /// A set whose folder holds no icons has no sprite: 404, in words that name none of the
     /// server's folders.
-    @Test func aSetWithoutIconsHasNoSprite() throws {
+    /// A set without icons is an empty sprite, not an error: `{}` and a 1x1 transparent
+    /// sheet (MapLibre fails a style's whole sprite array on one sprite that does not load),
+    /// counted by `/metrics`; icons added later are served once the folder is checked again.
+    @Test func aSetWithoutIconsIsAnEmptySprite() throws {
         let empty = directory.appendingPathComponent("empty")
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         var options = ServerOptions()
         options.iconSets = [("empty", empty.path)]
         options.clock = clock
         let server = try IconServer(options: options, placement: .inProcess)
-        let response = server.respond(
-            to: HTTPRequest(method: "GET", path: "/sprites/empty/sprite.json", query: [], headers: [:]))
-        #expect(response.status == 404)
-        let message = try errorMessage(response)
-        #expect(message == "the set has no icons (.svg, .svgz, .png)", "\(message)")
-        // The failure is answered again, unlooked, until the folder is checked again.
+        func get(_ path: String) -> HTTPResponse {
+            server.respond(to: HTTPRequest(method: "GET", path: path, query: [], headers: [:]))
+        }
+        func metricsSay(_ line: String) -> Bool {
+            String(decoding: get("/metrics").body, as: UTF8.self).contains(line + "\n")
+        }
+        let index = get("/sprites/empty/sprite.json")
+        #expect(index.status == 200)
+        #expect(try JSONValue.parse(index.body) == .object([:]))
+        for file in ["sprite.png", "sprite@2x.png"] {
+            let sheet = get("/sprites/empty/" + file)
+            #expect(sheet.status == 200, "\(file)")
+            let image = try PNGDecoder.decode(sheet.body)
+            #expect(image.size == PixelSize(width: 1, height: 1) && image[0, 0].alpha == 0)
+        }
+        #expect(get("/sprites/empty/sprite@2x.json").status == 200)
+        #expect(metricsSay("iconr_sprites_empty 1"))
         try FileManager.default.copyItem(
             at: icons.appendingPathComponent("flag.svg"), to: empty.appendingPathComponent("flag.svg"))
-        let sprite = HTTPRequest(method: "GET", path: "/sprites/empty/sprite.json", query: [], headers: [:])
-        #expect(server.respond(to: sprite).status == 404)
+        #expect(
+            try JSONValue.parse(get("/sprites/empty/sprite.json").body) == .object([:]), "checked at most every 2 s")
         clock.advance(by: .seconds(2.2))
-        #expect(server.respond(to: sprite).status == 200)
+        #expect(try JSONValue.parse(get("/sprites/empty/sprite.json").body)["flag"] != nil)
+        #expect(metricsSay("iconr_sprites_empty 0"))
     }
 
-    /// A set whose icons all fail is not built again for every request: its failure is
-    /// answered again until the folder is checked again, as a build is.
-    @Test func aFailedSpriteIsNotBuiltAgainForEveryRequest() throws {
+    /// A set whose icons all fail is an empty sprite too (its reasons logged), not built again
+    /// for every request, and built again when the folder is checked again.
+    @Test func aSetOfInvalidIconsIsAnEmptySpriteNotBuiltAgainForEveryRequest() throws {
         let broken = directory.appendingPathComponent("broken")
         try FileManager.default.createDirectory(at: broken, withIntermediateDirectories: true)
         try Data("<svg".utf8).write(to: broken.appendingPathComponent("a.svg"))
@@ -209,14 +224,16 @@ struct IconServerTests {
             let metrics = server.respond(to: HTTPRequest(method: "GET", path: "/metrics"))
             return String(decoding: metrics.body, as: UTF8.self).contains(line + "\n")
         }
-        #expect(server.respond(to: sprite).status == 500)
-        #expect(server.respond(to: sprite).status == 500)
+        #expect(server.respond(to: sprite).status == 200)
+        #expect(try JSONValue.parse(server.respond(to: sprite).body) == .object([:]))
         #expect(metricsSay(#"iconr_sprite_builds_total{result="failed"} 1"#), "built again for the second request")
+        #expect(metricsSay("iconr_sprites_empty 1"))
         try Data("<svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'/>".utf8).write(
             to: broken.appendingPathComponent("a.svg"))
         clock.advance(by: .seconds(2.2))
-        #expect(server.respond(to: sprite).status == 200)
+        #expect(try JSONValue.parse(server.respond(to: sprite).body)["a"] != nil)
         #expect(metricsSay(#"iconr_sprite_builds_total{result="built"} 1"#))
+        #expect(metricsSay("iconr_sprites_empty 0"))
     }
 
     /// A style that no longer parses when its sprite is first built: a 500 that says why, in
@@ -589,5 +606,22 @@ struct IconServerTests {
         #expect(a.contains("http://a.test:8080/styles/flags/sprite.") && !a.contains("iconr-base.invalid"))
         #expect(b.replacingOccurrences(of: "http://tiles.b.test", with: "http://a.test:8080") == a)
         #expect(header(first, "ETag") != header(second, "ETag"))
+    }
+
+    /// `--strict`: a style that shows an icon the sets lack stops the server at start, naming
+    /// the icons; without it the server starts (the style's warnings go to its log).
+    @Test func aStrictServerRefusesAStyleWithMissingIcons() throws {
+        let style = #"""
+            {"version": 8, "sources": {"p": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+             "layers": [{"id": "a", "type": "symbol", "source": "p", "layout": {"icon-image": "aeroport"}}]}
+            """#
+        try style.write(to: directory.appendingPathComponent("missing.json"), atomically: true, encoding: .utf8)
+        var options = ServerOptions()
+        options.iconSets = [("bundled", icons.path)]
+        options.styles = [("missing", directory.appendingPathComponent("missing.json").path)]
+        _ = try IconServer(options: options, placement: .inProcess)
+        options.strictStyles = true
+        let error = #expect(throws: (any Error).self) { try IconServer(options: options, placement: .inProcess) }
+        #expect("\(error.map { "\($0)" } ?? "")".hasSuffix("--strict: the style shows icons the sets lack: aeroport"))
     }
 }

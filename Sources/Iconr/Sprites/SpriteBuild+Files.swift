@@ -1,4 +1,5 @@
 import IconrCore
+import IconrRender
 import IconrSystem
 
 /// Where a build's sheets go and how a style names them: shared by `iconr sprite` (files)
@@ -33,6 +34,22 @@ extension SpriteBuild {
         let written = files(prefix: prefix, minify: minify) + extra
         try AtomicFile.writeTogether(written)
         return written.map(\.path)
+    }
+
+    /// A sprite of no icons: an empty index (`{}`) and a 1x1 transparent sheet at each of
+    /// `ratios`, which renderers load without error (MapLibre fails a style's whole sprite
+    /// array on one sprite that does not load).
+    package static func empty(ratios: [Double]) -> SpriteBuild {
+        let pixel = RasterImage(size: PixelSize(width: 1, height: 1), pixels: [0, 0, 0, 0])
+        let png = (try? PNGEncoder.encode(pixel)) ?? []
+        return SpriteBuild(
+            sheets: ratios.map { ratio in
+                SpriteSheetFile(
+                    ratio: ratio, sheet: 0, png: png, entries: [:], size: pixel.size, ids: 0, images: 0, fill: 0,
+                    packing: 0)
+            }, sheetCount: 1, icons: 0, variants: 0, skipped: [], warnings: [], renders: 0, cacheHits: 0,
+            renderSeconds: 0, composeSeconds: 0, sheetsFromCache: false, inputsUnchanged: false, iconsReused: 0,
+            filesRead: 0)
     }
 
     /// A sheet's files without the extension: `out/sprite`, `out/sprite-2@2x`, ...

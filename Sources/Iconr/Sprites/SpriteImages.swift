@@ -130,12 +130,16 @@ struct SpriteImageRenderer: Sendable {
                 } catch {
                     return failure(error.reason)
                 }
-                let image = sdf ? SignedDistanceField.make(from: variant.image, ratio: ratio) : variant.image
+                let image =
+                    sdf
+                    ? SignedDistanceField.make(from: variant.image, ratio: ratio, field: options.sdfField)
+                    : variant.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                     return failure(
                         "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
                 }
-                let entry = areas.entry(size: image.size, ratio: ratio, sdf: sdf, scale: drawn, sidecar: sidecar)
+                let entry = areas.entry(
+                    size: image.size, ratio: ratio, sdf: sdf, field: options.sdfField, scale: drawn, sidecar: sidecar)
                 // Metadata that does not fit the image is left out with a warning (once an icon).
                 let (valid, problems) = entry.validated()
                 for problem in problems {
@@ -149,7 +153,8 @@ struct SpriteImageRenderer: Sendable {
                     SpriteImage(
                         id: wanted.id, source: source.path, ratio: sheetRatio, size: image.size, image: image,
                         entry: valid,
-                        isVariant: wanted.isVariant, contentKey: variant.key.identity + (sdf ? " sdf" : "")))
+                        isVariant: wanted.isVariant,
+                        contentKey: variant.key.identity + (sdf ? options.sdfField.keyText : "")))
             }
         }
         let references = template.externalReferences.isEmpty ? [:] : [file.path: template.externalReferences]
@@ -250,7 +255,8 @@ struct SpriteImageRenderer: Sendable {
                     let large = PixelSize.raster(
                         width: Double(pixels.size.width), height: Double(pixels.size.height),
                         scale: scale * SignedDistanceField.supersampling)
-                    image = SignedDistanceField.make(from: try Rasterizer.resample(pixels, to: large), ratio: ratio)
+                    image = SignedDistanceField.make(
+                        from: try Rasterizer.resample(pixels, to: large), ratio: ratio, field: options.sdfField)
                 } else {
                     image = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
                 }
@@ -261,7 +267,8 @@ struct SpriteImageRenderer: Sendable {
                 return .failure(
                     .tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
             }
-            let entry = areas.entry(size: image.size, ratio: ratio, sdf: sdf, scale: scale, sidecar: sidecar)
+            let entry = areas.entry(
+                size: image.size, ratio: ratio, sdf: sdf, field: options.sdfField, scale: scale, sidecar: sidecar)
             let (valid, problems) = entry.validated()
             if sheetRatio == ratios.first {
                 warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" }
@@ -270,7 +277,7 @@ struct SpriteImageRenderer: Sendable {
                 SpriteImage(
                     id: source.id, source: source.path, ratio: sheetRatio, size: image.size, image: image, entry: valid,
                     isVariant: false,
-                    contentKey: "png " + digest + " " + scale.shortText + (sdf ? " sdf" : "")))
+                    contentKey: "png " + digest + " " + scale.shortText + (sdf ? options.sdfField.keyText : "")))
         }
         return .success((images, warnings))
     }
@@ -287,9 +294,9 @@ private struct IconAreas {
     /// The index entry of an image of `size` drawn `scale` times; a signed distance field's
     /// border moves every area by its width. Index keys only a sidecar gives come from `sidecar`.
     func entry(
-        size: PixelSize, ratio: Double, sdf: Bool, scale: Double, sidecar: SpriteSidecar?
+        size: PixelSize, ratio: Double, sdf: Bool, field: SDFField, scale: Double, sidecar: SpriteSidecar?
     ) -> SpriteIndexEntry {
-        let offset = sdf ? Double(SignedDistanceField.buffer) * ratio : 0
+        let offset = sdf ? Double(field.border(at: ratio)) : 0
         func placed(_ box: ContentBox) -> ContentBox {
             let scaled = box.scaled(by: scale)
             return ContentBox(

@@ -28,6 +28,8 @@ public struct SpriteOptions: Sendable {
     /// Sprite ids drawn as signed distance fields (`sdf: true`), tinted by `icon-color`:
     /// ids or glob patterns (`*` any run of characters, `?` one), each of which must match.
     public var sdf: Set<String> = []
+    /// How far the signed distance fields reach and the border they get (`SDFField`).
+    public var sdfField = SDFField()
     /// Parameter variants by icon id.
     public var variants: [String: [SpriteVariant]] = [:]
     /// Size and time limits of each render.
@@ -59,4 +61,36 @@ public struct SpriteVariant: Hashable, Sendable {
         self.params = params
         self.scale = scale
     }
+}
+
+/// The shape of a sprite's signed distance fields: the distance their alpha ramp spans, and
+/// the transparent border each image gets, both in pixels at 1x (times the ratio in a sheet).
+/// MapLibre and Mapbox read the edge at alpha 0.75 (`cutoff` 0.25 of the ramp below it) and
+/// a halo of `icon-halo-width` W at `icon-size` S out to W / S pixels beyond the edge, so the
+/// field must reach that far and the border hold it: a radius of 8 (as text's glyphs, so halo
+/// widths match text's) reaches 6 px out, and the default border is those 6 px.
+public struct SDFField: Hashable, Sendable {
+    /// The renderers' cut between inside and outside: the edge is at 1 - cutoff of the ramp.
+    public static let cutoff = 0.25
+    /// The distance in pixels at 1x that the alpha ramp spans (8 by default).
+    public var radius: Double
+    /// The border in pixels at 1x; nil for as far as the field reaches, radius x (1 - cutoff).
+    public var buffer: Double?
+
+    /// Radius 8, and the border the field reaches (6 px at 1x).
+    public init(radius: Double = 8, buffer: Double? = nil) {
+        self.radius = radius
+        self.buffer = buffer
+    }
+
+    /// The border in pixels at 1x.
+    public var border: Double { buffer ?? radius * (1 - Self.cutoff) }
+
+    /// The border in whole pixels at `ratio`, as the image and its index entry have it.
+    public func border(at ratio: Double) -> Int { Int((border * ratio).rounded(.up)) }
+}
+
+extension SDFField {
+    /// What the field's shape adds to cache keys (` sdf 8 6`): fields of other shapes are other images.
+    var keyText: String { " sdf \(radius.shortText) \(border.shortText)" }
 }
