@@ -101,7 +101,9 @@ public final class IconSource: Sendable {
 
     /// A themed copy of `plain`: the themed document scanned, its digest that of the plain
     /// one and the theme's rules (the themed bytes alone do not say which paints a parameter binds).
-    private init(themed plain: IconSource, theme: Theme) throws(IconrError) {
+    private init(themed plain: IconSource, theme whole: Theme) throws(IconrError) {
+        // A rule of the theme may give this icon a theme of its own.
+        let theme = whole.theme(forIcon: plain.name)
         let bytes = theme.apply(to: plain.template)
         do {
             template = try SVGTemplate(bytes: bytes, file: plain.path)
@@ -116,9 +118,10 @@ public final class IconSource: Sendable {
         theming = (plain.theming?.plain ?? plain.template, theme)
     }
 
-    /// This icon in `theme`'s colors: its document recolored (`Theme.apply`), a template of
-    /// its own with its own digest, so that its variants are cached apart. A parameter given
-    /// to it recolors only the paints it binds in the file's template.
+    /// This icon in `theme`'s colors (or those of the theme's first rule whose glob matches its
+    /// name): its document recolored (`Theme.apply`), a template of its own with its own
+    /// digest, so that its variants are cached apart. A parameter given to it recolors only the
+    /// paints it binds in the file's template.
     public func themed(_ theme: Theme) throws(IconrError) -> IconSource {
         try IconSource(themed: self, theme: theme)
     }

@@ -7,8 +7,9 @@
 ///
 /// How a color maps, in order: `paint` (every paint that color, its alpha kept); else the
 /// first of `colors` whose `from` is within `tolerance` of it (each channel, 0-255); then
-/// `grayscale` (its luminance, Rec. 709 weights on sRGB, as CSS `grayscale(1)`). A color no
-/// rule reaches stays.
+/// `adjustments` (lightness inverted, hue, saturation, gamma, contrast, brightness, tint);
+/// then `grayscale` (its luminance, Rec. 709 weights on sRGB, as CSS `grayscale(1)`). A color
+/// no rule reaches stays. `rules` give icons whose ids match a glob a theme of their own.
 public struct Theme: Hashable, Sendable {
     /// One mapping of `colors`.
     public struct Mapping: Hashable, Sendable {
@@ -36,6 +37,27 @@ public struct Theme: Hashable, Sendable {
     public var grayscale = false
     /// The values of parameters (by name) for icons that declare them.
     public var params: [String: Color] = [:]
+    /// Lightness, hue, saturation, gamma, contrast, brightness and tint, after `colors`.
+    public var adjustments = ColorAdjustments()
+    /// Themes for some icons, by a glob on their ids (`*` any run, `?` one character; a
+    /// folder's icons are `folder/*`): the first that matches an icon is its theme.
+    public var rules: [(icons: String, theme: Theme)] = []
+
+    /// Themes of one name and the same rules are one theme.
+    public static func == (a: Theme, b: Theme) -> Bool {
+        a.name == b.name && a.rulesKey == b.rulesKey
+    }
+
+    /// Hashes the name and the rules, as `==` compares them.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(name)
+        hasher.combine(rulesKey)
+    }
+
+    /// The theme of the icon `id`: the first rule's whose glob matches it, else this one.
+    public func theme(forIcon id: String) -> Theme {
+        rules.first { SpriteID.matches(id, pattern: $0.icons) }?.theme ?? self
+    }
 
     /// A theme named `name` that changes nothing until its rules are set.
     public init(name: String) {
@@ -61,11 +83,13 @@ public struct Theme: Hashable, Sendable {
             throw ThemeError(message: "not a JSON theme: \(error)")
         }
         guard case .object(let members) = json else { throw ThemeError(message: "expected a JSON object") }
-        let known: Set<String> = ["name", "colors", "tolerance", "paint", "grayscale", "params"]
+        let known = Set(
+            ["name", "colors", "tolerance", "paint", "grayscale", "params", "rules"] + ColorAdjustments.members)
         if let unknown = members.keys.filter({ !known.contains($0) }).sorted().first {
             throw ThemeError(
                 message: "unknown member \"\(unknown)\"" + didYouMean(unknown, among: known.sorted())
-                    + " (a theme has name, colors, tolerance, paint, grayscale, params)")
+                    + " (a theme has name, colors, tolerance, paint, grayscale, params, "
+                    + ColorAdjustments.members.joined(separator: ", ") + ", rules)")
         }
         func color(_ value: JSONValue, _ place: String) throws(ThemeError) -> Color {
             guard let text = value.stringValue, let color = Color(css: text) else {
@@ -100,6 +124,26 @@ public struct Theme: Hashable, Sendable {
             }
             self.grayscale = value
         }
+        adjustments = try ColorAdjustments(members: members)
+        if let rules = members["rules"] {
+            guard case .array(let list) = rules else {
+                throw ThemeError(message: #"rules: expected an array of {"icons": a glob, ...theme members}"#)
+            }
+            for (index, rule) in list.enumerated() {
+                guard case .object(var fields) = rule, let icons = fields.removeValue(forKey: "icons")?.stringValue,
+                    fields["rules"] == nil, fields["name"] == nil
+                else {
+                    throw ThemeError(
+                        message: "rules[\(index)]: expected {\"icons\": a glob, ...theme members but name and rules}")
+                }
+                do {
+                    let theme = try Theme(json: Array(JSONValue.object(fields).serialized.utf8), fallbackName: name)
+                    self.rules.append((icons, theme))
+                } catch {
+                    throw ThemeError(message: "rules[\(index)]: \(error.message)")
+                }
+            }
+        }
         if let params = members["params"] {
             guard case .object(let values) = params else { throw ThemeError(message: "params: expected an object") }
             for (name, value) in values { self.params[name] = try color(value, "params.\(name)") }
@@ -131,6 +175,7 @@ public struct Theme: Hashable, Sendable {
         }) {
             result = keepingAlpha(mapping.to)
         }
+        result = adjustments.apply(result)
         if grayscale {
             let luminance = 0.2126 * Double(result.red) + 0.7152 * Double(result.green) + 0.0722 * Double(result.blue)
             let gray = UInt8(min(max(luminance.rounded(), 0), 255))
@@ -216,6 +261,8 @@ public struct Theme: Hashable, Sendable {
         var text = "tolerance=\(tolerance);grayscale=\(grayscale);paint=\(paint?.hexString ?? "-");"
         text += colors.map { "\($0.from.hexString)>\($0.to.hexString)" }.joined(separator: ",") + ";"
         text += params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }.joined(separator: ",")
+        text += ";" + adjustments.keyText
+        text += rules.map { ";rule \($0.icons)=\($0.theme.rulesKey)" }.joined()
         return String(SHA256.hex(Array(text.utf8)).prefix(16))
     }
 }

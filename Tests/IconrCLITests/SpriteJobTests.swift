@@ -231,4 +231,33 @@ struct SpriteJobTests {
         #expect(!exists("strict"))
         #expect(iconr(["sprite", "./icons", "-o", "./s/", "--strict"]).status == 64, "--strict needs --style")
     }
+
+    /// A theme that inverts lightness, with a rule for one folder's icons, drawn into a sprite:
+    /// the flag's black cloth turns white and its dark grey pole (#5a5a5a, just below the
+    /// middle of OKLab's lightness) a grey just above it; the folder's copy all the rule's red.
+    @Test func aThemeInvertsAndItsRulesThemeAFolder() throws {
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("icons/shop"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("icons/flag.svg"),
+            to: directory.appendingPathComponent("icons/shop/flag.svg"))
+        try Data(##"{"name": "night", "invert": true, "rules": [{"icons": "shop/*", "paint": "#ff0000"}]}"##.utf8)
+            .write(to: directory.appendingPathComponent("night.json"))
+        let run = iconr([
+            "sprite", "./icons", "-o", "./out/", "--recursive", "--theme", "./night.json", "--ratio", "2", "--no-cache",
+        ])
+        try #require(run.status == 0, "\(run.stderr)")
+        let index = try #require(
+            SpriteIndex.entries(
+                fromJSON: [UInt8](Data(contentsOf: directory.appendingPathComponent("out/sprite-night@2x.json")))))
+        let sheet = try PNGDecoder.decode(
+            [UInt8](Data(contentsOf: directory.appendingPathComponent("out/sprite-night@2x.png"))))
+        let flag = try #require(index["flag"]), shop = try #require(index["shop/flag"])
+        // icons/flag.svg at 2x: the pole at x 8-12.
+        let pole = sheet[flag.rect.x + 10, flag.rect.y + 30], shopPole = sheet[shop.rect.x + 10, shop.rect.y + 30]
+        let cloth = sheet[flag.rect.x + 26, flag.rect.y + 16]
+        #expect((cloth.red, cloth.green, cloth.blue) == (255, 255, 255), "\(cloth)")
+        #expect(pole.red > 0x5a && pole.red < 0x80 && pole.red == pole.green && pole.green == pole.blue, "\(pole)")
+        #expect((shopPole.red, shopPole.green, shopPole.blue) == (255, 0, 0), "\(shopPole)")
+    }
 }

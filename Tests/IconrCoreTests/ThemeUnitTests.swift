@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import IconrCore
@@ -66,5 +67,77 @@ struct ThemeUnitTests {
         #expect(reparsed.parameters.map(\.defaultColor) == [Color(css: "#008000"), Color(css: "#ff00ff")])
         #expect(Theme.paints(of: reparsed).isSuperset(of: [0xFFFFFF, 0x008000, 0xFF00FF]))
         #expect(!Theme.paints(of: reparsed).contains(0x000000))
+    }
+
+    /// Beyond color maps: each adjustment on colors whose answer is known, in VersaTiles'
+    /// order and meanings; lightness inverted in OKLab keeps the hue.
+    @Test(
+        arguments: [
+            (##"{"invert": true}"##, "#000000", "#ffffff"),
+            (##"{"invert": true}"##, "#ffffff", "#000000"),
+            (##"{"hue": 120}"##, "#ff0000", "#00ff00"),
+            (##"{"hue": -120}"##, "#ff0000", "#0000ff"),
+            (##"{"saturate": -1}"##, "#ff0000", "#808080"),
+            (##"{"gamma": 2}"##, "#808080", "#404040"),
+            (##"{"contrast": 2}"##, "#c0c0c0", "#ffffff"),
+            (##"{"contrast": 0}"##, "#123456", "#808080"),
+            (##"{"brightness": 0.5}"##, "#000000", "#808080"),
+            (##"{"brightness": -0.5}"##, "#ffffff", "#808080"),
+            (##"{"tint": {"color": "#0000ff", "amount": 1}}"##, "#ff0000", "#0000ff"),
+            (##"{"tint": {"color": "#0000ff", "amount": 0.5}}"##, "#ff0000", "#800080"),
+            (##"{"tint": {"color": "#0000ff"}}"##, "#808080", "#808080"),
+            // After colors, before grayscale.
+            (##"{"colors": {"#000000": "#ff0000"}, "hue": 120, "grayscale": true}"##, "#000000", "#b6b6b6"),
+        ] as [(String, String, String)])
+    func adjustmentsRecolorAsDocumented(theme: String, from: String, to: String) throws {
+        let mapped = try Self.theme(theme).map(try #require(Color(css: from)))
+        #expect(mapped.hexString == to, "\(theme): \(from)")
+    }
+
+    @Test func invertingLightnessKeepsTheHue() throws {
+        let theme = try Self.theme(##"{"invert": true}"##)
+        for text in ["#ff0000", "#1e90ff", "#2e8b57", "#800080"] {
+            let color = try #require(Color(css: text))
+            let inverted = theme.map(color)
+            func hue(_ c: Color) -> Double {
+                ColorAdjustments.hsl((Double(c.red), Double(c.green), Double(c.blue))).h
+            }
+            let turn = abs(hue(inverted) - hue(color))
+            #expect(min(turn, 360 - turn) < 12, "\(text) -> \(inverted.hexString)")
+            // Perceived lightness (CIE L*, from linear luminance): a light color turns dark.
+            func lightness(_ c: Color) -> Double {
+                func linear(_ v: UInt8) -> Double {
+                    let x = Double(v) / 255
+                    return x <= 0.04045 ? x / 12.92 : pow((x + 0.055) / 1.055, 2.4)
+                }
+                let y = 0.2126 * linear(c.red) + 0.7152 * linear(c.green) + 0.0722 * linear(c.blue)
+                return y > 0.008856 ? 116 * pow(y, 1.0 / 3) - 16 : 903.3 * y
+            }
+            #expect((lightness(color) < 50) == (lightness(inverted) > lightness(color)), "\(text)")
+        }
+        let half = theme.map(Color(red: 0, green: 0, blue: 0, alpha: 0.5))
+        #expect(half.red == 255 && abs(half.alpha - 0.5) < 0.01, "alpha kept")
+    }
+
+    /// Rules give icons matched by a glob a theme of their own; mistakes name the rule.
+    @Test func rulesThemeIconsByGlob() throws {
+        let theme = try Self.theme(
+            ##"{"paint": "#777777", "rules": [{"icons": "shop/*", "paint": "#ff0000"}, {"icons": "flag", "invert": true}]}"##
+        )
+        #expect(theme.theme(forIcon: "shop/bakery").paint == Color(css: "#ff0000"))
+        #expect(theme.theme(forIcon: "flag").adjustments.invert && theme.theme(forIcon: "flag").paint == nil)
+        #expect(theme.theme(forIcon: "amenity/bar").paint == Color(css: "#777777"))
+        #expect(try Self.theme(##"{"paint": "#777777"}"##).rulesKey != theme.rulesKey)
+        for (json, message) in [
+            (##"{"hue": "x"}"##, "hue: expected a number from -360 to 360"),
+            (##"{"tint": {"color": "nope"}}"##, "tint: expected"),
+            (##"{"tint": {"color": "red", "amount": 2}}"##, "tint.amount: expected a number from 0 to 1"),
+            (##"{"rules": {}}"##, "rules: expected an array"),
+            (##"{"rules": [{"paint": "red"}]}"##, "rules[0]: expected {\"icons\""),
+            (##"{"rules": [{"icons": "a", "paint": 3}]}"##, "rules[0]: paint: expected a color"),
+        ] {
+            let error = try #require(throws: ThemeError.self) { try Self.theme(json) }
+            #expect(error.message.hasPrefix(message), "\(json): \(error.message)")
+        }
     }
 }
