@@ -31,7 +31,10 @@ enum SpriteCommand: Command {
             ),
             OptionSpec(
                 names: ["--variants"], valueName: "FILE",
-                help: "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}."),
+                help:
+                    "JSON: {\"icon\": [{\"params\": {\"name\": \"color\"}, \"id\": \"optional-id\"}, ...]}; a variant with an id may "
+                    + "recolor the icon itself, as a theme does: {\"id\": \"shield-red\", \"colors\": {\"#000000\": \"#d22\"}}."
+            ),
             OptionSpec(
                 names: ["--style"], valueName: "FILE",
                 help:
@@ -575,9 +578,29 @@ enum SpriteCommand: Command {
             guard let list = list.arrayValue else { throw malformed }
             variants[icon] = []
             for entry in list {
-                guard let object = entry.objectValue, let paramsObject = object["params"]?.objectValue,
+                guard let object = entry.objectValue,
                     object["id"].map({ $0 == .null || $0.stringValue != nil }) ?? true
                 else { throw malformed }
+                // A recoloring of the variant's own: every member but id, params (and icon, the
+                // key's name again), as a theme's.
+                let recoloring = object.filter { !["id", "params", "icon"].contains($0.key) }
+                var recolor: Theme?
+                if !recoloring.isEmpty {
+                    guard let id = object["id"]?.stringValue else {
+                        throw BuildFailure(
+                            description: "\(path): icon \"\(icon)\": a variant with colors of its own needs an \"id\"")
+                    }
+                    do {
+                        recolor = try Theme(
+                            json: Array(JSONValue.object(recoloring).serialized.utf8), fallbackName: "v")
+                    } catch {
+                        throw BuildFailure(
+                            description: "\(path): icon \"\(icon)\", variant \"\(id)\": \(error.message)")
+                    }
+                }
+                guard let paramsObject = object["params"]?.objectValue ?? (recolor == nil ? nil : [:]) else {
+                    throw malformed
+                }
                 var texts: [String: String] = [:]
                 for (name, value) in paramsObject {
                     guard let text = value.stringValue else { throw malformed }
@@ -588,7 +611,9 @@ enum SpriteCommand: Command {
                 }
                 switch params {
                 case .success(let params):
-                    variants[icon, default: []].append(SpriteVariant(id: object["id"]?.stringValue, params: params))
+                    var variant = SpriteVariant(id: object["id"]?.stringValue, params: params)
+                    variant.recolor = recolor
+                    variants[icon, default: []].append(variant)
                 case .failure(let error): throw IconrError.variants(path: path, problem: .parameter(icon: icon, error))
                 }
             }

@@ -260,4 +260,50 @@ struct SpriteJobTests {
         #expect(pole.red > 0x5a && pole.red < 0x80 && pole.red == pole.green && pole.green == pole.blue, "\(pole)")
         #expect((shopPole.red, shopPole.green, shopPole.blue) == (255, 0, 0), "\(shopPole)")
     }
+
+    /// A plain SVG without parameters gets variants of its own colors from the variants file
+    /// (red and blue shields from one black one), drawn in them whatever the build's theme.
+    @Test func variantsRecolorAPlainIcon() throws {
+        try Data(
+            ##"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"##.utf8
+        )
+        .write(to: directory.appendingPathComponent("icons/shield.svg"))
+        try Data(
+            ##"{"shield": [{"id": "shield-red", "icon": "shield", "colors": {"#000000": "#dd2222"}}, {"id": "shield-blue", "paint": "#0000ff"}]}"##
+                .utf8
+        ).write(to: directory.appendingPathComponent("v.json"))
+        let run = iconr([
+            "sprite", "./icons", "-o", "./out/", "--variants", "./v.json", "--theme", "grayscale", "--ratio", "1",
+            "--no-cache",
+        ])
+        try #require(run.status == 0, "\(run.stderr)")
+        for (prefix, expected) in [
+            ("sprite", ["shield": "#000000ff", "shield-red": "#dd2222ff", "shield-blue": "#0000ffff"]),
+            ("sprite-grayscale", ["shield": "#000000ff", "shield-red": "#dd2222ff", "shield-blue": "#0000ffff"]),
+        ] {
+            let index = try #require(
+                SpriteIndex.entries(
+                    fromJSON: [UInt8](Data(contentsOf: directory.appendingPathComponent("out/\(prefix).json")))))
+            let sheet = try PNGDecoder.decode(
+                [UInt8](Data(contentsOf: directory.appendingPathComponent("out/\(prefix).png"))))
+            for (id, color) in expected {
+                let entry = try #require(index[id], "\(prefix): \(id)")
+                #expect(sheet.hex(x: entry.rect.x + 4, y: entry.rect.y + 4) == color, "\(prefix): \(id)")
+            }
+        }
+        for (variants, message) in [
+            (
+                ##"{"shield": [{"colors": {"#000000": "#dd2222"}}]}"##,
+                "v.json: icon \"shield\": a variant with colors of its own needs an \"id\""
+            ),
+            (
+                ##"{"shield": [{"id": "x", "paint": "nope"}]}"##,
+                "v.json: icon \"shield\", variant \"x\": paint: expected a color"
+            ),
+        ] {
+            try Data(variants.utf8).write(to: directory.appendingPathComponent("v.json"))
+            let bad = iconr(["sprite", "./icons", "-o", "./bad/", "--variants", "./v.json", "--no-cache"])
+            #expect(bad.status == 1 && bad.stderr.contains(message), "\(bad.stderr)")
+        }
+    }
 }

@@ -65,11 +65,12 @@ struct SpriteImageRenderer: Sendable {
                 SpriteFailure(id: source.id, path: file.path, message: $0.description)
             }
         }
-        let icon: IconSource
+        // The file's icon, and the icon drawn: in the build's theme, if any.
+        let (fileIcon, icon): (IconSource, IconSource)
         do {
-            icon = try recovery.watching(file.path) { () throws(IconrError) in
+            (fileIcon, icon) = try recovery.watching(file.path) { () throws(IconrError) in
                 let icon = try IconSource(name: source.id, bytes: bytes, path: file.path)
-                return try options.theme.map { theme throws(IconrError) in try icon.themed(theme) } ?? icon
+                return (icon, try options.theme.map { theme throws(IconrError) in try icon.themed(theme) } ?? icon)
             }
         } catch {
             // The failure names the file already.
@@ -112,7 +113,13 @@ struct SpriteImageRenderer: Sendable {
         }
         var images: [SpriteImage] = []
         var reportedProblems = Set<String>()
-        for wanted in wantedImages(of: source, icon: icon) {
+        let planned: [(id: String, icon: IconSource, params: ResolvedParameters, isVariant: Bool, scale: Double)]
+        do {
+            planned = try wantedImages(of: source, icon: icon, fileIcon: fileIcon)
+        } catch {
+            return failure(error.reason)
+        }
+        for wanted in planned {
             let sdf = sidecar?.sdf ?? options.sdf.contains { SpriteID.matches(wanted.id, pattern: $0) }
             for sheetRatio in ratios {
                 // The image's own ratio: the sheet's, times the variant's scale.
@@ -125,7 +132,7 @@ struct SpriteImageRenderer: Sendable {
                 let variant: IconVariant
                 do {
                     variant = try recovery.watching(file.path) { () throws(IconrError) in
-                        try renderer.variant(of: icon, wanted.params, scale: scale, lookingUp: !isNew)
+                        try renderer.variant(of: wanted.icon, wanted.params, scale: scale, lookingUp: !isNew)
                     }
                 } catch {
                     return failure(error.reason)
@@ -164,18 +171,22 @@ struct SpriteImageRenderer: Sendable {
     /// The plan for one icon: its plain image, then each variant the options ask for, by
     /// sprite id (two variants with one id are one image, at the larger scale). Ids are named
     /// after the file's defaults, so that a theme's sheets have the plain sheets' ids.
+    /// A variant with a recoloring of its own is drawn from the file's icon in it, in place of
+    /// the build's theme (which draws the others).
     private func wantedImages(
-        of source: SpriteSource, icon: IconSource
-    ) -> [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] {
-        var wanted: [(id: String, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
-            [(source.id, icon.template.resolve(colors: [:]), false, 1)]
+        of source: SpriteSource, icon: IconSource, fileIcon: IconSource
+    ) throws(IconrError) -> [(id: String, icon: IconSource, params: ResolvedParameters, isVariant: Bool, scale: Double)]
+    {
+        var wanted: [(id: String, icon: IconSource, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
+            [(source.id, icon, icon.template.resolve(colors: [:]), false, 1)]
         for variant in options.variants[source.id] ?? [] {
-            let resolved = icon.template.resolve(variant.params)
+            let drawn = try variant.recolor.map { recolor throws(IconrError) in try fileIcon.themed(recolor) } ?? icon
+            let resolved = drawn.template.resolve(variant.params)
             let id = variant.id ?? SpriteID.variant(of: source.id, icon.fileTemplate.resolve(variant.params))
             if let existing = wanted.firstIndex(where: { $0.id == id }) {
                 wanted[existing].scale = max(wanted[existing].scale, variant.scale)
             } else {
-                wanted.append((id, resolved, true, variant.scale))
+                wanted.append((id, drawn, resolved, true, variant.scale))
             }
         }
         return wanted

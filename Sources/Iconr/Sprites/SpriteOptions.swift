@@ -54,6 +54,9 @@ public struct SpriteVariant: Hashable, Sendable {
     /// `icon-size` of up to `scale` stays sharp. With no params and no id, it applies to the
     /// plain icon.
     public var scale: Double
+    /// A recoloring of this variant's own (a plain SVG without parameters made red, green and
+    /// blue from one black icon): the icon drawn in it, as in a theme. Such a variant has an id.
+    public var recolor: Theme?
 
     /// A variant of `params`, named `id` (or by `SpriteID`), drawn at `scale` times each ratio.
     public init(id: String? = nil, params: IconParameters, scale: Double = 1) {
