@@ -128,7 +128,7 @@ enum SpriteCommand: Command {
             OptionSpec(
                 names: ["--sdf-buffer"], valueName: "PX",
                 help:
-                    "The border around each SDF image, px at 1x (default: 0.75 x the radius, 6: halos up to 6 px at icon-size 1 fit)."
+                    "The border around each SDF image, px at 1x (default: 0.75 x the radius, 6, as far as the field reaches: halos up to 5 px at icon-size 1 are clean)."
             ),
             OptionSpec(
                 names: ["--hash-names"],

@@ -71,7 +71,8 @@ public struct SpriteVariant: Hashable, Sendable {
 /// MapLibre and Mapbox read the edge at alpha 0.75 (`cutoff` 0.25 of the ramp below it) and
 /// a halo of `icon-halo-width` W at `icon-size` S out to W / S pixels beyond the edge, so the
 /// field must reach that far and the border hold it: a radius of 8 (as text's glyphs, so halo
-/// widths match text's) reaches 6 px out, and the default border is those 6 px.
+/// widths match text's) reaches 6 px out, and the default border is those 6 px (halos up to 5
+/// px clean; at 6 the renderers draw half the halo where the field has ended).
 public struct SDFField: Hashable, Sendable {
     /// The renderers' cut between inside and outside: the edge is at 1 - cutoff of the ramp.
     public static let cutoff = 0.25
