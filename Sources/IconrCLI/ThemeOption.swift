@@ -32,12 +32,4 @@ enum ThemeOption {
         }
         return themes
     }
-
-    /// `path` with `-<theme>` before its extension (`out/style.json` -> `out/style-dark.json`),
-    /// or at its end (`out/sprite` -> `out/sprite-dark`).
-    static func themed(_ path: String, _ theme: Theme) -> String {
-        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
-        guard let dot = path[slash...].lastIndex(of: "."), dot != slash else { return path + "-" + theme.name }
-        return path[..<dot] + "-" + theme.name + path[dot...]
-    }
 }
