@@ -42,7 +42,7 @@ enum SignedDistanceField {
     }
 
     /// Squared distance from every pixel to the nearest pixel where `isTarget` holds.
-    private static func squaredDistances(_ width: Int, _ height: Int, isTarget: (Int) -> Bool) -> [Double] {
+    static func squaredDistances(_ width: Int, _ height: Int, isTarget: (Int) -> Bool) -> [Double] {
         let far = Double(width * width + height * height) * 4
         var grid = (0..<(width * height)).map { isTarget($0) ? 0 : far }
         var line = [Double](repeating: 0, count: max(width, height))

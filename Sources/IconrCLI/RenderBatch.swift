@@ -193,14 +193,16 @@ enum RenderBatch {
         return Supervisor.runBuild(timeout: settings.limits.timeout, console: console) { recovery, console in
             console.checkingStdout(
                 render(
-                    jobs, folder: folder, limits: settings.limits, theme: settings.theme, cache: cache,
+                    jobs, folder: folder, limits: settings.limits, theme: settings.theme, halo: settings.halo,
+                    cache: cache,
                     recovery: recovery, started: started, console: console))
         }
     }
 
     /// One attempt, in the supervised child.
     private static func render(
-        _ jobs: [RenderJob], folder: String?, limits: RenderLimits, theme: Theme?, cache cacheSettings: CacheSettings,
+        _ jobs: [RenderJob], folder: String?, limits: RenderLimits, theme: Theme?, halo: Halo?,
+        cache cacheSettings: CacheSettings,
         recovery: SpriteBuildRecovery, started: ContinuousClock.Instant, console: Console
     ) -> Int32 {
         if let folder, !folder.isEmpty {
@@ -259,7 +261,9 @@ enum RenderBatch {
                 let png: [UInt8]
                 do {
                     png = try recovery.watching(job.template) { () throws(IconrError) in
-                        try renderer.variant(of: source, source.resolve(job.params), scale: job.scale).png
+                        let variant = try renderer.variant(of: source, source.resolve(job.params), scale: job.scale)
+                        guard let halo else { return try variant.png }
+                        return try halo.png(of: variant, scale: job.scale)
                     }
                 } catch {
                     throw BatchFailure("\(error)")

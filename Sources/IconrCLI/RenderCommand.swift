@@ -34,6 +34,7 @@ enum RenderCommand: Command {
             ThemeOption.spec(
                 repeatable: false,
                 help: "Draw in a theme's colors: a JSON file (see 'iconr sprite --help'), or grayscale."),
+            RenderSettings.haloOption,
         ] + RenderSettings.options + CacheSettings.options
 
     struct Options: CommandOptions {
@@ -118,7 +119,7 @@ enum RenderCommand: Command {
                     writingDisk: { write in CrashGuard.writingOutput(write) })
                 let renderer = IconRenderer(cache: cache, placement: .inProcess, limits: settings.limits)
                 let variant = try renderer.variant(of: source, resolved, scale: scale)
-                let png = try variant.png
+                let png = try settings.halo.map { try $0.png(of: variant, scale: scale) } ?? variant.png
                 try CrashGuard.writingOutput { try deliver(png, to: destination, console: console) }
             }
         }
@@ -209,6 +210,22 @@ struct RenderSettings {
     var limits = RenderLimits.default
     /// `iconr render --theme`: the colors every icon is drawn in.
     var theme: Theme?
+    /// `--halo`: a ring baked around every icon.
+    var halo: Halo?
+
+    /// `--halo WIDTH[,COLOR[,BLUR]]`, on `render` and `sprite`.
+    static let haloOption = OptionSpec(
+        names: ["--halo"], valueName: "W[,COLOR[,BLUR]]",
+        help:
+            "Bake a halo W px wide at 1x (times the scale) around each icon, under it, in COLOR (default: white; "
+            + "#hex or a name), its edge faded over BLUR px; the image grows by it on every side.")
+
+    /// The `--halo` given, parsed.
+    static func halo(_ arguments: ScannedArguments) throws(UsageError) -> Halo? {
+        try arguments.value(
+            "--halo", as: { Halo(parsing: $0) },
+            expected: "W[,COLOR[,BLUR]]: a width from 0 to 32 px, a color (#hex or a name), a blur from 0 to 32")
+    }
     /// `--max-file-size` in bytes, when given (`apply()` makes it the process's).
     var fileLimit: Int?
     /// `--quiet`.
@@ -228,6 +245,7 @@ struct RenderSettings {
         }
         fileLimit = try Self.fileLimit(arguments)
         quiet = arguments.has("--quiet")
+        halo = try Self.halo(arguments)
     }
 
     /// `--max-file-size MIB` in bytes: a number > 0, at most 1024.

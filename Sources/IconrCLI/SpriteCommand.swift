@@ -120,6 +120,7 @@ enum SpriteCommand: Command {
                     "Draw this sprite id as a signed distance field; * and ? match (repeatable). Bare, as spreet's --sdf: every id.",
                 isRepeatable: true, bareMeans: "--sdf-all"),
             OptionSpec(names: ["--sdf-all"], help: "Draw every sprite id as a signed distance field."),
+            RenderSettings.haloOption,
             OptionSpec(
                 names: ["--sdf-radius"], valueName: "PX",
                 help:
@@ -227,6 +228,7 @@ enum SpriteCommand: Command {
             sprite.sanitizeIDs = arguments.has("--sanitize-ids")
             sprite.optimize = arguments.has("--optimize")
             sprite.sdf = Set(arguments.all("--sdf") + (arguments.has("--sdf-all") ? ["*"] : []))
+            sprite.halo = try RenderSettings.halo(arguments)
             sprite.sdfField.radius =
                 try arguments.value(
                     "--sdf-radius", as: { Double($0).flatMap { $0 > 0 && $0 <= 64 ? $0 : nil } },

@@ -1138,8 +1138,8 @@ struct OnePathTests {
     /// the key's text, and a new option fails here until it joins the key.
     @Test func everySpriteOptionKeysTheRecord() {
         let plain = SpriteOptions()
-        #expect(Mirror(reflecting: plain).children.count == 15, "a new option must join recordKeyText")
-        var changed: [SpriteOptions] = Array(repeating: plain, count: 16)
+        #expect(Mirror(reflecting: plain).children.count == 16, "a new option must join recordKeyText")
+        var changed: [SpriteOptions] = Array(repeating: plain, count: 17)
         changed[0].ratios = [1, 3]
         changed[1].padding = 2
         changed[2].maxSize = 1024
@@ -1156,6 +1156,7 @@ struct OnePathTests {
         changed[13].theme = Theme.builtIn("grayscale")
         changed[14].sdfField.radius = 12
         changed[15].sdfField.buffer = 2
+        changed[16].halo = Halo(width: 2)
         let texts = [plain.recordKeyText] + changed.map(\.recordKeyText)
         #expect(Set(texts).count == texts.count)
     }

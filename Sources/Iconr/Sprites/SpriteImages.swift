@@ -137,16 +137,19 @@ struct SpriteImageRenderer: Sendable {
                 } catch {
                     return failure(error.reason)
                 }
+                // A distance field, or the image with the build's halo baked in (an SDF icon's
+                // halo is the renderer's).
                 let image =
                     sdf
                     ? SignedDistanceField.make(from: variant.image, ratio: ratio, field: options.sdfField)
-                    : variant.image
+                    : options.halo.map { $0.apply(to: variant.image, scale: ratio) } ?? variant.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                     return failure(
                         "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
                 }
                 let entry = areas.entry(
-                    size: image.size, ratio: ratio, sdf: sdf, field: options.sdfField, scale: drawn, sidecar: sidecar)
+                    size: image.size, ratio: ratio, sdf: sdf, offset: border(sdf: sdf, ratio: ratio), scale: drawn,
+                    sidecar: sidecar)
                 // Metadata that does not fit the image is left out with a warning (once an icon).
                 let (valid, problems) = entry.validated()
                 for problem in problems {
@@ -161,7 +164,7 @@ struct SpriteImageRenderer: Sendable {
                         id: wanted.id, source: source.path, ratio: sheetRatio, size: image.size, image: image,
                         entry: valid,
                         isVariant: wanted.isVariant,
-                        contentKey: variant.key.identity + (sdf ? options.sdfField.keyText : "")))
+                        contentKey: variant.key.identity + drawingKey(sdf: sdf)))
             }
         }
         let references = template.externalReferences.isEmpty ? [:] : [file.path: template.externalReferences]
@@ -190,6 +193,16 @@ struct SpriteImageRenderer: Sendable {
             }
         }
         return wanted
+    }
+
+    /// The pixels an image grew by on each side: a distance field's border, or the halo's.
+    private func border(sdf: Bool, ratio: Double) -> Int {
+        sdf ? options.sdfField.border(at: ratio) : options.halo?.border(at: ratio) ?? 0
+    }
+
+    /// What the image's drawing adds to its content key: the field's shape, or the halo.
+    private func drawingKey(sdf: Bool) -> String {
+        sdf ? options.sdfField.keyText : options.halo?.keyText ?? ""
     }
 
     /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).
@@ -269,7 +282,8 @@ struct SpriteImageRenderer: Sendable {
                     image = SignedDistanceField.make(
                         from: try Rasterizer.resample(pixels, to: large), ratio: ratio, field: options.sdfField)
                 } else {
-                    image = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
+                    let drawn = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
+                    image = options.halo.map { $0.apply(to: drawn, scale: ratio) } ?? drawn
                 }
             } catch {
                 return .failure(error)
@@ -279,7 +293,8 @@ struct SpriteImageRenderer: Sendable {
                     .tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
             }
             let entry = areas.entry(
-                size: image.size, ratio: ratio, sdf: sdf, field: options.sdfField, scale: scale, sidecar: sidecar)
+                size: image.size, ratio: ratio, sdf: sdf, offset: border(sdf: sdf, ratio: ratio), scale: scale,
+                sidecar: sidecar)
             let (valid, problems) = entry.validated()
             if sheetRatio == ratios.first {
                 warnings += problems.map { "\(file.path): \($0) at \(ratio.shortText)x: it is left out" }
@@ -288,7 +303,7 @@ struct SpriteImageRenderer: Sendable {
                 SpriteImage(
                     id: source.id, source: source.path, ratio: sheetRatio, size: image.size, image: image, entry: valid,
                     isVariant: false,
-                    contentKey: "png " + digest + " " + scale.shortText + (sdf ? options.sdfField.keyText : "")))
+                    contentKey: "png " + digest + " " + scale.shortText + drawingKey(sdf: sdf)))
         }
         return .success((images, warnings))
     }
@@ -305,9 +320,9 @@ private struct IconAreas {
     /// The index entry of an image of `size` drawn `scale` times; a signed distance field's
     /// border moves every area by its width. Index keys only a sidecar gives come from `sidecar`.
     func entry(
-        size: PixelSize, ratio: Double, sdf: Bool, field: SDFField, scale: Double, sidecar: SpriteSidecar?
+        size: PixelSize, ratio: Double, sdf: Bool, offset: Int, scale: Double, sidecar: SpriteSidecar?
     ) -> SpriteIndexEntry {
-        let offset = sdf ? Double(field.border(at: ratio)) : 0
+        let offset = Double(offset)
         func placed(_ box: ContentBox) -> ContentBox {
             let scaled = box.scaled(by: scale)
             return ContentBox(

@@ -180,7 +180,7 @@ extension SpriteOptions {
         }
         return "ratios \(ratios.map(\.shortText)) padding \(padding) max \(maxSize) recursive \(recursive) "
             + "unique \(unique) skip \(skipInvalid) first \(firstFolderWins) sanitize \(sanitizeIDs) "
-            + "sdf \(sdf.sorted())\(sdfField.keyText) limits \(limits.maxSize) \(limits.timeout.shortText) optimize \(optimize)"
+            + "sdf \(sdf.sorted())\(sdfField.keyText)\(halo?.keyText ?? "") limits \(limits.maxSize) \(limits.timeout.shortText) optimize \(optimize)"
             // Only when set, so that the keys of builds that follow links stay what they were.
             + (followsLinksOut ? "" : " links confined") + (theme.map { " theme \($0.rulesKey)" } ?? "") + "\n"
             + "variants " + variants.joined(separator: "; ")

@@ -30,6 +30,8 @@ public struct SpriteOptions: Sendable {
     public var sdf: Set<String> = []
     /// How far the signed distance fields reach and the border they get (`SDFField`).
     public var sdfField = SDFField()
+    /// A halo baked around every image that is not a distance field; nil for none.
+    public var halo: Halo?
     /// Parameter variants by icon id.
     public var variants: [String: [SpriteVariant]] = [:]
     /// Size and time limits of each render.

@@ -1,0 +1,101 @@
+import Foundation
+import Iconr
+import IconrCore
+import IconrRender
+import IconrTestSupport
+import Testing
+
+/// Baked halos (`--halo W[,COLOR[,BLUR]]`): a ring under a full-color icon, which MapLibre
+/// and Mapbox draw only around SDF icons.
+struct HaloTests {
+    /// An 8 px black square with a 2 px white ring at scale 1: 12 px wide; the ring opaque
+    /// beside the edges, the corners beyond its reach clear, the icon on top.
+    @Test func theRingGoesAroundWhatTheIconDraws() throws {
+        let square = RasterImage(
+            size: PixelSize(width: 8, height: 8), pixels: Array(repeating: [0, 0, 0, 255], count: 64).flatMap { $0 })
+        let haloed = try #require(Halo(parsing: "2")).apply(to: square, scale: 1)
+        #expect(haloed.size == PixelSize(width: 12, height: 12))
+        #expect(haloed.hex(x: 0, y: 6) == "#ffffffff" && haloed.hex(x: 1, y: 1) == "#ffffffff")
+        #expect(haloed[0, 0].alpha < 64, "a corner beyond the ring's reach, but for its antialiasing")
+        #expect(haloed.hex(x: 6, y: 6) == "#000000ff")
+        // At scale 2 the ring is 4 px; a color and a blur as given; bad values are refused.
+        let wide = try #require(Halo(parsing: "2, #ff0000, 1")).apply(to: square, scale: 2)
+        #expect(wide.size == PixelSize(width: 8 + 2 * 6, height: 8 + 2 * 6))
+        #expect(wide.hex(x: 3, y: 10) == "#ff0000ff")
+        #expect(wide[1, 10].alpha < 200 && wide[1, 10].alpha > 30, "the blurred edge fades: \(wide[1, 10])")
+        #expect(wide[0, 10].alpha == 0)
+        for text in ["0", "-1", "40", "2,nope", "2,red,x", "2,red,1,4", ""] {
+            #expect(Halo(parsing: text) == nil, "\(text)")
+        }
+    }
+
+    /// `render --halo` and `sprite --halo`: the image grows by the ring on every side, the
+    /// icon drawn as without it in the middle, stretch areas and content moved with it.
+    @Test func renderAndSpriteBakeTheHalo() throws {
+        let scratch = try TestSupport.folderWithBundledIcons("iconr-halo")
+        let directory = scratch.url
+        let plain = try TestSupport.iconr(
+            ["render", "icons/marker.svg", "-s", "2", "-o", "plain.png", "--no-cache"], in: directory)
+        let haloed = try TestSupport.iconr(
+            ["render", "icons/marker.svg", "-s", "2", "--halo", "3,#00ff00", "-o", "halo.png", "--no-cache"],
+            in: directory)
+        try #require(plain.status == 0 && haloed.status == 0, "\(plain.stderr)\(haloed.stderr)")
+        let a = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("plain.png"))))
+        let b = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("halo.png"))))
+        #expect(b.size == PixelSize(width: a.size.width + 12, height: a.size.height + 12))
+        // The marker's middle is as drawn; beside its widest point, 3 px at 1x out, the ring.
+        #expect(b.hex(x: a.size.width / 2 + 6, y: 20 + 6) == a.hex(x: a.size.width / 2, y: 20))
+        #expect(b.hex(x: 5, y: 20 + 6) == "#00ff00ff", "\(b.hex(x: 5, y: 26))")
+        #expect(b[0, 20 + 6].alpha == 0, "beyond the ring")
+        let run = InProcess.iconr(
+            ["sprite", "./icons", "-o", "./out/", "--halo", "2", "--sdf", "badge", "--no-cache"], in: directory)
+        try #require(run.status == 0, "\(run.stderr)")
+        let index = try #require(
+            SpriteIndex.entries(
+                fromJSON: [UInt8](Data(contentsOf: directory.appendingPathComponent("out/sprite.json")))))
+        let plainRun = InProcess.iconr(
+            ["sprite", "./icons", "-o", "./plain/", "--sdf", "badge", "--no-cache"], in: directory)
+        try #require(plainRun.status == 0)
+        let plainIndex = try #require(
+            SpriteIndex.entries(
+                fromJSON: [UInt8](Data(contentsOf: directory.appendingPathComponent("plain/sprite.json")))))
+        let label = try #require(index["label"]), plainLabel = try #require(plainIndex["label"])
+        #expect(label.rect.width == plainLabel.rect.width + 4)
+        #expect(label.stretchX.map(\.start) == plainLabel.stretchX.map { $0.start + 2 })
+        #expect(label.content?.left == plainLabel.content.map { $0.left + 2 })
+        // An SDF icon's halo is the renderer's: its image is the plain build's.
+        #expect(index["badge"]?.rect.width == plainIndex["badge"]?.rect.width)
+    }
+
+    /// MapLibre GL JS draws the baked halo: a white ring around the red marker on a dark map.
+    @Test func glJSDrawsTheBakedHalo() throws {
+        let scratch = try TestSupport.folderWithBundledIcons("iconr-halo-gljs")
+        let directory = scratch.url
+        let style = #"""
+            {"version": 8, "sources": {"p": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [0, 0]}, "properties": {}}]}}},
+             "layers": [{"id": "dark", "type": "background", "paint": {"background-color": "#202020"}},
+              {"id": "m", "type": "symbol", "source": "p", "layout": {"icon-image": "marker"}}]}
+            """#
+        try Data(style.utf8).write(to: directory.appendingPathComponent("style.json"))
+        let build = InProcess.iconr(
+            [
+                "sprite", "./icons", "-o", "./out/", "--halo", "3", "--style", "./style.json", "--emit-style",
+                "./out/style.json", "--ratio", "2", "--no-cache",
+            ], in: directory)
+        try #require(build.status == 0, "\(build.stderr)")
+        let request: [String: Any] = [
+            "style_file": directory.appendingPathComponent("out/style.json").path, "root": directory.path,
+            "ratio": 2, "width": 100, "height": 100, "zoom": 2, "longitude": 0, "latitude": 0,
+        ]
+        let map = try MapScript.run("render_gljs.py", request, in: directory, client: .glJS)
+        // The marker's image (26 x 34 px with its ring) is centred at (50, 50); the pin is widest
+        // 4.2 px above that, its right edge 8.5 px right of it: the ring 1.5 px beyond, the
+        // pin's red 3.5 px within, the map 5 px beyond.
+        let row = Int((50 - 4.2) * 2)
+        let ring = map[Int((50 + 8.5 + 1.5) * 2), row], inside = map[Int((50 + 5) * 2), row]
+        #expect(ring.red > 200 && ring.green > 200 && ring.blue > 200, "the ring: \(ring)")
+        #expect(inside.red > 150 && inside.green < 100, "the marker: \(inside)")
+        #expect(map[Int((50 + 8.5 + 5) * 2), row].red < 80, "the map beyond the ring")
+    }
+}
