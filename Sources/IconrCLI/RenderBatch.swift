@@ -262,7 +262,8 @@ enum RenderBatch {
                 do {
                     png = try recovery.watching(job.template) { () throws(IconrError) in
                         let variant = try renderer.variant(of: source, source.resolve(job.params), scale: job.scale)
-                        guard let halo else { return try variant.png }
+                        // `--halo`, else the theme's for this icon.
+                        guard let halo = halo ?? theme?.theme(forIcon: source.name).halo else { return try variant.png }
                         return try halo.png(of: variant, scale: job.scale)
                     }
                 } catch {

@@ -119,7 +119,9 @@ enum RenderCommand: Command {
                     writingDisk: { write in CrashGuard.writingOutput(write) })
                 let renderer = IconRenderer(cache: cache, placement: .inProcess, limits: settings.limits)
                 let variant = try renderer.variant(of: source, resolved, scale: scale)
-                let png = try settings.halo.map { try $0.png(of: variant, scale: scale) } ?? variant.png
+                // `--halo`, else the theme's for this icon.
+                let halo = settings.halo ?? settings.theme?.theme(forIcon: read.name).halo
+                let png = try halo.map { try $0.png(of: variant, scale: scale) } ?? variant.png
                 try CrashGuard.writingOutput { try deliver(png, to: destination, console: console) }
             }
         }

@@ -39,6 +39,8 @@ public struct Theme: Hashable, Sendable {
     public var params: [String: Color] = [:]
     /// Lightness, hue, saturation, gamma, contrast, brightness and tint, after `colors`.
     public var adjustments = ColorAdjustments()
+    /// A halo baked around the icons drawn in the theme (a light ring for a dark map); nil for none.
+    public var halo: Halo?
     /// Themes for some icons, by a glob on their ids (`*` any run, `?` one character; a
     /// folder's icons are `folder/*`): the first that matches an icon is its theme.
     public var rules: [(icons: String, theme: Theme)] = []
@@ -84,12 +86,12 @@ public struct Theme: Hashable, Sendable {
         }
         guard case .object(let members) = json else { throw ThemeError(message: "expected a JSON object") }
         let known = Set(
-            ["name", "colors", "tolerance", "paint", "grayscale", "params", "rules"] + ColorAdjustments.members)
+            ["name", "colors", "tolerance", "paint", "grayscale", "params", "halo", "rules"] + ColorAdjustments.members)
         if let unknown = members.keys.filter({ !known.contains($0) }).sorted().first {
             throw ThemeError(
                 message: "unknown member \"\(unknown)\"" + didYouMean(unknown, among: known.sorted())
                     + " (a theme has name, colors, tolerance, paint, grayscale, params, "
-                    + ColorAdjustments.members.joined(separator: ", ") + ", rules)")
+                    + ColorAdjustments.members.joined(separator: ", ") + ", halo, rules)")
         }
         func color(_ value: JSONValue, _ place: String) throws(ThemeError) -> Color {
             guard let text = value.stringValue, let color = Color(css: text) else {
@@ -125,6 +127,14 @@ public struct Theme: Hashable, Sendable {
             self.grayscale = value
         }
         adjustments = try ColorAdjustments(members: members)
+        if let halo = members["halo"] {
+            guard let text = halo.stringValue, let parsed = Halo(parsing: text) else {
+                throw ThemeError(
+                    message: "halo: expected \"W[,COLOR[,BLUR]]\" (a width and a blur from 0 to 32 px, a color), "
+                        + "found \(halo.serialized)")
+            }
+            self.halo = parsed
+        }
         if let rules = members["rules"] {
             guard case .array(let list) = rules else {
                 throw ThemeError(message: #"rules: expected an array of {"icons": a glob, ...theme members}"#)
@@ -261,7 +271,7 @@ public struct Theme: Hashable, Sendable {
         var text = "tolerance=\(tolerance);grayscale=\(grayscale);paint=\(paint?.hexString ?? "-");"
         text += colors.map { "\($0.from.hexString)>\($0.to.hexString)" }.joined(separator: ",") + ";"
         text += params.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }.joined(separator: ",")
-        text += ";" + adjustments.keyText
+        text += ";" + adjustments.keyText + (halo?.keyText ?? "")
         text += rules.map { ";rule \($0.icons)=\($0.theme.rulesKey)" }.joined()
         return String(SHA256.hex(Array(text.utf8)).prefix(16))
     }

@@ -98,4 +98,36 @@ struct HaloTests {
         #expect(inside.red > 150 && inside.green < 100, "the marker: \(inside)")
         #expect(map[Int((50 + 8.5 + 5) * 2), row].red < 80, "the map beyond the ring")
     }
+
+    /// A theme may carry a halo (a dark map's light ring), for all its icons or by a rule:
+    /// its sprite's images grow by it, the plain sprite's do not; `render --theme` bakes it too.
+    @Test func aThemeCarriesAHalo() throws {
+        let scratch = try TestSupport.folderWithBundledIcons("iconr-theme-halo")
+        let directory = scratch.url
+        try Data(
+            ##"{"name": "night", "colors": {"#000000": "#f2f2f2"}, "halo": "2,#000000", "rules": [{"icons": "badge", "halo": "4"}]}"##
+                .utf8
+        ).write(to: directory.appendingPathComponent("night.json"))
+        let run = InProcess.iconr(
+            ["sprite", "./icons", "-o", "./out/", "--theme", "./night.json", "--ratio", "1", "--no-cache"],
+            in: directory)
+        try #require(run.status == 0, "\(run.stderr)")
+        func index(_ name: String) throws -> [String: SpriteIndexEntry] {
+            try #require(
+                SpriteIndex.entries(
+                    fromJSON: [UInt8](Data(contentsOf: directory.appendingPathComponent("out/\(name)")))))
+        }
+        let plain = try index("sprite.json"), night = try index("sprite-night.json")
+        #expect(night["flag"]?.rect.width == (plain["flag"]?.rect.width ?? 0) + 4)
+        #expect(night["badge"]?.rect.width == (plain["badge"]?.rect.width ?? 0) + 8, "the rule's halo")
+        let render = try TestSupport.iconr(
+            ["render", "icons/flag.svg", "--theme", "night.json", "-o", "flag.png", "--no-cache"], in: directory)
+        try #require(render.status == 0, "\(render.stderr)")
+        let image = try PNGDecoder.decode([UInt8](Data(contentsOf: directory.appendingPathComponent("flag.png"))))
+        #expect(image.size == PixelSize(width: 28, height: 28))
+        let error = try #require(throws: ThemeError.self) {
+            try Theme(json: Array(##"{"halo": "wide"}"##.utf8), fallbackName: "t")
+        }
+        #expect(error.message.hasPrefix("halo: expected \"W[,COLOR[,BLUR]]\""), "\(error.message)")
+    }
 }

@@ -142,13 +142,14 @@ struct SpriteImageRenderer: Sendable {
                 let image =
                     sdf
                     ? SignedDistanceField.make(from: variant.image, ratio: ratio, field: options.sdfField)
-                    : options.halo.map { $0.apply(to: variant.image, scale: ratio) } ?? variant.image
+                    : halo(of: source).map { $0.apply(to: variant.image, scale: ratio) } ?? variant.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                     return failure(
                         "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
                 }
                 let entry = areas.entry(
-                    size: image.size, ratio: ratio, sdf: sdf, offset: border(sdf: sdf, ratio: ratio), scale: drawn,
+                    size: image.size, ratio: ratio, sdf: sdf,
+                    offset: border(sdf: sdf, ratio: ratio, halo: halo(of: source)), scale: drawn,
                     sidecar: sidecar)
                 // Metadata that does not fit the image is left out with a warning (once an icon).
                 let (valid, problems) = entry.validated()
@@ -164,7 +165,7 @@ struct SpriteImageRenderer: Sendable {
                         id: wanted.id, source: source.path, ratio: sheetRatio, size: image.size, image: image,
                         entry: valid,
                         isVariant: wanted.isVariant,
-                        contentKey: variant.key.identity + drawingKey(sdf: sdf)))
+                        contentKey: variant.key.identity + drawingKey(sdf: sdf, halo: halo(of: source))))
             }
         }
         let references = template.externalReferences.isEmpty ? [:] : [file.path: template.externalReferences]
@@ -195,14 +196,19 @@ struct SpriteImageRenderer: Sendable {
         return wanted
     }
 
+    /// The halo baked around `source`'s images: the build's, else its theme's for that icon.
+    private func halo(of source: SpriteSource) -> Halo? {
+        options.halo ?? options.theme?.theme(forIcon: source.id).halo
+    }
+
     /// The pixels an image grew by on each side: a distance field's border, or the halo's.
-    private func border(sdf: Bool, ratio: Double) -> Int {
-        sdf ? options.sdfField.border(at: ratio) : options.halo?.border(at: ratio) ?? 0
+    private func border(sdf: Bool, ratio: Double, halo: Halo?) -> Int {
+        sdf ? options.sdfField.border(at: ratio) : halo?.border(at: ratio) ?? 0
     }
 
     /// What the image's drawing adds to its content key: the field's shape, or the halo.
-    private func drawingKey(sdf: Bool) -> String {
-        sdf ? options.sdfField.keyText : options.halo?.keyText ?? ""
+    private func drawingKey(sdf: Bool, halo: Halo?) -> String {
+        sdf ? options.sdfField.keyText : halo?.keyText ?? ""
     }
 
     /// `dir/name.json` for `dir/name.svg` (or `.svgz`, `.png`, `name@2x.svg`).
@@ -283,7 +289,7 @@ struct SpriteImageRenderer: Sendable {
                         from: try Rasterizer.resample(pixels, to: large), ratio: ratio, field: options.sdfField)
                 } else {
                     let drawn = size == pixels.size ? pixels : try Rasterizer.resample(pixels, to: size)
-                    image = options.halo.map { $0.apply(to: drawn, scale: ratio) } ?? drawn
+                    image = halo(of: source).map { $0.apply(to: drawn, scale: ratio) } ?? drawn
                 }
             } catch {
                 return .failure(error)
@@ -293,7 +299,8 @@ struct SpriteImageRenderer: Sendable {
                     .tooLarge(image.size, limit: PixelSize(width: options.maxSize, height: options.maxSize)))
             }
             let entry = areas.entry(
-                size: image.size, ratio: ratio, sdf: sdf, offset: border(sdf: sdf, ratio: ratio), scale: scale,
+                size: image.size, ratio: ratio, sdf: sdf,
+                offset: border(sdf: sdf, ratio: ratio, halo: halo(of: source)), scale: scale,
                 sidecar: sidecar)
             let (valid, problems) = entry.validated()
             if sheetRatio == ratios.first {
@@ -303,7 +310,7 @@ struct SpriteImageRenderer: Sendable {
                 SpriteImage(
                     id: source.id, source: source.path, ratio: sheetRatio, size: image.size, image: image, entry: valid,
                     isVariant: false,
-                    contentKey: "png " + digest + " " + scale.shortText + drawingKey(sdf: sdf)))
+                    contentKey: "png " + digest + " " + scale.shortText + drawingKey(sdf: sdf, halo: halo(of: source))))
         }
         return .success((images, warnings))
     }

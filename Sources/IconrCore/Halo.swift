@@ -1,6 +1,3 @@
-import IconrCore
-import IconrRender
-
 /// A halo baked into an icon's pixels: a ring `width` pixels at 1x (times the scale) around
 /// what the icon draws, under it, in `color`, its outer edge softened over `blur` pixels.
 /// MapLibre and Mapbox draw halos only around SDF icons; a full-color icon gets one this way.
@@ -43,18 +40,8 @@ public struct Halo: Hashable, Sendable {
     /// The pixels the image grows by on each side at `scale`.
     public func border(at scale: Double) -> Int { Int(((width + blur) * scale).rounded(.up)) }
 
-    /// `variant`'s PNG with the halo baked in (`variant` drawn at `scale`).
-    /// - Throws: `IconrError.render` when the image cannot be encoded.
-    public func png(of variant: IconVariant, scale: Double) throws(IconrError) -> [UInt8] {
-        do {
-            return try PNGEncoder.encode(apply(to: variant.image, scale: scale))
-        } catch {
-            throw IconrError.render(error, file: nil)
-        }
-    }
-
     /// What the halo adds to cache keys.
-    var keyText: String { " halo \(width.shortText) \(color.hexString) \(blur.shortText)" }
+    package var keyText: String { " halo \(width.shortText) \(color.hexString) \(blur.shortText)" }
 
     /// `image` (drawn at `scale`) with the ring under it, `border(at:)` pixels larger on every side.
     public func apply(to image: RasterImage, scale: Double) -> RasterImage {
@@ -67,7 +54,7 @@ public struct Halo: Hashable, Sendable {
                 inside[(y + border) * width + (x + border)] = true
             }
         }
-        let distances = SignedDistanceField.squaredDistances(width, height) { inside[$0] }
+        let distances = DistanceTransform.squaredDistances(width, height) { inside[$0] }
         let reach = self.width * scale, fade = max(1, blur * scale)
         var pixels = [UInt8](repeating: 0, count: width * height * 4)
         for y in 0..<height {
