@@ -6,11 +6,11 @@ import Testing
 
 /// `iconr sprite`'s options taken together: a table of them (ratios, one or several sheets,
 /// themes, params, a style with literal names or names from data, `--sprite-url`,
-/// `--hash-names`, `--unique`, `--sdf`, `--catalog`, PNG sources) in rows that hold every
+/// `--hash-names`, `--unique`, `--sdf`, `--catalog`, PNG sources, `--halo`) in rows that hold every
 /// pair of values at least once, each build checked by one oracle:
 /// - every file the build lists exists, and the output folder holds nothing else;
 /// - a theme's sheets have the plain sheets' ids;
-/// - sampled images of every flavor equal `iconr render` of the same icon, theme and params;
+/// - sampled images of every flavor equal `iconr render` of the same icon, theme, params and halo;
 /// - MapLibre GL JS in Chromium draws every emitted style (plain and themed) asking for no
 ///   image it cannot find (no `styleimagemissing`), every icon shown by a feature.
 struct SpriteCombinationTests {
@@ -32,6 +32,7 @@ struct SpriteCombinationTests {
         Factor(name: "sdf", values: ["no", "marker"]),
         Factor(name: "catalog", values: ["no", "yes"]),
         Factor(name: "png", values: ["no", "yes"]),
+        Factor(name: "halo", values: ["no", "2,#000000"]),
     ]
 
     /// Values that make a build fail on purpose (a usage error): a row holds at most one, and
@@ -195,6 +196,7 @@ struct SpriteCombinationTests {
         if row["unique"] == "yes" { arguments.append("--unique") }
         if row["sdf"] == "marker" { arguments += ["--sdf", "marker"] }
         if row["catalog"] == "yes" { arguments += ["--catalog", "./out/catalog.html"] }
+        if let halo = row["halo"], halo != "no" { arguments += ["--halo", halo] }
 
         let run = InProcess.iconr(arguments, in: directory)
         if row["theme"] == "dark-2+dark" {
@@ -240,7 +242,8 @@ struct SpriteCombinationTests {
             #expect(Set((indexes[theme] ?? []).flatMap(\.entries.keys)) == plainIDs, "\(row): theme \(theme)'s ids")
         }
 
-        // Sampled images equal `iconr render` of the same icon, theme and params.
+        // Sampled images equal `iconr render` of the same icon, theme, params and halo.
+        var compared: [String: Int] = [:]
         for (flavor, sheets) in indexes {
             for sheet in sheets {
                 let image = try PNGDecoder.decode(
@@ -261,6 +264,7 @@ struct SpriteCombinationTests {
                     case "grayscale": render += ["--theme", "grayscale"]
                     default: render += ["--theme", "./\(flavor).json"]
                     }
+                    if let halo = row["halo"], halo != "no" { render += ["--halo", halo] }
                     render += ["-o", "./expected.png", "--no-cache"]
                     let drawn = try TestSupport.iconr(
                         render.map { $0.hasPrefix("./") ? directory.path + $0.dropFirst(1) : $0 })
@@ -271,9 +275,12 @@ struct SpriteCombinationTests {
                     #expect(
                         TestSupport.maxChannelDifference(cut, expected) <= 1,
                         "\(row): \(sheet.path) \(id) is not iconr render's \(render)")
+                    compared[flavor, default: 0] += 1
                 }
             }
         }
+        // Every flavor had images to compare (the flag, at least).
+        #expect(compared.keys.sorted() == indexes.keys.sorted() && compared.values.allSatisfy { $0 > 0 }, "\(row)")
 
         // Every emitted style, drawn in MapLibre GL JS, finds every image it asks for.
         guard styled else { return }

@@ -3,7 +3,12 @@ import Iconr
 import IconrCore
 import IconrRender
 import IconrSystem
+
+// The tests have Swift Testing; iconr-bench, built with `make bench`'s static standard
+// library, does not: the helpers that need it are the tests' alone.
+#if canImport(Testing)
 import Testing
+#endif
 
 /// What a run of the built `iconr` ended with and printed.
 public struct IconrRun: Sendable {
@@ -115,6 +120,7 @@ public enum TestSupport {
         return files.sorted { $0.path < $1.path }
     }
 
+    #if canImport(Testing)
     /// `svgFiles(in:)`, required to hold at least `atLeast`: a test that loops over nothing
     /// proves nothing, so an empty or short list fails the test that asked for it.
     public static func requiredSVGFiles(
@@ -126,6 +132,7 @@ public enum TestSupport {
             sourceLocation: sourceLocation)
         return files
     }
+    #endif
 
     public static func template(_ svg: String, name: String = "test") throws -> IconSource {
         try IconSource(name: name, bytes: Array(svg.utf8), path: "\(name).svg")
