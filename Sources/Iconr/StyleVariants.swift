@@ -17,6 +17,8 @@ package struct StyleVariants: Sendable {
     package let warnings: [String]
     /// The icons the style shows that the folders lack, sorted (each warned of in `warnings`).
     package let missingIcons: [String]
+    /// The icons each symbol layer shows, in the style's order.
+    package let layers: [LayerIcons]
     /// The ids of the style's own sprite entries whose index is a local file (a `file://` URL
     /// or a path beside the style), by entry id.
     package let ownSprites: [String: Set<String>]
@@ -60,6 +62,7 @@ package struct StyleVariants: Sendable {
                     + Self.suggestion(for: name, among: names))
         }
         missingIcons = missing
+        layers = all.layers
         needed = all.icons.filter { files[$0.image.name] != nil }
         raised = all.raised.filter { files[$0.key.name] != nil }
         var templates: [String: SVGTemplate] = [:]
@@ -90,7 +93,7 @@ package struct StyleVariants: Sendable {
 
     /// ` (did you mean 'cafe'?)` for a name the folders lack: the id that differs only in a
     /// size suffix (`cafe-15` and `cafe`, either way round), else the nearest by spelling.
-    static func suggestion(for name: String, among icons: Set<String>) -> String {
+    package static func suggestion(for name: String, among icons: Set<String>) -> String {
         func stem(_ id: String) -> String {
             guard let dash = id.lastIndex(of: "-"), id.index(after: dash) != id.endIndex,
                 id[id.index(after: dash)...].utf8.allSatisfy({ (48...57).contains($0) })

@@ -1,8 +1,9 @@
 import Iconr
 import IconrCore
 import IconrStyle
+import IconrSystem
 
-/// `iconr style check <style.json>`: what `sprite --emit-style` would resolve, remove or
+/// `iconr style check <style.json> [--icons DIR]... [--strict]`: what `sprite --emit-style` would resolve, remove or
 /// refuse in a style, without building anything.
 enum StyleCommand: Command {
     static let name = "style"
@@ -28,6 +29,8 @@ enum StyleCommand: Command {
             sources, properties, value types, expressions), each problem by its JSON path;
             what fails is an error unless --lenient removes it (a property, a layer, a root
             key; never what the document needs).
+          With --icons: each icon the style shows that the folders lack, once, with "did you
+            mean" (a size suffix like -15 ignored); a warning, an error with --strict.
         """
     static let positionalUsage = "check <style.json>"
     static let arguments: [(name: String, help: String)] = [
@@ -40,7 +43,16 @@ enum StyleCommand: Command {
                 help: "Set a schema option (Mapbox's config), as sprite --config does (repeatable).",
                 isRepeatable: true),
             SpriteCommand.importOption,
-            OptionSpec(names: ["--json"], help: "Print {\"changes\": [...], \"problems\": [...]} on stdout."),
+            OptionSpec(
+                names: ["--icons"], valueName: "DIR",
+                help: "Check that the folder (with its subfolders) holds every icon the style shows (repeatable).",
+                isRepeatable: true),
+            OptionSpec(
+                names: ["--strict"], help: "With --icons, an icon the folders lack is an error (exit 1), not a warning."
+            ),
+            OptionSpec(
+                names: ["--json"],
+                help: "Print {\"changes\": [...], \"problems\": [...], \"missingIcons\": [...]} on stdout."),
         ] + SpriteCommand.environmentOptions
 
     struct Options: CommandOptions {
@@ -49,6 +61,8 @@ enum StyleCommand: Command {
         var imports: [String: String]
         var environment: MapboxEnvironment
         var json: Bool
+        var icons: [String]
+        var strict: Bool
 
         init(_ arguments: ScannedArguments) throws(UsageError) {
             guard arguments.positionals.first == "check" else {
@@ -66,6 +80,11 @@ enum StyleCommand: Command {
             imports = try SpriteCommand.parseImports(arguments.all("--import"))
             environment = try SpriteCommand.environment(arguments)
             json = arguments.has("--json")
+            icons = arguments.all("--icons")
+            strict = arguments.has("--strict")
+            if strict && icons.isEmpty {
+                throw UsageError(message: "--strict needs --icons: the folders the style's icons must be in")
+            }
         }
     }
 
@@ -76,16 +95,35 @@ enum StyleCommand: Command {
         let emitted = style.emitted(sprite: .string("sprite"), templates: [:], needed: [])
         let changes = style.warnings + emitted.warnings
         let problems = emitted.problems.map { "\(options.style): \($0)" }
+        let missing = try missingIcons(options)
         if options.json {
             let strings = { (lines: [String]) in JSONValue.array(lines.map { .string($0) }) }
-            console.out(JSONValue.object(["changes": strings(changes), "problems": strings(problems)]).text(.indented))
+            var fields = ["changes": strings(changes), "problems": strings(problems)]
+            if !options.icons.isEmpty { fields["missingIcons"] = strings(missing) }
+            console.out(JSONValue.object(fields).text(.indented))
         } else {
             changes.forEach { console.out($0.escapedForMessage) }
             problems.forEach { console.error($0) }
+            missing.forEach { options.strict ? console.error($0) : console.warning($0) }
             console.note(
                 "style: \(changes.count) change\(changes.count == 1 ? "" : "s") for MapLibre, "
-                    + "\(problems.count) part\(problems.count == 1 ? "" : "s") MapLibre would reject")
+                    + "\(problems.count) part\(problems.count == 1 ? "" : "s") MapLibre would reject"
+                    + (options.icons.isEmpty
+                        ? "" : ", \(missing.count) icon\(missing.count == 1 ? "" : "s") the folders lack"))
         }
-        return problems.isEmpty ? 0 : 1
+        return problems.isEmpty && (missing.isEmpty || !options.strict) ? 0 : 1
+    }
+
+    /// One line per icon the style shows that the `--icons` folders lack, with "did you mean".
+    private static func missingIcons(_ options: Options) throws -> [String] {
+        guard !options.icons.isEmpty else { return [] }
+        for folder in options.icons where !FileReader.isFolder(folder) { throw IconrError.notAFolder(folder) }
+        let variants = try StyleVariants(
+            stylePath: options.style, dataPaths: [], config: options.config, imports: options.imports,
+            directories: options.icons, recursive: true, environment: options.environment)
+        return variants.missingIcons.map {
+            "\(options.style): the style shows icon \"\($0)\", which the folders lack"
+                + StyleVariants.suggestion(for: $0, among: variants.icons)
+        }
     }
 }

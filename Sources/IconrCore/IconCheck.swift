@@ -5,7 +5,8 @@
 /// blend modes, `spreadMethod` reflect and repeat, and embedded images (librsvg draws them
 /// all, so an icon can look right in iconr and wrong in Mapbox); Studio silently drops SVGs
 /// with `<style>` elements (mapbox-gl-js #13331) and takes icons up to 512 px a side, under
-/// 400 KB, at most 1,000 a style. MapLibre deforms SDF icons that are also stretchable
+/// 400 KB, at most 1,000 a style, and draws icons in whole pixels (a fractional size is
+/// rounded and the drawing stretched). MapLibre deforms SDF icons that are also stretchable
 /// (maplibre-gl-js #6953).
 public enum IconCheck {
     /// The renderer a finding is for.
@@ -61,6 +62,14 @@ public enum IconCheck {
                 .mapbox, "studio-size",
                 "\(size.width.shortText) x \(size.height.shortText) px: Studio takes icons up to 512 px a side")
         }
+        if let size = scan.size, let scale = fractionalScale(width: size.width, height: size.height) {
+            let drawn = [size.width, size.height].map { max(1, ($0 * scale).rounded()).shortText }
+            add(
+                .mapbox, "fractional-size",
+                "\(size.width.shortText) x \(size.height.shortText) px: Mapbox draws it in whole pixels, "
+                    + "\(drawn[0]) x \(drawn[1]) at \(scale.shortText)x, stretched to fill them (give it a whole-pixel size)"
+            )
+        }
         if scan.styleElement {
             add(
                 .mapbox, "style-element", "a <style> element: Studio drops SVGs with style sheets (mapbox-gl-js #13331)"
@@ -92,6 +101,15 @@ public enum IconCheck {
             }
         }
         return found
+    }
+
+    /// The first pixel ratio (1, then 2) at which an icon of `width` x `height` px at 1x is not
+    /// a whole number of pixels: Mapbox rounds the raster's size there and stretches the
+    /// drawing to fill it (a hundredth of a pixel is taken as whole).
+    static func fractionalScale(width: Double, height: Double) -> Double? {
+        [1.0, 2.0].first { scale in
+            [width, height].contains { abs($0 * scale - ($0 * scale).rounded()) > 0.01 }
+        }
     }
 
     /// A finding for a set of `count` images, when Studio takes fewer.

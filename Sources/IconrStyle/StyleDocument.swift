@@ -218,6 +218,18 @@ public struct NeededIcons: Sendable {
     public var raised: [ImageReference: Double] = [:]
     /// One line per layer and property whose values come from data the build has not seen.
     public var warnings: [String]
+    /// What each symbol layer that can show an icon shows, in the style's order.
+    public var layers: [LayerIcons] = []
+}
+
+/// The icons one symbol layer can show.
+public struct LayerIcons: Sendable {
+    /// The layer's id.
+    public var id: String
+    /// The icon names its features show, or its expressions can give.
+    public var names: Set<String>
+    /// Whether some name comes from feature data the build has not seen (any icon may show).
+    public var namesFromData: Bool
 }
 
 /// Which `icon-size` a prebaked variant is drawn at.
@@ -419,6 +431,8 @@ public struct StyleDocument: Sendable {
         var featureScales: [ImageReference: Double] = [:]
         var warnings = self.warnings
         var layerLargest = 0.0
+        var layerNames: Set<String> = []
+        var layerIcons: [LayerIcons] = []
         let spriteIconsets = Set(
             (json["iconsets"]?.objectValue ?? [:]).filter { $0.value["type"] == .string("sprite") }.keys)
         func need(_ image: ResolvedImage, _ scale: Double) {
@@ -431,6 +445,7 @@ public struct StyleDocument: Sendable {
                 image.name = String(parts[0])
             }
             let reference = ImageReference(image)
+            layerNames.insert(reference.name)
             featureScales[reference] = max(featureScales[reference] ?? 0, scale)
             scales[reference] = max(scales[reference] ?? 0, scale, layerLargest)
         }
@@ -440,6 +455,9 @@ public struct StyleDocument: Sendable {
                 continue
             }
             let context = self.context
+            layerNames = []
+            var namesFromData = false
+            defer { layerIcons.append(LayerIcons(id: layer.id, names: layerNames, namesFromData: namesFromData)) }
             layerLargest = sizes == .layerLargest ? layer.largestRasterSize(context: context) : 0
             let known = layer.source.flatMap { features[$0] }
             let zooms = layer.tileZooms
@@ -469,6 +487,7 @@ public struct StyleDocument: Sendable {
                     let outputs = ExpressionOutputs.enumerate(
                         iconImage.root, context: Self.withImages(zoomContext, imageExists))
                     open.formUnion(outputs.open)
+                    namesFromData = namesFromData || outputs.open.contains { !$0.containsUTF8(".params.") }
                     let size = ExpressionOutputs.largestSize(layer.iconSize, tileZoom: zoom, context: zoomContext)
                     for value in outputs.values {
                         switch value {
@@ -495,7 +514,7 @@ public struct StyleDocument: Sendable {
         let raised = featureScales.filter { reference, scale in (scales[reference] ?? 0) > max(scale, 0.01) }
         return NeededIcons(
             icons: icons.map { (image: $0.0, scale: $0.1) }, raised: raised.mapValues { max($0, 0.01) },
-            warnings: warnings)
+            warnings: warnings, layers: layerIcons)
     }
 
     private static func withImages(

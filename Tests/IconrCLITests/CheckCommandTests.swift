@@ -53,6 +53,11 @@ struct CheckCommandTests {
                 + #"<m:metadata><m:stretch-x-areas><m:stretch-x-area m:left="4" m:width="8"/></m:stretch-x-areas></m:metadata><rect width="16" height="16"/></svg>"#,
             "sdf-stretch"
         ),
+        (
+            "odd",
+            #"<svg xmlns="http://www.w3.org/2000/svg" width="14.25" height="16"><rect width="14" height="16"/></svg>"#,
+            "fractional-size"
+        ),
         ("broken", "<svg", "invalid"),
     ]
 
@@ -117,6 +122,86 @@ struct CheckCommandTests {
         #expect(InProcess.iconr(["check", shield]).status == 0, "not SDF without --sdf: nothing to deform")
         let wrong = InProcess.iconr(["check", shield, "--for", "mapbx"])
         #expect(wrong.status == 64 && wrong.stderr.contains("did you mean 'mapbox'?"))
+    }
+
+    /// With `--style`, the style is checked against the folders: each icon it shows that none
+    /// holds (with the id it likely meant, a size suffix ignored), and for MapLibre each layer
+    /// that shows SDF and non-SDF icons; a layer whose names come from data is not judged.
+    @Test func aStyleIsCheckedAgainstTheFolders() throws {
+        let folder = try TemporaryFolder("iconr-check-style")
+        let icons = folder.url.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        for name in ["cafe", "airport", "marker", "pin"] {
+            try Data((Self.header + #"<rect width="16" height="16"/></svg>"#).utf8)
+                .write(to: icons.appendingPathComponent(name + ".svg"))
+        }
+        let style = folder.url.appendingPathComponent("style.json")
+        let layers = [
+            #"{"id": "pois", "type": "symbol", "source": "t", "source-layer": "p", "layout": {"icon-image": ["match", ["get", "k"], "a", "cafe", "b", "airport", "marker"]}}"#,
+            #"{"id": "pins", "type": "symbol", "source": "t", "source-layer": "p", "layout": {"icon-image": ["case", ["has", "x"], "pin", "marker"]}}"#,
+            #"{"id": "lost", "type": "symbol", "source": "t", "source-layer": "p", "layout": {"icon-image": "aeroport"}}"#,
+            #"{"id": "sized", "type": "symbol", "source": "t", "source-layer": "p", "layout": {"icon-image": "cafe-15"}}"#,
+            #"{"id": "any", "type": "symbol", "source": "t", "source-layer": "p", "layout": {"icon-image": ["get", "icon"]}}"#,
+        ]
+        try Data(
+            (#"{"version": 8, "sources": {"t": {"type": "vector", "tiles": ["https://example.com/{z}/{x}/{y}.pbf"]}}, "layers": ["#
+                + layers.joined(separator: ",") + "]}").utf8
+        ).write(to: style)
+        let run = InProcess.iconr([
+            "check", icons.path, "--style", style.path, "--sdf", "marker", "--sdf", "pin", "--json",
+        ])
+        #expect(run.status == 1, "\(run.stderr)")
+        let json = try JSONValue.parse(Array(run.stdout.utf8))
+        let findings = (json["icons"]?.arrayValue ?? []).filter { $0["file"] == .string(style.path) }
+            .flatMap { $0["findings"]?.arrayValue ?? [] }
+        let lines = findings.compactMap { finding -> String? in
+            guard let target = finding["target"]?.stringValue, let rule = finding["rule"]?.stringValue,
+                let message = finding["message"]?.stringValue
+            else { return nil }
+            return "\(target) \(rule): \(message)"
+        }
+        #expect(
+            lines == [
+                #"mapbox missing-icon: the style shows icon "aeroport", which no folder holds (did you mean 'airport'?)"#,
+                #"mapbox missing-icon: the style shows icon "cafe-15", which no folder holds (did you mean 'cafe'?)"#,
+                #"maplibre missing-icon: the style shows icon "aeroport", which no folder holds (did you mean 'airport'?)"#,
+                #"maplibre missing-icon: the style shows icon "cafe-15", which no folder holds (did you mean 'cafe'?)"#,
+                #"maplibre sdf-mix: layer "pois" shows SDF icons (marker) and others (airport, cafe): "#
+                    + "MapLibre refuses to mix them in one layer; give it icons of one kind",
+            ], "\(lines)")
+        // Mapbox mixes them; every icon in SDF (or none) mixes nothing; with every icon
+        // present, nothing is lost.
+        let mapbox = InProcess.iconr(["check", icons.path, "--style", style.path, "--sdf", "marker", "--for", "mapbox"])
+        #expect(mapbox.status == 1 && !mapbox.stdout.contains("sdf-mix") && !mapbox.stdout.contains("refuses"))
+        let allSDF = InProcess.iconr(["check", icons.path, "--style", style.path, "--sdf-all", "--for", "maplibre"])
+        #expect(!allSDF.stdout.contains("refuses"), "\(allSDF.stdout)")
+        // `style check --icons` names the same icons: a warning each, errors with --strict.
+        let styleCheck = InProcess.iconr(["style", "check", style.path, "--icons", icons.path])
+        #expect(styleCheck.status == 0, "\(styleCheck.stderr)")
+        #expect(
+            styleCheck.stderr.contains(
+                #"warning: \#(style.path): the style shows icon "aeroport", which the folders lack (did you mean 'airport'?)"#
+            ),
+            "\(styleCheck.stderr)")
+        #expect(styleCheck.stderr.contains("2 icons the folders lack"), "\(styleCheck.stderr)")
+        let strict = InProcess.iconr(["style", "check", style.path, "--icons", icons.path, "--strict", "--json"])
+        #expect(strict.status == 1, "\(strict.stderr)")
+        let strictJSON = try JSONValue.parse(Array(strict.stdout.utf8))
+        #expect(strictJSON["missingIcons"]?.arrayValue?.count == 2, "\(strict.stdout)")
+        let noIcons = InProcess.iconr(["style", "check", style.path, "--strict"])
+        #expect(noIcons.status == 64 && noIcons.stderr.contains("--strict needs --icons"), "\(noIcons.stderr)")
+        for name in ["aeroport", "cafe-15"] {
+            try Data((Self.header + "</svg>").utf8).write(to: icons.appendingPathComponent(name + ".svg"))
+        }
+        let clean = InProcess.iconr(["check", icons.path, "--style", style.path, "--sdf", "marker", "--sdf", "pin"])
+        #expect(clean.status == 1 && clean.stdout.split(separator: "\n").count == 1, "\(clean.stdout)")
+        let whole = InProcess.iconr(["check", icons.path, "--style", style.path])
+        #expect(whole.status == 0 && whole.stdout.isEmpty, "\(whole.stdout)")
+        let strictClean = InProcess.iconr(["style", "check", style.path, "--icons", icons.path, "--strict"])
+        #expect(strictClean.status == 0 && strictClean.stderr.contains("0 icons the folders lack"))
+        // A style is checked against folders, not files.
+        let file = InProcess.iconr(["check", icons.appendingPathComponent("cafe.svg").path, "--style", style.path])
+        #expect(file.status == 64 && file.stderr.contains("is no folder"), "\(file.stderr)")
     }
 
     /// A set of more than 1,000 images is more than Studio takes in one style.
