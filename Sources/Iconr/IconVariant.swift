@@ -12,7 +12,16 @@ public struct IconVariant: Hashable, Sendable {
     /// The variant `key` names, drawn as `image`; its areas are the template's, times the
     /// key's scale. `png` is the image's PNG when it was read as one (a disk-cache hit).
     init(key: VariantKey, image: RasterImage, template: SVGTemplate, png: [UInt8]? = nil) {
-        storage = Storage(key: key, image: image, template: template, png: png)
+        storage = Storage(
+            key: key, image: image, stretchX: template.stretchX.map { $0.scaled(by: key.scale) },
+            stretchY: template.stretchY.map { $0.scaled(by: key.scale) },
+            content: template.content?.scaled(by: key.scale),
+            png: png)
+    }
+
+    /// The variant `key` names, drawn as `image`, with its areas in the image's pixels.
+    init(key: VariantKey, image: RasterImage, stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?) {
+        storage = Storage(key: key, image: image, stretchX: stretchX, stretchY: stretchY, content: content, png: nil)
     }
 
     /// What it is a variant of: icon, template digest, parameters, scale.
@@ -66,12 +75,15 @@ private final class Storage: Sendable {
     let content: ContentBox?
     private let files: Locked<[ImageFormat: [UInt8]]>
 
-    init(key: VariantKey, image: RasterImage, template: SVGTemplate, png: [UInt8]?) {
+    init(
+        key: VariantKey, image: RasterImage, stretchX: [StretchArea], stretchY: [StretchArea], content: ContentBox?,
+        png: [UInt8]?
+    ) {
         self.key = key
         self.image = image
-        stretchX = template.stretchX.map { $0.scaled(by: key.scale) }
-        stretchY = template.stretchY.map { $0.scaled(by: key.scale) }
-        content = template.content?.scaled(by: key.scale)
+        self.stretchX = stretchX
+        self.stretchY = stretchY
+        self.content = content
         files = Locked(png.map { [.png: $0] } ?? [:])
     }
 

@@ -264,7 +264,7 @@ enum RenderBatch {
                         let variant = try renderer.variant(of: source, source.resolve(job.params), scale: job.scale)
                         // `--halo`, else the theme's for this icon.
                         guard let halo = halo ?? theme?.theme(forIcon: source.name).halo else { return try variant.png }
-                        return try halo.png(of: variant, scale: job.scale)
+                        return try variant.haloed(halo).png
                     }
                 } catch {
                     throw BatchFailure("\(error)")

@@ -121,7 +121,7 @@ enum RenderCommand: Command {
                 let variant = try renderer.variant(of: source, resolved, scale: scale)
                 // `--halo`, else the theme's for this icon.
                 let halo = settings.halo ?? settings.theme?.theme(forIcon: read.name).halo
-                let png = try halo.map { try $0.png(of: variant, scale: scale) } ?? variant.png
+                let png = try (halo.map(variant.haloed) ?? variant).png
                 try CrashGuard.writingOutput { try deliver(png, to: destination, console: console) }
             }
         }

@@ -37,6 +37,11 @@ public struct Halo: Hashable, Sendable {
         self.init(width: width, color: color, blur: blur)
     }
 
+    /// `WIDTH,COLOR[,BLUR]` as `init(parsing:)` reads it: `2,#ffffff`, `1.5,#00000080,1`.
+    public var text: String {
+        "\(width.shortText),\(color.hexString)" + (blur > 0 ? ",\(blur.shortText)" : "")
+    }
+
     /// The pixels the image grows by on each side at `scale`.
     public func border(at scale: Double) -> Int { Int(((width + blur) * scale).rounded(.up)) }
 

@@ -32,6 +32,23 @@ public struct VariantKey: Hashable, Sendable, CustomStringConvertible {
         identityHash = identity.hashValue
     }
 
+    /// The key of this variant with `halo` baked in: `flag?flag_color=#800080@2x+halo=2,#ffffff`
+    /// (the blur after another comma when there is one).
+    public func haloed(_ halo: Halo) -> VariantKey {
+        VariantKey(
+            name: name, templateDigest: templateDigest, scale: scale,
+            description: description + "+halo=" + halo.text)
+    }
+
+    private init(name: String, templateDigest: String, scale: Double, description: String) {
+        self.name = name
+        self.templateDigest = templateDigest
+        self.scale = scale
+        self.description = description
+        identity = templateDigest + ":" + description
+        identityHash = identity.hashValue
+    }
+
     /// Keys are equal when their identities are.
     public static func == (lhs: VariantKey, rhs: VariantKey) -> Bool { lhs.identity == rhs.identity }
 

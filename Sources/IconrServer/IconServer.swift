@@ -86,6 +86,8 @@ public final class IconServer: Sendable {
     private let documents = WorkQueue(threads: 1, limit: 64)
     /// The catalog page of the last builds, by what changes it (every section's hash).
     private let catalogPage = Locked<(key: String, page: [UInt8], tag: String)?>(nil)
+    /// Variants with a halo baked in (`halo=`), by their own key.
+    private let haloed = LRUCache<VariantKey, IconVariant>(costLimit: 32 << 20)
     /// Each request waiting for a variant being rendered, by key: one render for them all.
     private let waiters = Locked<[VariantKey: [@Sendable (Result<IconVariant, RouteError>) -> Void]]>([:])
     /// `iconr.js` and `iconr.mjs` for this server's largest scale, and their ETags.
@@ -345,8 +347,9 @@ public final class IconServer: Sendable {
 
     // MARK: Icons
 
-    /// `/icons/{name}[@{S}x].{format}?{param}={color}&...` (`format`: an `ImageFormat`'s
-    /// name, `png`); `name` may carry a set prefix (`maki:bar`).
+    /// `/icons/{name}[@{S}x].{format}?{param}={color}&...[&halo=W[,COLOR[,BLUR]]]` (`format`:
+    /// an `ImageFormat`'s name, `png`); `name` may carry a set prefix (`maki:bar`); `halo`
+    /// bakes a halo around the icon, as `iconr render --halo` does.
     private func icon(_ file: String, request: HTTPRequest) -> Reply {
         guard let dot = file.lastIndex(of: "."), let format = ImageFormat.named(String(file[file.index(after: dot)...]))
         else {
@@ -375,6 +378,16 @@ public final class IconServer: Sendable {
             }
             text[String(decoding: nameBytes, as: UTF8.self)] = String(decoding: valueBytes, as: UTF8.self)
         }
+        // `halo` is no parameter: a ring baked around the drawn variant.
+        let haloText = text.removeValue(forKey: "halo")
+        let halo = haloText.flatMap { Halo(parsing: $0) }
+        if let text = haloText, halo == nil {
+            return .now(
+                Self.error(
+                    400,
+                    "invalid halo '\(text)': expected WIDTH[,COLOR[,BLUR]], width and blur from 0 to 32 (halo=2,white)")
+            )
+        }
         // Colors are parsed here, once; a bad one is the client's mistake.
         let params: IconParameters
         do {
@@ -393,7 +406,7 @@ public final class IconServer: Sendable {
         }
         // From memory, else from the disk cache; the header says which.
         if let stored = renderer.cachedVariant(of: source, scale: scale, key: key) {
-            var response = iconResponse(stored.variant, as: format, request: request)
+            var response = iconResponse(stored.variant, halo: halo, as: format, request: request)
             if response.status == 200 || response.status == 304 {
                 response.headers.append((Self.cacheHeader, stored.fromMemory ? "memory" : "disk"))
             }
@@ -405,7 +418,7 @@ public final class IconServer: Sendable {
         let job = RenderJob(source: source, resolved: resolved, scale: scale, key: key)
         return .render(job) { result in
             switch result {
-            case .success(let variant): self.iconResponse(variant, as: format, request: request)
+            case .success(let variant): self.iconResponse(variant, halo: halo, as: format, request: request)
             case .failure(let error): Self.error(error)
             }
         }
@@ -474,8 +487,12 @@ public final class IconServer: Sendable {
         return RouteError(status: 500, message: message)
     }
 
-    /// The file of `variant` in `format`, with its tag and `Iconr-Image` metadata.
-    private func iconResponse(_ variant: IconVariant, as format: ImageFormat, request: HTTPRequest) -> HTTPResponse {
+    /// The file of `variant` (with `halo` baked in, if any) in `format`, with its tag and
+    /// `Iconr-Image` metadata.
+    private func iconResponse(
+        _ variant: IconVariant, halo: Halo?, as format: ImageFormat, request: HTTPRequest
+    ) -> HTTPResponse {
+        let variant = halo.map { haloedVariant(variant, $0) } ?? variant
         let file: [UInt8]
         do {
             file = try variant.encoded(as: format)
@@ -498,6 +515,16 @@ public final class IconServer: Sendable {
             file, type: format.mediaType, maxAge: options.maxAge, tag: headers.tag, request: request)
         response.headers.append(("Iconr-Image", headers.metadata))
         return response
+    }
+
+    /// `variant` with `halo` baked in, made once and kept while memory allows (a hit then
+    /// costs what a plain one does).
+    private func haloedVariant(_ variant: IconVariant, _ halo: Halo) -> IconVariant {
+        let key = variant.key.haloed(halo)
+        if let known = haloed.value(for: key) { return known }
+        let made = variant.haloed(halo)
+        haloed.insert(made, for: key, cost: made.image.pixels.count * 2)
+        return made
     }
 
     /// The icon for a name with an optional `set:` prefix, its parameters resolved and its key.

@@ -121,6 +121,48 @@ struct IconServerTests {
                 && index["content"] == metadata["content"])
     }
 
+    /// `halo=W[,COLOR[,BLUR]]` bakes a ring around the icon as `render --halo` does: the image
+    /// grows by the ring on every side, stretch areas and content move with it, and each halo
+    /// is a file of its own (its own tag); a bad one is the client's mistake.
+    @Test func aHaloIsBakedAroundAServedIcon() throws {
+        let response = get("/icons/label@2x.png?halo=2,%23ff0000")
+        try #require(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        let served = try PNGDecoder.decode(response.body)
+        let label = try IconSource(path: icons.appendingPathComponent("label.svg").path).render(scale: 2)
+        let halo = try #require(Halo(parsing: "2,#ff0000"))
+        let expected = halo.apply(to: label.image, scale: 2)
+        // 2 px at 1x is 4 px at 2x on every side.
+        #expect(served.size == PixelSize(width: label.size.width + 8, height: label.size.height + 8))
+        #expect(TestSupport.maxChannelDifference(served, expected) == 0)
+        #expect(served.hex(x: 1, y: served.size.height / 2) == "#ff0000ff", "the ring beside the label")
+        let text = try #require(header(response, "Iconr-Image"))
+        let metadata = try #require(try JSONValue.parse(Array(text.utf8)).objectValue)
+        #expect(metadata["width"] == .number(Double(served.size.width)))
+        #expect(metadata["stretchX"] == .array([.array([.number(16 + 4), .number(64 + 4)])]))
+        let content = try #require(label.content)
+        #expect(
+            metadata["content"]
+                == .array([content.left, content.top, content.right, content.bottom].map { .number($0 + 4) }))
+        // Again: the same file from memory; another halo, or none, is another file.
+        let again = get("/icons/label@2x.png?halo=2,%23ff0000")
+        #expect(again.body == response.body && header(again, "ETag") == header(response, "ETag"))
+        #expect(header(again, "Iconr-Cache") == "memory")
+        let other = get("/icons/label@2x.png?halo=3")
+        #expect(other.status == 200 && header(other, "ETag") != header(response, "ETag"))
+        #expect(try PNGDecoder.decode(other.body).size.width == label.size.width + 12)
+        #expect(header(get("/icons/label@2x.png"), "ETag") != header(response, "ETag"))
+        // With params, and the params still checked.
+        let flag = get("/icons/flag.png?flag_color=%23800080&halo=1")
+        let flagSize = try PNGDecoder.decode(flag.body).size
+        #expect(flag.status == 200 && flagSize.width == 24 + 2)
+        #expect(get("/icons/flag.png?colour=red&halo=1").status == 400)
+        for bad in ["abc", "0", "40", "2,nope", "2,red,1,4"] {
+            let refused = get("/icons/flag.png?halo=\(bad)")
+            #expect(refused.status == 400, "\(bad)")
+            #expect(try errorMessage(refused).hasPrefix("invalid halo '\(bad)'"), "\(bad)")
+        }
+    }
+
     @Test func iconsCacheAsBrowsersExpect() throws {
         let first = get("/icons/flag.png?flag_color=red")
         let tag = try #require(header(first, "ETag"))
