@@ -12,13 +12,17 @@ package struct StyleVariants: Sendable {
     package let templates: [String: SVGTemplate]
     /// The ids of the icons in the folders.
     package let icons: Set<String>
+    /// Those drawn from SVG files (not PNG ones): the icons that can have variants.
+    private let drawnIcons: Set<String>
     /// What reading it found, a line each: parameters that come from data, icons it shows
     /// that the folders lack.
-    package let warnings: [String]
+    package private(set) var warnings: [String]
     /// The icons the style shows that the folders lack, sorted (each warned of in `warnings`).
     package let missingIcons: [String]
     /// The icons each symbol layer shows, in the style's order.
     package let layers: [LayerIcons]
+    /// The halos baked into each layer's images, by layer id (`bakeHalos`).
+    package private(set) var halos: [String: LayerHalos] = [:]
     /// The ids of the style's own sprite entries whose index is a local file (a `file://` URL
     /// or a path beside the style), by entry id.
     package let ownSprites: [String: Set<String>]
@@ -51,6 +55,7 @@ package struct StyleVariants: Sendable {
             uniquingKeysWith: { first, _ in first })
         let names = Set(files.keys)
         icons = names
+        drawnIcons = Set(files.filter { !$0.value.lowercased().hasSuffix(".png") }.keys)
         ownSprites = Self.localSpriteIndexes(of: style, stylePath: stylePath)
         let all = style.neededIcons(imageExists: { names.contains($0) }, sizes: sizes)
         var warnings = all.warnings
@@ -177,11 +182,52 @@ package struct StyleVariants: Sendable {
         Set(images(in: json).compactMap(\.name))
     }
 
-    /// Adds the needed variants (the plain icon when no parameter is given) at their scales.
+    /// Adds the needed variants (the plain icon when no parameter is given) at their scales,
+    /// and each baked halo's variants (`bakeHalos`).
     package func add(to options: inout SpriteOptions) {
         for (image, scale) in needed {
             let params = IconParameters(image.params)
             options.variants[image.name, default: []].append(SpriteVariant(params: params, scale: scale))
+        }
+        for layer in layers {
+            guard let baked = halos[layer.id] else { continue }
+            // Every id the copy's layer can name of the icons drawn with its halo: each variant
+            // of them, and each plain icon (the copy's fallback for colors nobody prebaked).
+            for name in (baked.icons ?? []).sorted() {
+                let variants = [(ImageReference(name: name), 1.0)] + needed.filter { $0.image.name == name }
+                for (image, scale) in variants {
+                    for (_, halo) in baked.halos {
+                        options.variants[name, default: []].append(
+                            SpriteVariant(params: IconParameters(image.params), scale: scale, halo: halo))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Has `add(to:)` and `emitted` bake the halos each symbol layer asks for into its images
+    /// (`--bake-halos`): layers whose icons are SDF (`sdf`, as `--sdf` takes them) keep theirs
+    /// to the renderer. Adds a warning for each layer whose halos cannot be baked, or only
+    /// for some features.
+    package mutating func bakeHalos(sdf: Set<String>) {
+        let shown = Dictionary(layers.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for layer in style.json["layers"]?.arrayValue ?? [] {
+            guard let id = layer["id"]?.stringValue, let icons = shown[id] else { continue }
+            let (baked, warning) = style.bakedHalos(of: layer)
+            if let warning { warnings.append(warning) }
+            guard var baked else { continue }
+            let isSDF = { (name: String) in sdf.contains { SpriteID.matches(name, pattern: $0) } }
+            if !icons.namesFromData, icons.names.contains(where: isSDF) {
+                warnings.append(
+                    "\(style.file): layer \"\(id)\": shows SDF icons, whose halos the renderer draws: none baked")
+                continue
+            }
+            // The icons drawn with the halo: the layer's (any, for names from data), not SDF
+            // ones (a pattern may match) nor PNG ones (drawn as they are).
+            baked.icons = (icons.namesFromData ? self.icons : icons.names).intersection(drawnIcons).filter {
+                !isSDF($0)
+            }
+            halos[id] = baked
         }
     }
 
@@ -232,7 +278,7 @@ package struct StyleVariants: Sendable {
             sheetOf: build.sheetNames(prefix: prefix, sheetName: sheetName), firstSheetIDs: build.firstSheetIDs,
             runtimeImages: runtimeImages, lenient: lenient,
             icons: merged ? icons.union(build.firstSheetIDs) : icons, ownSprites: merged ? [:] : ownSprites,
-            merged: merged)
+            merged: merged, halos: halos)
         if !emitted.problems.isEmpty {
             throw StyleError(
                 message: "\(style.file): the style for MapLibre would not load: "

@@ -66,6 +66,11 @@ enum SpriteCommand: Command {
                     "Draw --style's variants only at the icon-size their features show, not the largest their layer can "
                     + "reach (smaller sheets; an icon an app enlarges at run time, as on a tap, is then blurred)."),
             OptionSpec(
+                names: ["--bake-halos"],
+                help:
+                    "Bake each layer's icon-halo-color, -width and -blur (literal or from data) into its non-SDF icons, "
+                    + "which MapLibre draws without halos; the --emit-style copy names the haloed images."),
+            OptionSpec(
                 names: ["--strict"],
                 help:
                     "Fail (exit 1, nothing written) when --style shows an icon the folders lack (default: a warning each)."
@@ -170,6 +175,8 @@ enum SpriteCommand: Command {
         var lenient: Bool
         /// Whether an icon the style shows that the folders lack is an error (`--strict`).
         var strict = false
+        /// Whether the style's icon halos are baked into its images (`--bake-halos`).
+        var bakeHalos = false
         var spriteURL: String?
         var preview: String?
         var previewSize: PixelSize
@@ -271,6 +278,10 @@ enum SpriteCommand: Command {
             emitStyle = arguments.value("--emit-style")
             lenient = arguments.has("--lenient")
             strict = arguments.has("--strict")
+            bakeHalos = arguments.has("--bake-halos")
+            if bakeHalos && emitStyle == nil {
+                throw UsageError(message: "--bake-halos needs --emit-style: the style copy names the haloed images")
+            }
             mergeSprites = arguments.has("--merge-sprites")
             iconSizes = arguments.has("--exact-icon-sizes") ? .featuresSeen : .layerLargest
             spriteURL = arguments.value("--sprite-url")
@@ -320,12 +331,13 @@ enum SpriteCommand: Command {
     private static func job(_ parsed: Options) throws -> SpriteJob {
         var options = parsed.sprite
         if let file = parsed.variantsFile { options.variants = try readVariants(file) }
-        let style = try parsed.style.map { path in
+        var style = try parsed.style.map { path in
             try StyleVariants(
                 stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, imports: parsed.imports,
                 directories: parsed.folders, recursive: options.recursive, environment: parsed.environment,
                 sizes: parsed.iconSizes)
         }
+        if parsed.bakeHalos { style?.bakeHalos(sdf: Set(options.sdf)) }
         if let style { style.add(to: &options) }
         var outputs = SpriteOutputs(prefix: outputPrefix(parsed.output))
         outputs.emitStyle = parsed.emitStyle

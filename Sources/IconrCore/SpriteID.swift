@@ -28,6 +28,13 @@ package enum SpriteID {
         return g == glob.count
     }
 
+    /// The id of image `id` with `halo` baked in: `marker+halo=2,ffffff` (`,BLUR` after it
+    /// when there is one), as `--halo` spells a halo, the color without `#`.
+    package static func haloed(_ id: String, _ halo: Halo) -> String {
+        id + "+halo=\(halo.width.shortText),\(halo.color.hexString.dropFirst())"
+            + (halo.blur > 0 ? ",\(halo.blur.shortText)" : "")
+    }
+
     package static func variant(of name: String, _ params: ResolvedParameters) -> String {
         let query = params.effectiveValues.sorted { $0.key < $1.key }
             .map { "\($0.key)=\($0.value.hexString.dropFirst())" }

@@ -61,11 +61,16 @@ extension StyleDocument {
     /// style's own entries that could be read, by entry id: `coalesce` then knows they exist.
     /// With `merged`, `sprite` is one sheet that holds the style's own sprites too (their
     /// images under the ids the style names them by, `SpriteMerge`): it replaces the array.
+    ///
+    /// `halos` (by layer id, from `bakedHalos(of:)`) are baked into the sprite: each id such a
+    /// layer shows names its haloed image (`SpriteID.haloed`; the one of the feature's halo
+    /// when they differ), and its `icon-halo-*` go (a warning each layer). Runtime images
+    /// and other sprites' images keep no halo.
     public func emitted(
         sprite: JSONValue, templates: [String: SVGTemplate], needed: [ImageReference],
         sheetOf: [String: String] = [:], firstSheetIDs: Set<String> = [], runtimeImages: Bool = false,
         lenient: Bool = false, icons: Set<String>? = nil, ownSprites: [String: Set<String>] = [:],
-        merged: Bool = false
+        merged: Bool = false, halos: [String: LayerHalos] = [:]
     ) -> EmittedStyle {
         guard case .object(var style) = json else {
             return EmittedStyle(json: json, warnings: [], problems: [])
@@ -81,6 +86,7 @@ extension StyleDocument {
         var emitter = Emitter(
             style: self, templates: templates, needed: needed, sheetOf: sprites.sheetOf, icons: known)
         emitter.runtimeImages = runtimeImages
+        emitter.halos = halos
         emitter.iconsets = sprites.iconsets
         emitter.foreignSprites = sprites.foreign.subtracting(ownSprites.keys)
         style["sprite"] = sprites.value
@@ -221,6 +227,10 @@ private struct Emitter {
     var foreignSprites: Set<String> = []
     /// The icon-size the runtime images of the layer being rewritten are drawn at (`runtimeImage`).
     private var runtimeSize = 1.0
+    /// The halos baked into each layer's images, by layer id.
+    var halos: [String: LayerHalos] = [:]
+    /// Those of the layer being rewritten.
+    private var layerHalos: LayerHalos?
     var warnings: [String] = []
     private var variableCount = 0
 
@@ -252,6 +262,12 @@ private struct Emitter {
             warn("\(style.file): layer \"\(id)\": removed Mapbox-only \"slot\"")
         }
         if let filter = object["filter"] { object["filter"] = resolved(filter, at: "\(path) (\"\(id)\").filter") }
+        layerHalos = type == "symbol" ? halos[id] : nil
+        if layerHalos != nil, case .object(var paint)? = object["paint"] {
+            for name in ["icon-halo-color", "icon-halo-width", "icon-halo-blur"] { paint[name] = nil }
+            object["paint"] = .object(paint)
+            warn("\(style.file): layer \"\(id)\": icon-halo-* baked into its images (--bake-halos): removed")
+        }
         for group in ["layout", "paint"] {
             guard case .object(var properties)? = object[group] else { continue }
             for (name, value) in properties.sorted(by: { $0.key < $1.key }) {
@@ -453,9 +469,9 @@ private struct Emitter {
             // Tokens are resolved by the renderer after the id is chosen: as an expression,
             // the ids of later sheets can be prefixed.
             let tokens = LegacyFunction.tokens(name)
-            if tokens != value, !sheetOf.isEmpty { return prefixedExpression(tokens) }
-            return .string(prefixed(name))
-        case .object where !sheetOf.isEmpty:
+            if tokens != value, !sheetOf.isEmpty || layerHalos != nil { return prefixedExpression(tokens) }
+            return leaf(name)
+        case .object where !sheetOf.isEmpty || layerHalos != nil:
             // A legacy function (`{"property": "icon", "type": "identity"}`) names icons from
             // data too: written as the expression it means, so later sheets' ids can be mapped.
             return images(
@@ -613,7 +629,7 @@ private struct Emitter {
     /// `match` on the colors as numbers.
     private mutating func id(of icon: String, params: [String: JSONValue]) -> JSONValue {
         guard let template = templates[icon], !template.parameters.isEmpty, !params.isEmpty else {
-            return .string(prefixed(icon))
+            return leaf(icon)
         }
         let declared = template.parameters.sorted { $0.name < $1.name }
         var keyParts: [JSONValue] = []
@@ -636,17 +652,17 @@ private struct Emitter {
         var idByLabel: [(String, String)] = []
         for reference in needed where reference.name == icon {
             let label = declared.map { Self.key(reference.params[$0.name] ?? $0.defaultColor) }.joined(separator: "|")
-            let variant = prefixed(SpriteID.variant(of: icon, template.resolve(colors: reference.params)))
+            let variant = SpriteID.variant(of: icon, template.resolve(colors: reference.params))
             if !idByLabel.contains(where: { $0.0 == label }) { idByLabel.append((label, variant)) }
         }
         if let constantKey {
             let label = constantKey.joined(separator: "|")
-            return .string(idByLabel.first { $0.0 == label }?.1 ?? prefixed(icon))
+            return leaf(idByLabel.first { $0.0 == label }?.1 ?? icon)
         }
         let fallback: JSONValue =
-            runtimeImages ? runtimeImage(icon, declared: declared, params: params) : .string(prefixed(icon))
-        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { .string($0.1) != fallback }.flatMap {
-            [JSONValue.string($0.0), .string($0.1)]
+            runtimeImages ? runtimeImage(icon, declared: declared, params: params) : leaf(icon)
+        let branches = idByLabel.sorted { $0.0 < $1.0 }.filter { leaf($0.1) != fallback }.flatMap {
+            [JSONValue.string($0.0), leaf($0.1)]
         }
         guard !branches.isEmpty else { return fallback }
         let key: JSONValue = keyParts.count == 1 ? keyParts[0] : .array([.string("concat")] + keyParts)
@@ -683,35 +699,14 @@ private struct Emitter {
         return color.color
     }
 
-    /// A color's label: `r,g,b,a` in 0-255, or `t` for fully transparent (renderers disagree
-    /// on the channels of a transparent color).
-    static func key(_ color: Color) -> String {
-        color.alpha8 == 0 ? "t" : "\(color.red),\(color.green),\(color.blue),\(color.alpha8)"
-    }
+    /// A color's label (`StyleDocument.colorKey`).
+    static func key(_ color: Color) -> String { StyleDocument.colorKey(color) }
 
     /// The expression computing `key` of a param value in the renderer: its `to-rgba`, rounded.
     private mutating func keyExpression(_ value: JSONValue, fallback: Color) -> JSONValue {
         variableCount += 1
-        let name = "iconr_color\(variableCount)"
-        func channel(_ index: Int, scale: Bool = false) -> JSONValue {
-            let component = JSONValue.array([
-                .string("at"), .number(Double(index)), .array([.string("var"), .string(name)]),
-            ])
-            return .array([.string("round"), scale ? .array([.string("*"), component, .number(255)]) : component])
-        }
-        let rgba = JSONValue.array([
-            .string("to-rgba"), .array([.string("to-color"), value, .string(fallback.hexString)]),
-        ])
-        let transparent = JSONValue.array([
-            .string("=="), .array([.string("at"), .number(3), .array([.string("var"), .string(name)])]), .number(0),
-        ])
-        let text = JSONValue.array([
-            .string("concat"), channel(0), .string(","), channel(1), .string(","), channel(2), .string(","),
-            channel(3, scale: true),
-        ])
-        return .array([
-            .string("let"), .string(name), rgba, .array([.string("case"), transparent, .string("t"), text]),
-        ])
+        return StyleDocument.colorKeyExpression(
+            value, variable: "iconr_color\(variableCount)", fallback: fallback.hexString)
     }
 
     // MARK: Sheets
@@ -721,8 +716,45 @@ private struct Emitter {
         sheetOf[id].map { $0 + ":" + id } ?? id
     }
 
-    /// An id computed at run time, mapped to `sheet:id` for the ids in later sheets.
+    /// The image of sprite id `id` as the layer being rewritten shows it: `sheet:id` when the
+    /// id is in a later sheet, and with the layer's baked halo (`SpriteID.haloed`), chosen by
+    /// the feature's halo label when the layer has several (no halo for a label it lacks).
+    private func leaf(_ id: String) -> JSONValue {
+        guard let layerHalos,
+            layerHalos.icons.map({ $0.contains(id) || $0.contains { id.hasPrefix($0 + "?") } }) ?? true
+        else { return .string(prefixed(id)) }
+        guard let label = layerHalos.label else {
+            return .string(prefixed(SpriteID.haloed(id, layerHalos.halos[0].halo)))
+        }
+        return .array(
+            [.string("match"), label]
+                + layerHalos.halos.flatMap { [.string($0.label), .string(prefixed(SpriteID.haloed(id, $0.halo)))] }
+                + [.string(prefixed(id))])
+    }
+
+    /// An id computed at run time, with the layer's baked halo (as `leaf`), mapped to
+    /// `sheet:id` for the ids in later sheets.
     private func prefixedExpression(_ id: JSONValue) -> JSONValue {
+        guard let layerHalos else { return sheetPrefixed(id) }
+        let text = id.arrayValue?.first == .string("to-string") ? id : .array([.string("to-string"), id])
+        func haloed(_ halo: Halo) -> JSONValue {
+            let suffix = String(SpriteID.haloed("", halo))
+            return sheetPrefixed(.array([.string("concat"), text, .string(suffix)]))
+        }
+        let chosen =
+            layerHalos.label.map { label in
+                JSONValue.array(
+                    [.string("match"), label] + layerHalos.halos.flatMap { [.string($0.label), haloed($0.halo)] }
+                        + [sheetPrefixed(id)])
+            } ?? haloed(layerHalos.halos[0].halo)
+        // Only the icons with haloed images are named by them.
+        guard let icons = layerHalos.icons else { return chosen }
+        guard !icons.isEmpty else { return sheetPrefixed(id) }
+        return .array([.string("match"), text, .array(icons.sorted().map { .string($0) }), chosen, sheetPrefixed(id)])
+    }
+
+    /// An id computed at run time, mapped to `sheet:id` for the ids in later sheets.
+    private func sheetPrefixed(_ id: JSONValue) -> JSONValue {
         guard !sheetOf.isEmpty else { return id }
         let branches = sheetOf.sorted { $0.key < $1.key }.flatMap {
             [JSONValue.string($0.key), .string($0.value + ":" + $0.key)]

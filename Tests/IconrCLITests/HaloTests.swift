@@ -130,4 +130,68 @@ struct HaloTests {
         }
         #expect(error.message.hasPrefix("halo: expected \"W[,COLOR[,BLUR]]\""), "\(error.message)")
     }
+
+    /// `--bake-halos` with `--emit-style`: a layer's `icon-halo-*` (here a color from data and
+    /// a literal width) become haloed images the copy names per feature, drawn by MapLibre
+    /// Native and GL JS (which draw no halo around a color icon themselves); a halo that
+    /// changes with zoom stays the renderer's, with a warning; SDF icons keep theirs.
+    @Test func bakeHalosTurnsTheStylesHalosIntoImages() throws {
+        let scratch = try TestSupport.folderWithBundledIcons("iconr-bake-halos")
+        let directory = scratch.url
+        let style = #"""
+            {"version": 8, "sources": {"p": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [-5, 0]}, "properties": {"kind": "a"}},
+              {"type": "Feature", "geometry": {"type": "Point", "coordinates": [5, 0]}, "properties": {"kind": "b"}}]}}},
+             "layers": [{"id": "dark", "type": "background", "paint": {"background-color": "#202020"}},
+              {"id": "m", "type": "symbol", "source": "p",
+               "layout": {"icon-image": "marker", "icon-allow-overlap": true},
+               "paint": {"icon-halo-color": ["match", ["get", "kind"], "a", "#ffffff", "#00ff00"], "icon-halo-width": 3}},
+              {"id": "z", "type": "symbol", "source": "p", "minzoom": 20, "layout": {"icon-image": "flag"},
+               "paint": {"icon-halo-color": "#ffffff", "icon-halo-width": ["interpolate", ["linear"], ["zoom"], 0, 1, 22, 4]}},
+              {"id": "s", "type": "symbol", "source": "p", "minzoom": 20, "layout": {"icon-image": "badge"},
+               "paint": {"icon-halo-color": "#ffffff", "icon-halo-width": 2}}]}
+            """#
+        try Data(style.utf8).write(to: directory.appendingPathComponent("style.json"))
+        let build = InProcess.iconr(
+            [
+                "sprite", "./icons", "-o", "./out/", "--style", "./style.json", "--emit-style", "./out/style.json",
+                "--bake-halos", "--sdf", "badge", "--ratio", "2", "--no-cache",
+            ], in: directory)
+        try #require(build.status == 0, "\(build.stderr)")
+        #expect(build.stderr.contains(#"layer "z": icon-halo-width changes with zoom or feature state: no halo baked"#))
+        #expect(build.stderr.contains(#"layer "s": shows SDF icons, whose halos the renderer draws: none baked"#))
+        let index = try #require(
+            SpriteIndex.entries(
+                fromJSON: [UInt8](Data(contentsOf: directory.appendingPathComponent("out/sprite@2x.json")))))
+        let white = try #require(index["marker+halo=3,ffffff"]), green = try #require(index["marker+halo=3,00ff00"])
+        let marker = try #require(index["marker"])
+        #expect(white.rect.width == marker.rect.width + 12 && green.rect.height == marker.rect.height + 12)
+        #expect(index.keys.filter { $0.contains("+halo") }.count == 2, "\(index.keys.sorted())")
+        let emitted = try JSONValue.parse([UInt8](Data(contentsOf: directory.appendingPathComponent("out/style.json"))))
+        let layers = emitted["layers"]?.arrayValue ?? []
+        #expect(layers.count == 4)
+        #expect(layers[1]["paint"]?["icon-halo-color"] == nil && layers[1]["paint"]?["icon-halo-width"] == nil)
+        #expect(layers[2]["paint"]?["icon-halo-width"] != nil && layers[3]["paint"]?["icon-halo-width"] != nil)
+        // Without --emit-style there is no copy to name the haloed images.
+        let alone = InProcess.iconr(
+            ["sprite", "./icons", "-o", "./alone/", "--style", "./style.json", "--bake-halos"], in: directory)
+        #expect(alone.status == 64 && alone.stderr.contains("--bake-halos needs --emit-style"), "\(alone.stderr)")
+        // Both MapLibres draw each marker's ring in its feature's color, 1.5 px beyond its
+        // widest point (centred at x = 60 -+ 28.4 at zoom 2, 4.2 px above the middle).
+        for client in MapClient.allCases {
+            let pixels = try client.render(
+                style: directory.appendingPathComponent("out/style.json"), root: directory, ratio: 2, width: 120,
+                height: 100, zoom: 2, longitude: 0, latitude: 0)
+            func pixel(_ x: Double, _ y: Double) -> [UInt8] {
+                let offset = (Int(y * 2) * 240 + Int(x * 2)) * 4
+                return Array(pixels[offset..<offset + 4])
+            }
+            let row = 50 - 4.2
+            let a = pixel(60 - 28.44 + 10, row), b = pixel(60 + 28.44 + 10, row)
+            #expect(a[0] > 200 && a[1] > 200 && a[2] > 200, "\(client): feature a's white ring: \(a)")
+            #expect(b[0] < 80 && b[1] > 200 && b[2] < 80, "\(client): feature b's green ring: \(b)")
+            #expect(pixel(60 - 28.44 + 5, row)[0] > 150, "\(client): the marker's red inside")
+            #expect(pixel(60 - 28.44 + 14, row)[0] < 80, "\(client): the map beyond the ring")
+        }
+    }
 }

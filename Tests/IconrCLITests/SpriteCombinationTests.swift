@@ -6,7 +6,8 @@ import Testing
 
 /// `iconr sprite`'s options taken together: a table of them (ratios, one or several sheets,
 /// themes, params, a style with literal names or names from data, `--sprite-url`,
-/// `--hash-names`, `--unique`, `--sdf`, `--catalog`, PNG sources, `--halo`) in rows that hold every
+/// `--hash-names`, `--unique`, `--sdf`, `--catalog`, PNG sources, `--halo`, `--bake-halos`) in
+/// rows that hold every
 /// pair of values at least once, each build checked by one oracle:
 /// - every file the build lists exists, and the output folder holds nothing else;
 /// - a theme's sheets have the plain sheets' ids;
@@ -33,6 +34,7 @@ struct SpriteCombinationTests {
         Factor(name: "catalog", values: ["no", "yes"]),
         Factor(name: "png", values: ["no", "yes"]),
         Factor(name: "halo", values: ["no", "2,#000000"]),
+        Factor(name: "bake-halos", values: ["no", "yes"]),
     ]
 
     /// Values that make a build fail on purpose (a usage error): a row holds at most one, and
@@ -128,7 +130,8 @@ struct SpriteCombinationTests {
         return #"""
             {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": [\#(features.joined(separator: ","))]}}},
              "layers": [{"id": "data", "type": "symbol", "source": "points",
-               "layout": {"icon-image": ["get", "icon"], "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+               "layout": {"icon-image": ["get", "icon"], "icon-allow-overlap": true, "icon-ignore-placement": true},
+               "paint": {"icon-halo-color": "#ffffff", "icon-halo-width": 1}}]}
             """#
     }
 
@@ -138,9 +141,11 @@ struct SpriteCombinationTests {
           {"type": "Feature", "geometry": {"type": "Point", "coordinates": [-4, 0]}, "properties": {"c": "red"}},
           {"type": "Feature", "geometry": {"type": "Point", "coordinates": [4, 0]}, "properties": {"c": "#0000ff"}}]}}},
          "layers": [{"id": "flags", "type": "symbol", "source": "points",
-           "layout": {"icon-image": ["image", "flag", {"params": {"flag_color": ["get", "c"]}}], "icon-allow-overlap": true}},
+           "layout": {"icon-image": ["image", "flag", {"params": {"flag_color": ["get", "c"]}}], "icon-allow-overlap": true},
+           "paint": {"icon-halo-color": ["match", ["get", "c"], "red", "#ffffff", "#ffff00"], "icon-halo-width": 1}},
           {"id": "markers", "type": "symbol", "source": "points",
-           "layout": {"icon-image": "marker", "icon-allow-overlap": true, "icon-offset": [0, 30]}},
+           "layout": {"icon-image": "marker", "icon-allow-overlap": true, "icon-offset": [0, 30]},
+           "paint": {"icon-halo-color": "#ffffff", "icon-halo-width": 2}},
           {"id": "labels", "type": "symbol", "source": "points",
            "layout": {"icon-image": "label", "icon-allow-overlap": true, "icon-offset": [0, -30]}}]}
         """#
@@ -191,6 +196,9 @@ struct SpriteCombinationTests {
         }
         let styled = row["style"] != "none"
         if styled { arguments += ["--style", "./style.json", "--emit-style", "./out/style.json"] }
+        // Halos are baked from a style: without one the option is not given (a usage error).
+        let baked = styled && row["bake-halos"] == "yes"
+        if baked { arguments.append("--bake-halos") }
         if row["sprite-url"] == "yes" { arguments += ["--sprite-url", "https://tiles.example.com/s/sprite?v=3"] }
         if row["hash-names"] == "yes" { arguments.append("--hash-names") }
         if row["unique"] == "yes" { arguments.append("--unique") }
@@ -244,12 +252,22 @@ struct SpriteCombinationTests {
 
         // Sampled images equal `iconr render` of the same icon, theme, params and halo.
         var compared: [String: Int] = [:]
+        var bakedCompared = 0
         for (flavor, sheets) in indexes {
             for sheet in sheets {
                 let image = try PNGDecoder.decode(
                     [UInt8](Data(contentsOf: directory.appendingPathComponent(String(sheet.path.dropLast(5)) + ".png")))
                 )
-                for (id, entry) in sheet.entries where id.hasPrefix("flag") || (id == "badge" && !entry.sdf) {
+                for (fullID, entry) in sheet.entries where fullID.hasPrefix("flag") || (fullID == "badge" && !entry.sdf)
+                {
+                    // A halo the style asked for (`+halo=W,rrggbb`) in place of the row's.
+                    let haloParts = fullID.components(separatedBy: "+halo=")
+                    let id = haloParts[0]
+                    let haloSpec =
+                        haloParts.count > 1
+                        ? haloParts[1].replacingOccurrences(
+                            of: ",", with: ",#", options: [], range: haloParts[1].range(of: ",")) : nil
+                    if haloSpec != nil { bakedCompared += 1 }
                     var render = [
                         "render", "./icons/\(id.split(separator: "?")[0]).svg", "--scale", entry.pixelRatio.shortText,
                     ]
@@ -264,7 +282,7 @@ struct SpriteCombinationTests {
                     case "grayscale": render += ["--theme", "grayscale"]
                     default: render += ["--theme", "./\(flavor).json"]
                     }
-                    if let halo = row["halo"], halo != "no" { render += ["--halo", halo] }
+                    if let halo = haloSpec ?? row["halo"], halo != "no" { render += ["--halo", halo] }
                     render += ["-o", "./expected.png", "--no-cache"]
                     let drawn = try TestSupport.iconr(
                         render.map { $0.hasPrefix("./") ? directory.path + $0.dropFirst(1) : $0 })
@@ -279,8 +297,13 @@ struct SpriteCombinationTests {
                 }
             }
         }
-        // Every flavor had images to compare (the flag, at least).
+        // Every flavor had images to compare (the flag, at least); with baked halos, some haloed.
         #expect(compared.keys.sorted() == indexes.keys.sorted() && compared.values.allSatisfy { $0 > 0 }, "\(row)")
+        // The data style's one layer shows every icon: with the marker in SDF, its halos stay
+        // the renderer's.
+        let sdfInLayer = row["style"] == "data" && row["sdf"] == "marker"
+        #expect((bakedCompared > 0) == (baked && !sdfInLayer), "\(row): \(bakedCompared) images with baked halos")
+        if baked && sdfInLayer { #expect(run.stderr.contains("shows SDF icons, whose halos the renderer draws")) }
 
         // Every emitted style, drawn in MapLibre GL JS, finds every image it asks for.
         guard styled else { return }

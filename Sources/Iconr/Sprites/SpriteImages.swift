@@ -113,7 +113,7 @@ struct SpriteImageRenderer: Sendable {
         }
         var images: [SpriteImage] = []
         var reportedProblems = Set<String>()
-        let planned: [(id: String, icon: IconSource, params: ResolvedParameters, isVariant: Bool, scale: Double)]
+        let planned: [WantedImage]
         do {
             planned = try wantedImages(of: source, icon: icon, fileIcon: fileIcon)
         } catch {
@@ -142,14 +142,14 @@ struct SpriteImageRenderer: Sendable {
                 let image =
                     sdf
                     ? SignedDistanceField.make(from: variant.image, ratio: ratio, field: options.sdfField)
-                    : halo(of: source).map { $0.apply(to: variant.image, scale: ratio) } ?? variant.image
+                    : wanted.halo.map { $0.apply(to: variant.image, scale: ratio) } ?? variant.image
                 guard image.size.width <= options.maxSize, image.size.height <= options.maxSize else {
                     return failure(
                         "is \(image.size) at \(ratio.shortText)x, larger than the \(options.maxSize) px sheet limit")
                 }
                 let entry = areas.entry(
                     size: image.size, ratio: ratio, sdf: sdf,
-                    offset: border(sdf: sdf, ratio: ratio, halo: halo(of: source)), scale: drawn,
+                    offset: border(sdf: sdf, ratio: ratio, halo: wanted.halo), scale: drawn,
                     sidecar: sidecar)
                 // Metadata that does not fit the image is left out with a warning (once an icon).
                 let (valid, problems) = entry.validated()
@@ -165,32 +165,50 @@ struct SpriteImageRenderer: Sendable {
                         id: wanted.id, source: source.path, ratio: sheetRatio, size: image.size, image: image,
                         entry: valid,
                         isVariant: wanted.isVariant,
-                        contentKey: variant.key.identity + drawingKey(sdf: sdf, halo: halo(of: source))))
+                        contentKey: variant.key.identity + drawingKey(sdf: sdf, halo: wanted.halo)))
             }
         }
         let references = template.externalReferences.isEmpty ? [:] : [file.path: template.externalReferences]
         return .success(SourceImages(images: images, warnings: warnings, references: references))
     }
 
+    /// One image an icon gives the sheet: its id, what is drawn, at how many times the ratio,
+    /// and the halo baked around it.
+    private struct WantedImage {
+        var id: String
+        var icon: IconSource
+        var params: ResolvedParameters
+        var isVariant: Bool
+        var scale: Double
+        var halo: Halo?
+    }
+
     /// The plan for one icon: its plain image, then each variant the options ask for, by
     /// sprite id (two variants with one id are one image, at the larger scale). Ids are named
     /// after the file's defaults, so that a theme's sheets have the plain sheets' ids.
     /// A variant with a recoloring of its own is drawn from the file's icon in it, in place of
-    /// the build's theme (which draws the others).
+    /// the build's theme (which draws the others). A variant with a halo of its own has it
+    /// in place of the build's, and an id that ends in it.
     private func wantedImages(
         of source: SpriteSource, icon: IconSource, fileIcon: IconSource
-    ) throws(IconrError) -> [(id: String, icon: IconSource, params: ResolvedParameters, isVariant: Bool, scale: Double)]
-    {
-        var wanted: [(id: String, icon: IconSource, params: ResolvedParameters, isVariant: Bool, scale: Double)] =
-            [(source.id, icon, icon.template.resolve(colors: [:]), false, 1)]
+    ) throws(IconrError) -> [WantedImage] {
+        var wanted = [
+            WantedImage(
+                id: source.id, icon: icon, params: icon.template.resolve(colors: [:]), isVariant: false, scale: 1,
+                halo: halo(of: source))
+        ]
         for variant in options.variants[source.id] ?? [] {
             let drawn = try variant.recolor.map { recolor throws(IconrError) in try fileIcon.themed(recolor) } ?? icon
             let resolved = drawn.template.resolve(variant.params)
-            let id = variant.id ?? SpriteID.variant(of: source.id, icon.fileTemplate.resolve(variant.params))
+            var id = variant.id ?? SpriteID.variant(of: source.id, icon.fileTemplate.resolve(variant.params))
+            if let halo = variant.halo { id = SpriteID.haloed(id, halo) }
             if let existing = wanted.firstIndex(where: { $0.id == id }) {
                 wanted[existing].scale = max(wanted[existing].scale, variant.scale)
             } else {
-                wanted.append((id, drawn, resolved, true, variant.scale))
+                wanted.append(
+                    WantedImage(
+                        id: id, icon: drawn, params: resolved, isVariant: true, scale: variant.scale,
+                        halo: variant.halo ?? variant.recolor?.theme(forIcon: source.id).halo ?? halo(of: source)))
             }
         }
         return wanted

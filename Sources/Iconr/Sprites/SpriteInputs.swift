@@ -174,6 +174,7 @@ extension SpriteOptions {
                 + (self.variants[id] ?? []).map { variant in
                     (variant.id ?? "-") + " " + variant.scale.shortText + " "
                         + (variant.recolor.map { "recolor \($0.rulesKey) " } ?? "")
+                        + (variant.halo.map { "halo \($0.text) " } ?? "")
                         + variant.params.colors.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value.hexString)" }
                         .joined(separator: "&")
                 }.joined(separator: ", ")

@@ -59,12 +59,17 @@ public struct SpriteVariant: Hashable, Sendable {
     /// A recoloring of this variant's own (a plain SVG without parameters made red, green and
     /// blue from one black icon): the icon drawn in it, as in a theme. Such a variant has an id.
     public var recolor: Theme?
+    /// A halo baked around this variant's image, in place of the build's (`--halo`); its id
+    /// then ends in the halo (`SpriteID.haloed`).
+    public var halo: Halo?
 
-    /// A variant of `params`, named `id` (or by `SpriteID`), drawn at `scale` times each ratio.
-    public init(id: String? = nil, params: IconParameters, scale: Double = 1) {
+    /// A variant of `params`, named `id` (or by `SpriteID`), drawn at `scale` times each ratio,
+    /// with `halo` baked in.
+    public init(id: String? = nil, params: IconParameters, scale: Double = 1, halo: Halo? = nil) {
         self.id = id
         self.params = params
         self.scale = scale
+        self.halo = halo
     }
 }
 
