@@ -49,7 +49,7 @@ extension StyleDocument {
             ("icon-halo-blur", blur, blurJSON),
         ]
         for (name, compiled, json) in parts {
-            if !compiled.isZoomConstant || json.serialized.contains("\"feature-state\"") {
+            if !compiled.isZoomConstant || json.serialized.containsUTF8("\"feature-state\"") {
                 return (
                     nil,
                     "\(place): \(name) changes with zoom or feature state: no halo baked (an image is chosen once per feature)"
