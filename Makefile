@@ -4,12 +4,16 @@
 #
 #   make                         build .build/release/iconr
 #   make bench                   build it and .build/release/iconr-bench (docs/benchmarks.md)
-#   make install PREFIX=/usr/local [DESTDIR=...]   install a stripped iconr into PREFIX/bin
+#   make install PREFIX=/usr/local [DESTDIR=...] [SYSCONFDIR=...]   install a stripped iconr into PREFIX/bin
 #   make uninstall PREFIX=/usr/local
 #   make deb                     build iconr_<version>_<arch>.deb (Debian 12)
 
 PREFIX ?= /usr/local
 DESTDIR ?=
+# The settings (default/iconr): /etc for the system's own prefix, else beside the prefix
+# (/usr/local/etc, /opt/x/etc), so that an install outside /usr never writes the file the
+# .deb owns. Everything goes under DESTDIR.
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
 BINARY := .build/release/iconr
 VERSION := $(shell sed -n 's/.*string = "\(.*\)".*/\1/p' Sources/IconrCore/IconrVersion.swift)
 ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
@@ -85,22 +89,27 @@ bench: $(BINARY)
 
 
 # The binary, its man page and shell completions (made by the binary, from the tables of its
-# --help), the bundled icons, and the systemd unit with its settings in /etc/default/iconr
-# (kept when it exists: it is the administrator's).
+# --help), the bundled icons, the README and docs, and the systemd unit with its settings in
+# SYSCONFDIR/default/iconr (kept when it exists: it is the administrator's).
 install: $(BINARY)
 	install -d "$(DESTDIR)$(PREFIX)/bin" "$(DESTDIR)$(PREFIX)/share/man/man1" \
 	    "$(DESTDIR)$(PREFIX)/share/bash-completion/completions" "$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions" \
 	    "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d" "$(DESTDIR)$(PREFIX)/share/iconr/icons" \
-	    "$(DESTDIR)$(PREFIX)/lib/systemd/system" "$(DESTDIR)/etc/default"
+	    "$(DESTDIR)$(PREFIX)/share/doc/iconr/docs/images" \
+	    "$(DESTDIR)$(PREFIX)/lib/systemd/system" "$(DESTDIR)$(SYSCONFDIR)/default"
 	install -s -m 755 "$(BINARY)" "$(DESTDIR)$(PREFIX)/bin/iconr"
 	"$(BINARY)" help --man | gzip -9n > "$(DESTDIR)$(PREFIX)/share/man/man1/iconr.1.gz"
 	"$(BINARY)" help --completions bash > "$(DESTDIR)$(PREFIX)/share/bash-completion/completions/iconr"
 	"$(BINARY)" help --completions zsh > "$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_iconr"
 	"$(BINARY)" help --completions fish > "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/iconr.fish"
 	install -m 644 icons/*.svg "$(DESTDIR)$(PREFIX)/share/iconr/icons"
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' packaging/iconr.service.in > "$(DESTDIR)$(PREFIX)/lib/systemd/system/iconr.service"
-	[ -e "$(DESTDIR)/etc/default/iconr" ] || \
-	    sed 's|@DATADIR@|$(PREFIX)/share/iconr|g' packaging/iconr.default > "$(DESTDIR)/etc/default/iconr"
+	install -m 644 README.md CHANGELOG.md "$(DESTDIR)$(PREFIX)/share/doc/iconr"
+	install -m 644 docs/*.md "$(DESTDIR)$(PREFIX)/share/doc/iconr/docs"
+	install -m 644 docs/images/*.png "$(DESTDIR)$(PREFIX)/share/doc/iconr/docs/images"
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' packaging/iconr.service.in \
+	    > "$(DESTDIR)$(PREFIX)/lib/systemd/system/iconr.service"
+	[ -e "$(DESTDIR)$(SYSCONFDIR)/default/iconr" ] || \
+	    sed 's|@DATADIR@|$(PREFIX)/share/iconr|g' packaging/iconr.default > "$(DESTDIR)$(SYSCONFDIR)/default/iconr"
 
 uninstall:
 	rm -f "$(DESTDIR)$(PREFIX)/bin/iconr" "$(DESTDIR)$(PREFIX)/share/man/man1/iconr.1.gz" \
@@ -108,14 +117,16 @@ uninstall:
 	    "$(DESTDIR)$(PREFIX)/share/zsh/vendor-completions/_iconr" \
 	    "$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/iconr.fish" \
 	    "$(DESTDIR)$(PREFIX)/lib/systemd/system/iconr.service"
-	rm -rf "$(DESTDIR)$(PREFIX)/share/iconr"
+	rm -rf "$(DESTDIR)$(PREFIX)/share/iconr" "$(DESTDIR)$(PREFIX)/share/doc/iconr"
 
 deb: $(BINARY)
 	rm -rf .build/deb && mkdir -p .build/deb/DEBIAN
 	$(MAKE) --no-print-directory install DESTDIR=.build/deb PREFIX=/usr BINARY=$(BINARY)
-	install -d .build/deb/usr/share/doc/iconr
 	install -m 644 LICENSE .build/deb/usr/share/doc/iconr/copyright
-	echo /etc/default/iconr > .build/deb/DEBIAN/conffiles
+	install -d .build/deb/etc/logrotate.d
+	install -m 644 packaging/iconr.logrotate .build/deb/etc/logrotate.d/iconr
+	install -m 755 packaging/postinst packaging/postrm .build/deb/DEBIAN/
+	printf '%s\n' /etc/default/iconr /etc/logrotate.d/iconr > .build/deb/DEBIAN/conffiles
 	printf '%s\n' \
 	    "Package: iconr" \
 	    "Version: $(VERSION)" \

@@ -75,7 +75,8 @@ let package = Package(
         .testTarget(
             name: "IconrCLITests",
             dependencies: [
-                "IconrCLI", "Iconr", "IconrCore", "IconrStyle", "IconrSystem", "IconrRender", "IconrTestSupport",
+                "IconrCLI", "Iconr", "IconrCore", "IconrStyle", "IconrSystem", "IconrRender", "IconrServer",
+                "IconrTestSupport",
             ]),
     ]
 )

@@ -66,7 +66,8 @@ public final class IconLibrary: Sendable {
     /// The template named `name`: `flag` for `flag.svg` (or `.svgz`), `roads/shield` for one
     /// in a subfolder; loaded on first use and reloaded when its file changed.
     /// - Throws: `IconrError.unknownIcon` (also for names that would leave the folder:
-    ///   `..`, hidden files, absolute paths), `.template`, `.read`.
+    ///   `..`, hidden files, absolute paths), `.folder` (the folder is not there), `.template`,
+    ///   `.read`.
     public func source(named name: String) throws(IconrError) -> IconSource {
         try template(named: name).source
     }
@@ -173,6 +174,8 @@ public final class IconLibrary: Sendable {
             let path = candidates.first(where: { stat($0, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG }),
             followsLinksOut || FileReader.realPath(directory).map({ FileReader.isWithin($0, path) }) == true
         else {
+            // A folder that is not there (a typo, a moved set) is said as such, not as an icon.
+            guard FileReader.isFolder(directory) else { throw IconrError.notAFolder(directory) }
             absent.withLock { missing in
                 if missing.count >= 4096 { missing.removeAll(keepingCapacity: true) }
                 missing[name] = now

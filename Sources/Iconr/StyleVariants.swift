@@ -35,7 +35,7 @@ package struct StyleVariants: Sendable {
         stylePath: String, dataPaths: [String], config overrides: [String: JSONValue],
         imports: [String: String] = [:], directories: [String],
         recursive: Bool, firstFolderWins: Bool = false, environment: MapboxEnvironment = MapboxEnvironment(),
-        sizes: IconSizes = .layerLargest, followsLinksOut: Bool = true
+        sizes: IconSizes = .layerLargest, followsLinksOut: Bool = true, folderNames: [String: String] = [:]
     ) throws {
         var data: [String: [UInt8]] = [:]
         for path in dataPaths {
@@ -48,7 +48,7 @@ package struct StyleVariants: Sendable {
         let files = Dictionary(
             try SpriteBuilder.iconFiles(
                 in: directories, recursive: recursive, firstFolderWins: firstFolderWins,
-                followsLinksOut: followsLinksOut
+                followsLinksOut: followsLinksOut, names: folderNames
             ).map {
                 ($0.id, $0.path)
             },

@@ -14,8 +14,16 @@ struct OptionSpec: Sendable {
     /// before another option, or before an existing folder), as another tool spells it
     /// (spreet's bare `--sdf`, as in `--sdf icons out`).
     var bareMeans: String?
+    /// The values the shell completions offer for it (`mapbox`, `maplibre`); a value that
+    /// names a file (a `FILE`, `DIR`, `PATH` or `PREFIX`) is completed as one too.
+    var values: [String] = []
 
     var primaryName: String { names[0] }
+    /// Whether its value names a file or folder, by its placeholder.
+    var valueIsFile: Bool {
+        guard let valueName else { return false }
+        return ["FILE", "DIR", "PATH", "PREFIX"].contains { valueName.containsUTF8($0) }
+    }
 
     /// How the usage line shows it: `[--scale <S>]`, `[--param <NAME=COLOR>]...`, `-o <PREFIX>`.
     var usage: String {

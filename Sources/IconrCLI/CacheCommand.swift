@@ -7,6 +7,7 @@ enum CacheCommand: Command {
     static let name = "cache"
     static let abstract = "Show or clear the disk cache of rendered icons."
     static let positionalUsage = "stats|clear"
+    static let positionalWords = ["stats", "clear"]
     static let arguments: [(name: String, help: String)] = [
         ("stats", "Print the cache's directory, entries and bytes."),
         ("clear", "Remove every entry."),

@@ -33,7 +33,8 @@ enum CheckCommand: Command {
     ]
     static let options: [OptionSpec] = [
         OptionSpec(
-            names: ["--for"], valueName: "TARGET", help: "Check for mapbox or maplibre only (default: both)."),
+            names: ["--for"], valueName: "TARGET", help: "Check for mapbox or maplibre only (default: both).",
+            values: IconCheck.Target.allCases.map(\.rawValue)),
         OptionSpec(
             names: ["--sdf"], valueName: "ID|GLOB",
             help: "The icons that go into a sprite as SDF (as 'iconr sprite --sdf'; repeatable).", isRepeatable: true,

@@ -17,6 +17,9 @@ protocol Command: Sendable {
     static var positionalUsage: String { get }
     static var arguments: [(name: String, help: String)] { get }
     static var options: [OptionSpec] { get }
+    /// The words its first positional argument is one of (`stats`, `clear`), for the shell
+    /// completions; empty for a file or free text.
+    static var positionalWords: [String] { get }
 
     /// Does the work; returns the exit code.
     static func run(_ options: Options, console: Console) throws -> Int32
@@ -24,6 +27,7 @@ protocol Command: Sendable {
 
 extension Command {
     static var discussion: String { "" }
+    static var positionalWords: [String] { [] }
 
     /// `label` (`USAGE: `) and `iconr <name> <usage>`, folded at 100 columns, later lines
     /// indented under `iconr`. Made from the option table, so that it cannot drift:

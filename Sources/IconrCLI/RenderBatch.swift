@@ -52,6 +52,8 @@ struct RenderJob: Equatable {
         var jobs: [RenderJob] = []
         for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let origin = "\(name):\(index + 1)"
+            // A comment is skipped as it is: its words are not read (an apostrophe is no quote).
+            if line.drop(while: { $0 == " " || $0 == "\t" }).hasPrefix("#") { continue }
             guard let words = splitWords(line) else { throw ListError(origin: origin, message: "unclosed quote") }
             guard let first = words.first, !first.hasPrefix("#") else { continue }
             do {
@@ -290,17 +292,27 @@ enum RenderBatch {
 
         let results = outcomes.withLock { $0 }
         var failed = 0
-        // A template that cannot be read is said once, however many jobs it had.
-        var unreadSaid: Set<String> = []
+        // A template that cannot be read is said once, however many jobs it had, and counted
+        // as one file, not as the PNGs it would have made.
+        var unread: Set<String> = []
         for index in jobs.indices {
             switch results[index] {
             case .success(let output)?: console.written(output)
             case .failure(let failure)?:
-                failed += 1
                 if case .failure? = sources[jobs[index].template] {
-                    guard unreadSaid.insert(jobs[index].template).inserted else { continue }
+                    guard unread.insert(jobs[index].template).inserted else { continue }
+                } else {
+                    failed += 1
                 }
-                console.error((jobs[index].origin.map { "\($0): " } ?? "") + failure.message)
+                // A pattern the shell left as it was (it matched no file) says so.
+                let template = jobs[index].template
+                let unmatched =
+                    unread.contains(template)
+                    && template.utf8.contains { $0 == UInt8(ascii: "*") || $0 == UInt8(ascii: "?") }
+                    && !FileReader.exists(template)
+                console.error(
+                    (jobs[index].origin.map { "\($0): " } ?? "") + failure.message
+                        + (unmatched ? " (the shell matched no file to this pattern)" : ""))
             case nil:
                 failed += 1
                 console.error("\(jobs[index].template): was not rendered")
@@ -308,10 +320,12 @@ enum RenderBatch {
         }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let planned = jobs.filter { !unread.contains($0.template) }.count
         console.note(
-            "render: \(jobs.count - failed) of \(jobs.count) PNG\(jobs.count == 1 ? "" : "s") written in "
-                + "\((seconds * 100).rounded() / 100) s" + (failed == 0 ? "" : ", \(failed) failed"))
-        return failed == 0 ? 0 : 1
+            "render: \(planned - failed) of \(planned) PNG\(planned == 1 ? "" : "s") written in "
+                + "\((seconds * 100).rounded() / 100) s" + (failed == 0 ? "" : ", \(failed) failed")
+                + (unread.isEmpty ? "" : ", \(unread.count) file\(unread.count == 1 ? "" : "s") not read"))
+        return failed == 0 && unread.isEmpty ? 0 : 1
     }
 
     /// The error for a parameter name that no template of the batch declares (a name some

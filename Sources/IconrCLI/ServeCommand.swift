@@ -35,7 +35,7 @@ enum ServeCommand: Command {
             OptionSpec(
                 names: ["--ratio", "-r"], valueName: "R",
                 help: "Pixel ratios of the sprites served: repeatable or comma-separated (default: 1 and 2).",
-                isRepeatable: true),
+                isRepeatable: true, values: ["1", "2", "1,2", "1,2,3"]),
             OptionSpec(names: ["--threads"], valueName: "N", help: "Threads answering requests (default: 8)."),
             OptionSpec(
                 names: ["--client-connections"], valueName: "N",
@@ -53,9 +53,16 @@ enum ServeCommand: Command {
             OptionSpec(
                 names: ["--request-log"], valueName: "FILE",
                 help:
-                    "Log a line per request (time, client, request, status, bytes, duration, cache tier) to FILE, or - for stderr; SIGHUP reopens it."
+                    "Log a line per request (time, client, request, status, bytes, duration, cache tier, referer, user agent) "
+                    + "to FILE, or - for stderr; SIGHUP reopens it."
             ),
             OptionSpec(names: ["--request-log-json"], help: "Write --request-log's lines as JSON objects."),
+            OptionSpec(
+                names: ["--trusted-proxy"], valueName: "CIDR",
+                help:
+                    "A reverse proxy (10.0.0.0/8, 127.0.0.1, ::1) whose X-Forwarded-For names the client in the request log "
+                    + "(repeatable; from other peers the header is ignored).",
+                isRepeatable: true),
             ThemeOption.spec(
                 repeatable: true,
                 help:
@@ -87,6 +94,8 @@ enum ServeCommand: Command {
         var render: RenderSettings
         /// `--request-log` (`-`: stderr) and whether its lines are JSON.
         var requestLog: (path: String, json: Bool)?
+        /// `--trusted-proxy`: the peers whose `X-Forwarded-For` the request log believes.
+        var proxies = TrustedProxies()
         var address: String
         /// `--theme` as given (read when the command runs).
         var themes: [String]
@@ -123,6 +132,16 @@ enum ServeCommand: Command {
                 throw UsageError(message: "--request-log-json needs --request-log")
             }
             requestLog = arguments.value("--request-log").map { ($0, arguments.has("--request-log-json")) }
+            let trusted = arguments.all("--trusted-proxy")
+            guard let parsed = TrustedProxies(parsing: trusted) else {
+                throw UsageError(
+                    message: "invalid value for --trusted-proxy: expected an address or CIDR (10.0.0.0/8, ::1), got "
+                        + trusted.map { "'\($0)'" }.joined(separator: ", "))
+            }
+            if !trusted.isEmpty, requestLog == nil {
+                throw UsageError(message: "--trusted-proxy needs --request-log (it names the clients there)")
+            }
+            proxies = parsed
             server.publicURL = arguments.value("--public-url").map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             server.renderQueueLimit =
                 try arguments.value(
@@ -191,12 +210,15 @@ enum ServeCommand: Command {
         let iconServer = try IconServer(options: options, placement: .isolated(workers))
 
         var requestLog: RequestLog?
-        if let log = parsed.requestLog { requestLog = try RequestLog(path: log.path, json: log.json) }
+        if let log = parsed.requestLog {
+            requestLog = try RequestLog(path: log.path, json: log.json, proxies: parsed.proxies)
+        }
         var answered: (@Sendable (HTTPExchange) -> Void)?
         if let requestLog { answered = { requestLog.write($0) } }
         let http = try HTTPServer(listening: address, configuration: configuration, answered: answered) { request in
             iconServer.answer(to: request)
         }
+        iconServer.countConnections { [weak http] in http?.openConnections ?? 0 }
         console.out(http.url)
         // The folders' names as given (escaped by Log, so that the line stays one line).
         Log.note(

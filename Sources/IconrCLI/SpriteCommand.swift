@@ -9,9 +9,13 @@ import IconrSystem
 enum SpriteCommand: Command {
     static let name = "sprite"
     static let abstract = "Build MapLibre/Mapbox sprite sheets (PNG + JSON per pixel ratio) from folders of icons."
-    static let positionalUsage = "<icons-dir>..."
+    static let positionalUsage = "<icons-dir[=NAME]>..."
     static let arguments: [(name: String, help: String)] = [
-        ("<icons-dir>", "Folders of .svg, .svgz and .png icons (ids are file names; name@2x.svg is name at 2x).")
+        (
+            "<icons-dir[=NAME]>",
+            "Folders of .svg, .svgz and .png icons, with their subfolders (ids are file names, folder/name below; "
+                + "name@2x.svg is name at 2x). DIR=NAME gives the folder's icons ids NAME/id, as serve's --icons DIR=NAME."
+        )
     ]
     static let options: [OptionSpec] =
         [
@@ -22,7 +26,7 @@ enum SpriteCommand: Command {
             OptionSpec(
                 names: ["--ratio", "-r"], valueName: "R",
                 help: "Pixel ratios to build: repeatable or comma-separated, 1,2,3 (default: 1 and 2).",
-                isRepeatable: true),
+                isRepeatable: true, values: ["1", "2", "1,2", "1,2,3"]),
             OptionSpec(names: ["--retina"], help: "Build ratio 2 only (as spreet does)."),
             OptionSpec(
                 names: ["--json"],
@@ -100,7 +104,12 @@ enum SpriteCommand: Command {
             OptionSpec(
                 names: ["--sprite-url"], valueName: "URL",
                 help: "The sprite URL in --emit-style's copy (default: file:// and the absolute -o prefix)."),
-            OptionSpec(names: ["--recursive"], help: "Also read subfolders; their icons get ids folder/name."),
+            OptionSpec(
+                names: ["--recursive"],
+                help:
+                    "Read subfolders too, their icons with ids folder/name: the default, as in inspect, check and serve "
+                    + "(spreet's spelling)."),
+            OptionSpec(names: ["--no-recursive"], help: "Read each folder's own icons only, not its subfolders."),
             OptionSpec(
                 names: ["--padding", "--spacing"], valueName: "N",
                 help: "Empty pixels between images at 1x (default: 1; --spacing is spreet's name)."),
@@ -199,6 +208,23 @@ enum SpriteCommand: Command {
                 output = folders.removeLast()
             }
             guard !folders.isEmpty else { throw UsageError(message: "missing <icons-dir>") }
+            // `DIR=NAME`, as serve's --icons: the folder's icons get ids NAME/id. A folder
+            // whose own name has `=` is taken as it is.
+            var names: [String: String] = [:]
+            for (index, value) in folders.enumerated() where !FileReader.isFolder(value) {
+                guard let equals = value.lastIndex(of: "="), equals != value.startIndex else { continue }
+                let name = String(value[value.index(after: equals)...])
+                guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), !name.utf8.contains(UInt8(ascii: ":"))
+                else {
+                    throw UsageError(
+                        message: "invalid folder name '\(name)' in '\(value)': expected DIR=NAME, NAME without / or :")
+                }
+                folders[index] = String(value[..<equals])
+                guard !names.values.contains(name) else {
+                    throw UsageError(message: "two folders are named '\(name)'")
+                }
+                names[folders[index]] = name
+            }
             guard var output else { throw UsageError(message: "missing -o <out/prefix>") }
             let ratios = try arguments.all("--ratio").flatMap {
                 $0.split(separator: ",", omittingEmptySubsequences: false)
@@ -229,7 +255,11 @@ enum SpriteCommand: Command {
                 output = base
             }
             self.output = output
-            sprite.recursive = arguments.has("--recursive")
+            sprite.folderNames = names
+            if arguments.has("--recursive"), arguments.has("--no-recursive") {
+                throw UsageError(message: "--recursive and --no-recursive contradict each other")
+            }
+            sprite.recursive = !arguments.has("--no-recursive")
             sprite.unique = arguments.has("--unique")
             sprite.skipInvalid = arguments.has("--skip-invalid")
             sprite.sanitizeIDs = arguments.has("--sanitize-ids")
@@ -335,7 +365,7 @@ enum SpriteCommand: Command {
             try StyleVariants(
                 stylePath: path, dataPaths: parsed.dataFiles, config: parsed.config, imports: parsed.imports,
                 directories: parsed.folders, recursive: options.recursive, environment: parsed.environment,
-                sizes: parsed.iconSizes)
+                sizes: parsed.iconSizes, folderNames: options.folderNames)
         }
         if parsed.bakeHalos { style?.bakeHalos(sdf: Set(options.sdf)) }
         if let style { style.add(to: &options) }
@@ -398,7 +428,8 @@ enum SpriteCommand: Command {
             if case .noIcons = error, !options.recursive, let nested = iconsInSubfolders(job.folders), nested > 0 {
                 throw BuildFailure(
                     description:
-                        "\(error) (--recursive reads the \(nested) icon\(nested == 1 ? "" : "s") in subfolders)")
+                        "\(error) (without --no-recursive, the \(nested) icon\(nested == 1 ? "" : "s") in subfolders are read)"
+                )
             }
             throw error
         }
@@ -408,7 +439,8 @@ enum SpriteCommand: Command {
         // Far more icons below the top than at it (36 of openstreetmap-carto's 994): say so.
         if !options.recursive, let nested = iconsInSubfolders(job.folders), nested > plain.build.icons {
             warnings.append(
-                "\(plain.build.icons) icon\(plain.build.icons == 1 ? "" : "s") read, and \(nested) more in subfolders: --recursive reads them"
+                "\(plain.build.icons) icon\(plain.build.icons == 1 ? "" : "s") read, and \(nested) more in subfolders: "
+                    + "without --no-recursive they are read"
             )
         }
         warnings.forEach { console.warning($0) }
@@ -467,7 +499,7 @@ enum SpriteCommand: Command {
         }
     }
 
-    /// How many icons the subfolders of `folders` hold (what `--recursive` would add); nil
+    /// How many icons the subfolders of `folders` hold (what `--no-recursive` leaves out); nil
     /// when none has a subfolder, so that a flat folder costs no second listing. Each
     /// subfolder is listed on its own: the same name in two of them is no duplicate here.
     private static func iconsInSubfolders(_ folders: [String]) -> Int? {
@@ -527,7 +559,8 @@ enum SpriteCommand: Command {
             names: ["--light"], valueName: "PRESET",
             help:
                 "The light Mapbox's measure-light reads in the style: day, dawn, dusk, night (brightness 0.8, 0.5, "
-                + "0.35, 0.1) or a brightness from 0 to 1 (default: day)."),
+                + "0.35, 0.1) or a brightness from 0 to 1 (default: day).",
+            values: ["day", "dawn", "dusk", "night"]),
         OptionSpec(
             names: ["--worldview"], valueName: "CODE",
             help: "The worldview Mapbox's [\"worldview\"] gives in the style (default: US)."),

@@ -33,6 +33,7 @@ enum StyleCommand: Command {
             mean" (a size suffix like -15 ignored); a warning, an error with --strict.
         """
     static let positionalUsage = "check <style.json>"
+    static let positionalWords = ["check"]
     static let arguments: [(name: String, help: String)] = [
         ("check <style.json>", "The style to read; exit 1 when MapLibre would not load its copy.")
     ]

@@ -5,7 +5,9 @@ import IconrCore
 enum ThemeOption {
     /// The option, repeatable where a command makes one output per theme.
     static func spec(repeatable: Bool, help: String) -> OptionSpec {
-        OptionSpec(names: ["--theme"], valueName: "FILE|NAME", help: help, isRepeatable: repeatable)
+        OptionSpec(
+            names: ["--theme"], valueName: "FILE|NAME", help: help, isRepeatable: repeatable,
+            values: Theme.builtInNames)
     }
 
     /// The themes `values` name: `grayscale`, or a JSON file (named by its `name`, else by

@@ -66,6 +66,9 @@ public struct Theme: Hashable, Sendable {
         self.name = name
     }
 
+    /// The names of the built-in themes.
+    public static let builtInNames = ["grayscale"]
+
     /// The built-in themes, by name: `grayscale`.
     public static func builtIn(_ name: String) -> Theme? {
         guard name == "grayscale" else { return nil }

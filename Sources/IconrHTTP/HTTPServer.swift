@@ -127,6 +127,12 @@ public struct HTTPExchange: Sendable {
     public let seconds: Double
     /// The answer's headers.
     public let headers: [(name: String, value: String)]
+    /// The request's `User-Agent`, when it had one.
+    public var userAgent: String? = nil
+    /// The request's `Referer`, when it had one.
+    public var referer: String? = nil
+    /// The request's `X-Forwarded-For`, when it had one (a proxy's list of clients).
+    public var forwardedFor: String? = nil
 }
 
 /// An HTTP/1.1 server on GNU libmicrohttpd: a pool of threads, each with its own epoll loop,
@@ -245,6 +251,9 @@ public final class HTTPServer: Sendable {
 
     /// Requests whose handler is running or whose response is still being sent.
     public var requestsInFlight: Int { context.takeUnretainedValue().inFlight.load(ordering: .relaxed) }
+
+    /// Connections open now.
+    public var openConnections: Int { context.takeUnretainedValue().heads.withLock { $0.connections.count } }
 
     /// Stops accepting connections and lets the requests in flight finish, each answered with
     /// `Connection: close`; a request that arrives on a kept-alive connection from then on is
@@ -483,7 +492,10 @@ private final class PendingRequest: @unchecked Sendable {
     /// Set with `headSeen`, for the request log: the client, method and target, and when the
     /// head was in.
     nonisolated(unsafe) var exchange:
-        (client: String, method: String, target: String, started: ContinuousClock.Instant)?
+        (
+            client: String, method: String, target: String, started: ContinuousClock.Instant,
+            userAgent: String?, referer: String?, forwardedFor: String?
+        )?
 
     init(connection: OpaquePointer, server: HandlerContext, query: [UInt8]) {
         self.connection = connection
@@ -619,17 +631,21 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         pending.headSeen = true
         server.inFlight.add(1, ordering: .relaxed)
         server.head(of: connection, arrived: true)
+        let started = ContinuousClock.now
+        _ = server.api.api.MHD_get_connection_values(
+            connection, Int32(ICONR_MHD_HEADER_KIND), collectValue,
+            Unmanaged.passUnretained(pending.headers).toOpaque())
         if server.answered != nil {
             let target =
                 (url.map { String(cString: $0) } ?? "/")
                 + (pending.query.isEmpty ? "" : "?" + String(decoding: pending.query, as: UTF8.self))
+            let pairs = pending.headers.pairs
+            func header(_ name: String) -> String? { pairs.first { $0.0.lowercased() == name }?.1 }
             pending.exchange = (
-                server.client(of: connection), method.map { String(cString: $0) } ?? "", target, ContinuousClock.now
+                server.client(of: connection), method.map { String(cString: $0) } ?? "", target, started,
+                header("user-agent"), header("referer"), header("x-forwarded-for")
             )
         }
-        _ = server.api.api.MHD_get_connection_values(
-            connection, Int32(ICONR_MHD_HEADER_KIND), collectValue,
-            Unmanaged.passUnretained(pending.headers).toOpaque())
         // Unless its body cannot be read safely: then it is answered now, and closed.
         if let refusal = framingProblem(pending.headers.pairs) {
             pending.state.withLock { $0 = .sent }
@@ -734,7 +750,8 @@ private func queue(
                 seconds: {
                     let elapsed = ContinuousClock.now - exchange.started
                     return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                }(), headers: response.headers))
+                }(), headers: response.headers, userAgent: exchange.userAgent, referer: exchange.referer,
+                forwardedFor: exchange.forwardedFor))
     }
     return queued
 }

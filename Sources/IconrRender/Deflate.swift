@@ -4,7 +4,7 @@ import IconrCore
 import IconrSystem
 
 /// zlib streams made and read by libdeflate in one call: the sheets' image data
-/// (`PNGEncoder`) and the sprite cache's large pack entries.
+/// (`PNGEncoder`) and the sprite cache's large pack entries; and gzip members for HTTP.
 package enum Deflate {
     /// libdeflate compressors not in use, by level. Each is reused: making one clears its
     /// hash tables, which cost more than deflating a small image (a cold Maki build spent
@@ -18,17 +18,35 @@ package enum Deflate {
 
     /// `data` as one zlib stream at `level` (1 fastest to 12).
     package static func zlib(_ data: [UInt8], level: Int32) throws(RenderError) -> [UInt8] {
-        let stream = try withCompressor(level: level) { compressor in
-            let bound = libdeflate_zlib_compress_bound(compressor, data.count)
+        try compressed(data, level: level, what: "the image", bound: libdeflate_zlib_compress_bound) {
+            libdeflate_zlib_compress($0, $1, $2, $3, $4)
+        }
+    }
+
+    /// `data` as one gzip member at `level` (1 fastest to 12): HTTP bodies sent with
+    /// `Content-Encoding: gzip`.
+    package static func gzip(_ data: [UInt8], level: Int32) throws(RenderError) -> [UInt8] {
+        try compressed(data, level: level, what: "the body", bound: libdeflate_gzip_compress_bound) {
+            libdeflate_gzip_compress($0, $1, $2, $3, $4)
+        }
+    }
+
+    /// `data` compressed in one call of `compress` (a libdeflate format's), into at most
+    /// `bound` bytes; `what` names it in the error.
+    private static func compressed(
+        _ data: [UInt8], level: Int32, what: String, bound: (OpaquePointer, Int) -> Int,
+        compress: (OpaquePointer, UnsafeRawPointer?, Int, UnsafeMutableRawPointer?, Int) -> Int
+    ) throws(RenderError) -> [UInt8] {
+        let output = try withCompressor(level: level) { compressor in
+            let limit = bound(compressor, data.count)
             return data.withUnsafeBufferPointer { input in
-                [UInt8](unsafeUninitializedCapacity: bound) { output, count in
-                    count = libdeflate_zlib_compress(
-                        compressor, input.baseAddress, input.count, output.baseAddress, bound)
+                [UInt8](unsafeUninitializedCapacity: limit) { output, count in
+                    count = compress(compressor, input.baseAddress, input.count, output.baseAddress, limit)
                 }
             }
         }
-        guard !stream.isEmpty else { throw .encodingFailed("libdeflate could not compress the image") }
-        return stream
+        guard !output.isEmpty else { throw .encodingFailed("libdeflate could not compress \(what)") }
+        return output
     }
 
     /// The fewest raw bytes per band of `zlibInBands`. A band starts afresh, its matches cannot

@@ -86,6 +86,9 @@ public final class IconServer: Sendable {
     private let documents = WorkQueue(threads: 1, limit: 64)
     /// The catalog page of the last builds, by what changes it (every section's hash).
     private let catalogPage = Locked<(key: String, page: [UInt8], tag: String)?>(nil)
+    /// JSON and HTML bodies gzip-compressed, by their entity tag: a large sprite index is
+    /// compressed once, not for every client.
+    private let compressed = LRUCache<String, [UInt8]>(costLimit: 16 << 20)
     /// Variants with a halo baked in (`halo=`), by their own key.
     private let haloed = LRUCache<VariantKey, IconVariant>(costLimit: 32 << 20)
     /// Each request waiting for a variant being rendered, by key: one render for them all.
@@ -94,6 +97,8 @@ public final class IconServer: Sendable {
     private let script: (body: [UInt8], tag: String)
     private let module: (body: [UInt8], tag: String)
     let metrics = ServerMetrics()
+    /// Gives the HTTP server's open connections, for `/metrics` (`countConnections`).
+    private let connectionCount = Locked<(@Sendable () -> Int)?>(nil)
 
     /// Checks the folders and styles (a style that does not parse fails here, not on a request).
     /// - Throws: `IconrError` naming the folder or file.
@@ -168,20 +173,25 @@ public final class IconServer: Sendable {
     /// and a one-line JSON body.
     public func answer(to request: HTTPRequest) -> HTTPAnswer {
         let started = ContinuousClock.now
-        let (route, reply) = route(request)
+        // A compressed file's tag is its plain one's, marked: the routes compare plain tags.
+        let encoding = ContentEncoding(request)
+        let (route, reply) = route(encoding.plainTags(request))
+        @Sendable func finished(_ response: HTTPResponse) -> HTTPResponse {
+            self.finished(encoding.encoded(response, compressed: compressed), route: route, started: started)
+        }
         switch reply {
         case .now(let response):
-            return .now(finished(response, route: route, started: started))
+            return .now(finished(response))
         case .later(let work), .document(let work):
             let (queue, name) =
                 if case .document = reply { (documents, "the document queue") } else { (builds, "the build queue") }
             return .later { send in
                 let queued = queue.submit {
-                    let response = self.finished(work(), route: route, started: started)
+                    let response = finished(work())
                     return { send(response) }
                 }
                 if !queued {
-                    send(self.finished(Self.error(Self.full(name)), route: route, started: started))
+                    send(finished(Self.error(Self.full(name))))
                 }
             }
         case .render(let job, let respond):
@@ -189,10 +199,15 @@ public final class IconServer: Sendable {
                 self.render(job) { result in
                     var response = respond(result)
                     if response.status == 200 { response.headers.append((Self.cacheHeader, "render")) }
-                    send(self.finished(response, route: route, started: started))
+                    send(finished(response))
                 }
             }
         }
+    }
+
+    /// Has `/metrics` show the open connections `count` gives (the HTTP server's).
+    public func countConnections(_ count: @escaping @Sendable () -> Int) {
+        connectionCount.withLock { $0 = count }
     }
 
     /// Has the next requests check every icon, sprite and style file now (SIGHUP), not when
@@ -321,7 +336,7 @@ public final class IconServer: Sendable {
         case "metrics" where levels.count == 1:
             let text = metrics.text(
                 cache: renderer.cache.statistics, journalRepairs: renderer.cache.disk?.journalRepairs ?? 0,
-                pendingRenders: renders.count)
+                pendingRenders: renders.count, openConnections: connectionCount.withLock { $0 }?())
             return (
                 "metrics",
                 .now(
@@ -543,7 +558,9 @@ public final class IconServer: Sendable {
             do {
                 return .success(try library.request(named: id, params: params, scale: scale))
             } catch {
+                // A set's folder gone for a moment holds no icon: the next set may.
                 if case .unknownIcon = error { continue }
+                if case .folder = error { continue }
                 return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
             }
         }
@@ -701,12 +718,7 @@ public final class IconServer: Sendable {
         let styleNames = JSONValue.array(styles.keys.sorted().map { .string($0) })
         return JSONValue.object([
             "iconr": .string(IconrVersion.string), "sets": sets, "styles": styleNames,
-            "routes": .array(
-                [
-                    "/icons/{name}[@{S}x].png?{param}={color}", "/sprites/{set}[/{theme}]/sprite[@{R}x].json|png",
-                    "/catalog",
-                    "/styles/{name}.json", "/iconr.js", "/iconr.mjs", "/health", "/metrics",
-                ].map { .string($0) }),
+            "routes": .array(ServedRoutes.all.map { .string($0.path) }),
         ]).serialized
     }
 

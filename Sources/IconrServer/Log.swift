@@ -67,14 +67,18 @@ public final class RequestLog: Sendable {
 
     private let path: String
     private let json: Bool
+    /// The proxies whose `X-Forwarded-For` names the client.
+    private let proxies: TrustedProxies
     /// The descriptor written to: 2 for stderr, else the file's.
     private let descriptor: Locked<Int32>
 
-    /// A log to `path` (`-`: stderr), appended to.
+    /// A log to `path` (`-`: stderr), appended to; a request from one of `proxies` is logged
+    /// with the client its `X-Forwarded-For` names.
     /// - Throws: `FileWriteError` when the file cannot be opened.
-    public init(path: String, json: Bool) throws(FileWriteError) {
+    public init(path: String, json: Bool, proxies: TrustedProxies = TrustedProxies()) throws(FileWriteError) {
         self.path = path
         self.json = json
+        self.proxies = proxies
         descriptor = Locked(try Self.open(path))
     }
 
@@ -83,6 +87,19 @@ public final class RequestLog: Sendable {
         let opened = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
         guard opened >= 0 else { throw FileWriteError(path: path, problem: .system(SystemError("open"))) }
         return opened
+    }
+
+    /// `text` in double quotes, its `\\` and `"` escaped with a backslash.
+    static func quoted(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+            return "\"" + text + "\""
+        }
+        var result = "\""
+        for character in text {
+            if character == "\"" || character == "\\" { result.append("\\") }
+            result.append(character)
+        }
+        return result + "\""
     }
 
     /// Opens the file again (after logrotate moved it); on failure writes go on to the old one.
@@ -95,25 +112,31 @@ public final class RequestLog: Sendable {
         close(old)
     }
 
-    /// Writes one line for `exchange`: `TIME CLIENT "METHOD TARGET" STATUS BYTES MS CACHE`, or
-    /// the same fields as one JSON object.
+    /// Writes one line for `exchange`: `TIME CLIENT "METHOD TARGET" STATUS BYTES MS CACHE
+    /// "REFERER" "USER-AGENT"` (`-` for a header not sent), or the same fields as one JSON
+    /// object (`referer` and `userAgent` null when not sent).
     public func write(_ exchange: HTTPExchange) {
         let cache = exchange.headers.last { $0.name == IconServer.cacheHeader }?.value ?? "-"
         let milliseconds = (exchange.seconds * 100_000).rounded() / 100
+        let client = proxies.client(peer: exchange.client, forwardedFor: exchange.forwardedFor)
         let line: String
         if json {
             line = Self.escapingSeparators(
                 JSONValue.object([
-                    "time": .string(Log.timestamp()), "client": .string(exchange.client),
+                    "time": .string(Log.timestamp()), "client": .string(client),
                     "method": .string(exchange.method),
                     "target": .string(exchange.target), "status": .number(Double(exchange.status)),
                     "bytes": .number(Double(exchange.bytes)), "ms": .number(milliseconds), "cache": .string(cache),
+                    "referer": exchange.referer.map(JSONValue.string) ?? .null,
+                    "userAgent": exchange.userAgent.map(JSONValue.string) ?? .null,
                 ]).serialized)
         } else {
-            // What the client sent, escaped so that the line stays one line.
+            // What the client sent, quoted with its quotes and backslashes escaped, and the
+            // whole escaped so that the line stays one line: no field can pose as another.
             line =
-                ("\(Log.timestamp()) \(exchange.client) \"\(exchange.method) \(exchange.target)\" \(exchange.status) "
-                + "\(exchange.bytes) \(milliseconds.shortText)ms \(cache)").escapedForMessage
+                ("\(Log.timestamp()) \(client) \(Self.quoted(exchange.method + " " + exchange.target)) \(exchange.status) "
+                + "\(exchange.bytes) \(milliseconds.shortText)ms \(cache) \(exchange.referer.map(Self.quoted) ?? "\"-\"") "
+                + (exchange.userAgent.map(Self.quoted) ?? "\"-\"")).escapedForMessage
         }
         let bytes = Array((line + "\n").utf8)
         descriptor.withLock { descriptor in

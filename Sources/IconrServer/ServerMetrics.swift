@@ -73,6 +73,35 @@ final class ServerMetrics: Sendable {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
+    /// User and system CPU seconds of this process (`getrusage`).
+    private static func cpuSeconds() -> Double {
+        var usage = rusage()
+        guard getrusage(RUSAGE_SELF.rawValue, &usage) == 0 else { return 0 }
+        let micros =
+            (Int(usage.ru_utime.tv_sec) + Int(usage.ru_stime.tv_sec)) * 1_000_000 + Int(usage.ru_utime.tv_usec)
+            + Int(usage.ru_stime.tv_usec)
+        return Double(micros) / 1_000_000
+    }
+
+    /// The entries of `/proc/self/fd`, less the one reading it.
+    private static func openDescriptors() -> Int {
+        guard let folder = opendir("/proc/self/fd") else { return 0 }
+        defer { closedir(folder) }
+        var count = 0
+        while let entry = readdir(folder) {
+            let first = withUnsafeBytes(of: entry.pointee.d_name) { $0.first ?? 0 }
+            if first != UInt8(ascii: ".") { count += 1 }
+        }
+        return max(0, count - 1)
+    }
+
+    /// The soft limit on open file descriptors.
+    private static func descriptorLimit() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return Int(clamping: limit.rlim_cur)
+    }
+
     func count(route: String, status: Int) {
         counts.withLock { $0.requests["route=\"\(route)\",status=\"\(status)\"", default: 0] += 1 }
     }
@@ -99,7 +128,8 @@ final class ServerMetrics: Sendable {
         }
     }
 
-    func text(cache: IconCache.Statistics, journalRepairs: Int, pendingRenders: Int) -> String {
+    /// The metrics' text; `openConnections` the HTTP server's open connections, when known.
+    func text(cache: IconCache.Statistics, journalRepairs: Int, pendingRenders: Int, openConnections: Int?) -> String {
         let counts = counts.withLock { $0 }
         var lines = [
             "# HELP iconr_requests_total HTTP requests answered, by route and status.",
@@ -152,7 +182,23 @@ final class ServerMetrics: Sendable {
             "# HELP process_resident_memory_bytes The server process's resident memory (its render workers apart).",
             "# TYPE process_resident_memory_bytes gauge",
             "process_resident_memory_bytes \(Self.residentBytes())",
+            "# HELP process_cpu_seconds_total User and system CPU time the server process spent (its render workers apart).",
+            "# TYPE process_cpu_seconds_total counter",
+            "process_cpu_seconds_total \(Self.cpuSeconds())",
+            "# HELP process_open_fds Open file descriptors of the server process.",
+            "# TYPE process_open_fds gauge",
+            "process_open_fds \(Self.openDescriptors())",
+            "# HELP process_max_fds The server process's file descriptor limit.",
+            "# TYPE process_max_fds gauge",
+            "process_max_fds \(Self.descriptorLimit())",
         ]
+        if let openConnections {
+            lines += [
+                "# HELP iconr_http_connections_open HTTP connections open now.",
+                "# TYPE iconr_http_connections_open gauge",
+                "iconr_http_connections_open \(openConnections)",
+            ]
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IconrCore
+import IconrServer
 import IconrTestSupport
 import Testing
 
@@ -36,7 +37,7 @@ struct CommandLineTests {
     @Test func usageLinesNameEveryOption() throws {
         let sprite = inProcess("sprite", "--help").stdout
         let usage = sprite.components(separatedBy: "\n\n")[1]
-        #expect(usage.hasPrefix("USAGE: iconr sprite <icons-dir>... -o <PREFIX> [--ratio <R>]... [--retina]"))
+        #expect(usage.hasPrefix("USAGE: iconr sprite <icons-dir[=NAME]>... -o <PREFIX> [--ratio <R>]... [--retina]"))
         for option in [
             "--preview <FILE>", "--sprite-url <URL>", "--timeout <SECONDS>", "--cache-dir <DIR>", "[--no-cache]",
             "[--sdf <ID>]...",
@@ -76,6 +77,61 @@ struct CommandLineTests {
         try bash.write(to: script, atomically: true, encoding: .utf8)
         defer { try? FileManager.default.removeItem(at: script) }
         #expect(try TestSupport.run("/bin/bash", ["-n", script.path]).status == 0)
+        // Values as well as options, in bash as a shell completes: check --for, a theme (a
+        // built-in or a file), a ratio, cache's and style's words, help --completions.
+        func bashCompletes(_ words: [String]) throws -> [String] {
+            let line = words.map { "'\($0)'" }.joined(separator: " ")
+            let run = try TestSupport.run(
+                "/bin/bash",
+                [
+                    "-c",
+                    "source '\(script.path)'; COMP_WORDS=(\(line)); COMP_CWORD=\(words.count - 1); _iconr; "
+                        + "printf '%s\\n' \"${COMPREPLY[@]}\"",
+                ], directory: TestSupport.repository)
+            return String(decoding: run.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+        }
+        #expect(try bashCompletes(["iconr", "check", "--for", ""]) == ["mapbox", "maplibre"])
+        #expect(try bashCompletes(["iconr", "check", "--for", "mapl"]) == ["maplibre"])
+        #expect(try bashCompletes(["iconr", "sprite", "--theme", "gr"]) == ["grayscale"])
+        #expect(
+            try bashCompletes(["iconr", "render", "--theme", "examples/themes/d"]) == ["examples/themes/dark.json"])
+        #expect(try bashCompletes(["iconr", "serve", "--ratio", "1,"]) == ["1,2", "1,2,3"])
+        #expect(try bashCompletes(["iconr", "cache", ""]) == ["stats", "clear"])
+        #expect(try bashCompletes(["iconr", "style", "ch"]) == ["check"])
+        #expect(try bashCompletes(["iconr", "help", "--completions", ""]) == ["bash", "zsh", "fish"])
+        #expect(try bashCompletes(["iconr", "check", "--f"]).contains("--for"))
+        #expect(try bashCompletes(["iconr", "sprite", "icon"]) == ["icons"], "a folder where no value is known")
+        #expect(zsh.contains(#""check --for") compadd -- mapbox maplibre; return ;;"#), "\(zsh)")
+        #expect(zsh.contains("cache) compadd -- stats clear; return ;;"))
+        #expect(fish.contains("-l for -r -f -a 'mapbox maplibre'") && fish.contains("-a 'stats clear'"))
+    }
+
+    /// The man page has every route with its statuses (the server's own table), examples,
+    /// exit statuses, the environment and the files, and roff reads it.
+    @Test func theManPageHasRoutesExamplesAndFiles() throws {
+        let page = inProcess("help", "--man").stdout
+        for section in ["HTTP ROUTES", "EXAMPLES", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"] {
+            #expect(page.contains("\n.SH \(section)\n"), "\(section)")
+        }
+        #expect(ServedRoutes.all.count >= 8)
+        for route in ServedRoutes.all {
+            #expect(page.contains(route.path.replacingOccurrences(of: "\\", with: "\\\\")), "\(route.path)")
+        }
+        for text in [
+            "404 no such icon", "503 the render queue is full", "XDG_CACHE_HOME", "/etc/default/iconr",
+            "iconr sprite icons \\-o out/sprite", "systemctl enable \\-\\-now iconr", ".TP\n64\n",
+        ] {
+            #expect(page.contains(text), "\(text)")
+        }
+        if let man = TestSupport.which("man") {
+            let file = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-\(UUID().uuidString).1")
+            try page.write(to: file, atomically: true, encoding: .utf8)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let shown = try TestSupport.run("/usr/bin/env", ["MANWIDTH=100", man, "-l", file.path])
+            let text = String(decoding: shown.stdout, as: UTF8.self)
+            #expect(shown.status == 0 && text.contains("HTTP ROUTES") && text.contains("/iconr.js, /iconr.mjs"))
+            #expect(text.contains("iconr render icons/flag.svg --param flag_color=#800080 --scale 2"), "\(text)")
+        }
     }
 
     @Test func unknownCommandsAndNoCommandAreUsageErrors() throws {

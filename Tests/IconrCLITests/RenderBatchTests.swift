@@ -78,16 +78,23 @@ struct RenderBatchTests {
 
     @Test func aBadIconFailsAloneAndTheOthersAreWritten() throws {
         try write("<svg xmlns='http://www.w3.org/2000/svg' width='4' height='4'><rect", to: "broken.svg")
-        let run = try iconr(["render", "broken.svg", flag, "missing.svg", "-s", "1,2", "--max-size", "30", "-o", "out"])
+        let run = try iconr(
+            ["render", "broken.svg", flag, "missing.svg", "maki/*.svg", "-s", "1,2", "--max-size", "30", "-o", "out"])
         #expect(run.status == 1)
         #expect(run.stdout == "out/flag.png\n")
         let errors = run.stderr.split(separator: "\n").filter { $0.hasPrefix("error: ") }
         // One line per file that cannot be read, however many scales it had; one per render.
-        #expect(errors.count == 3, "\(run.stderr)")
+        #expect(errors.count == 4, "\(run.stderr)")
         #expect(errors.filter { $0.hasPrefix("error: broken.svg:1:") }.count == 1)
         #expect(errors.contains("error: missing.svg: no such file"))
+        // A pattern the shell matched to no file is named as one.
+        #expect(errors.contains("error: maki/*.svg: no such file (the shell matched no file to this pattern)"))
         #expect(errors.contains("error: \(flag): a 48x48 raster exceeds the limit of 30x30"))
-        #expect(run.stderr.contains("render: 1 of 6 PNGs written in ") && run.stderr.contains(", 5 failed"))
+        // The files not read count as files, not as the PNGs they would have made.
+        #expect(
+            run.stderr.contains("render: 1 of 2 PNGs written in ")
+                && run.stderr.contains(", 1 failed, 3 files not read"),
+            "\(run.stderr)")
         let written = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("out").path)
         #expect(written == ["flag.png"])
     }

@@ -628,15 +628,18 @@ struct ServeCommandTests {
         let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(lines.count == 3, "\(lines)")
         let pattern =
-            #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z 127\.0\.0\.1 "GET /icons/flag\.png\?flag_color=red" 200 \d+ [\d.]+ms render$"#
+            #"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z 127\.0\.0\.1 "GET /icons/flag\.png\?flag_color=red" 200 \d+ [\d.]+ms render "-" "-"$"#
         #expect(lines.first?.range(of: pattern, options: .regularExpression) != nil, "\(lines)")
-        #expect(lines.count > 1 && lines[1].hasSuffix("ms memory") && lines[2].contains("\"GET /nowhere\" 404 "))
+        #expect(
+            lines.count > 1 && lines[1].hasSuffix("ms memory \"-\" \"-\"") && lines[2].contains("\"GET /nowhere\" 404 ")
+        )
         let metrics = try server.get("/metrics").text
         for expected in [
             #"iconr_request_duration_seconds_count{route="icons",cache="render"} 1"#,
             #"iconr_request_duration_seconds_count{route="icons",cache="memory"} 1"#,
             #"iconr_request_duration_seconds_count{route="other",cache="none"} 1"#, "iconr_build_info{version=",
-            "process_start_time_seconds ", "process_resident_memory_bytes ",
+            "process_start_time_seconds ", "process_resident_memory_bytes ", "process_cpu_seconds_total ",
+            "process_open_fds ", "process_max_fds ", "iconr_http_connections_open ",
         ] {
             #expect(metrics.contains(expected), "\(expected)")
         }
@@ -676,6 +679,47 @@ struct ServeCommandTests {
         #expect(object["target"] as? String == "/icons/flag.png" && object["client"] as? String == "127.0.0.1")
         #expect(objects.last?["target"] as? String == "/icons/a\u{7F}\u{85}\u{2028}b.png")
         #expect(!jsonLines.joined().unicodeScalars.contains { $0.value == 0x85 || $0.value == 0x2028 })
+    }
+
+    /// The request log names the referer and user agent, quoted with their quotes escaped (a
+    /// client cannot make a field look like another), and behind a `--trusted-proxy` the
+    /// client its `X-Forwarded-For` names; from any other peer that header is ignored.
+    @Test func theRequestLogNamesAgentRefererAndTheClientBehindAProxy() throws {
+        let log = directory.appendingPathComponent("agents.log").path
+        let server = try serve([
+            "--request-log", log, "--trusted-proxy", "127.0.0.0/8", "--trusted-proxy", "10.1.0.0/16",
+        ])
+        let agent = #"Mozilla/5.0 (X11) "quoted" \ back"#
+        #expect(
+            try server.get(
+                "/health",
+                headers: [
+                    "User-Agent": agent, "Referer": "https://maps.example/a?b=1",
+                    "X-Forwarded-For": "203.0.113.7, 10.1.2.3",
+                ]
+            ).status == 200)
+        #expect(try server.get("/health", headers: ["X-Forwarded-For": "not an address"]).status == 200)
+        #expect(try server.get("/health\"%20200%20x").status == 404)
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map(String.init)
+        try #require(lines.count == 3, "\(lines)")
+        #expect(
+            lines[0].contains(#" 203.0.113.7 "GET /health" 200 "#)
+                && lines[0].hasSuffix(#" "https://maps.example/a?b=1" "Mozilla/5.0 (X11) \"quoted\" \\ back""#),
+            "\(lines[0])")
+        #expect(lines[1].contains(" 127.0.0.1 \"GET /health\" 200 "), "an address that is none: the peer")
+        // A quote in the target stays inside its field.
+        #expect(lines[2].contains(#" "GET /health\"%20200%20x" 404 "#), "\(lines[2])")
+        // Without --trusted-proxy, the header is the client's claim: the peer is logged.
+        let plainLog = directory.appendingPathComponent("plain.log").path
+        let plain = try serve(["--request-log", plainLog])
+        #expect(try plain.get("/health", headers: ["X-Forwarded-For": "203.0.113.7"]).status == 200)
+        #expect(try String(contentsOfFile: plainLog, encoding: .utf8).contains(" 127.0.0.1 \"GET /health\""))
+        let bad = InProcess.iconr([
+            "serve", "--icons", icons.path, "--request-log", "-", "--trusted-proxy", "10.0.0.0/33",
+        ])
+        #expect(bad.status == 64 && bad.stderr.contains("invalid value for --trusted-proxy"), "\(bad.stderr)")
+        let alone = InProcess.iconr(["serve", "--icons", icons.path, "--trusted-proxy", "10.0.0.0/8"])
+        #expect(alone.status == 64 && alone.stderr.contains("--trusted-proxy needs --request-log"), "\(alone.stderr)")
     }
 
     /// `--listen :PORT` is every interface, as Go and nginx read it (it was the loopback's

@@ -43,10 +43,11 @@ struct SpriteCommandTests {
         let result = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache")
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout == "out/sprite.png\nout/sprite.json\nout/sprite@2x.png\nout/sprite@2x.json\n")
-        #expect(result.stderr.hasPrefix("sprite: 4 icons, 0 variants, 1 sheet x 2 ratios"), "\(result.stderr)")
+        // Subfolders are read by default: more/airport too.
+        #expect(result.stderr.hasPrefix("sprite: 5 icons, 0 variants, 1 sheet x 2 ratios"), "\(result.stderr)")
         for (suffix, ratio) in [("", 1), ("@2x", 2)] {
             let entries = try index("out/sprite\(suffix).json")
-            #expect(entries.keys.sorted() == ["badge", "flag", "label", "marker"])
+            #expect(entries.keys.sorted() == ["badge", "flag", "label", "marker", "more/airport"])
             let flag = try #require(entries["flag"])
             #expect(flag["pixelRatio"] as? Int == ratio && flag["width"] as? Int == 24 * ratio)
             // The sheet holds exactly what `iconr render` draws.
@@ -85,9 +86,9 @@ struct SpriteCommandTests {
     @Test func outputIsByteIdenticalAndASecondRunRendersNothing() throws {
         let cache = directory.appendingPathComponent("cache").path
         let first = try iconr("sprite", "icons", "-o", "a/sprite", "--cache-dir", cache)
-        #expect(first.stderr.contains(", 8 rendered, 0 from cache, "))
+        #expect(first.stderr.contains(", 10 rendered, 0 from cache, "), "\(first.stderr)")
         let second = try iconr("sprite", "icons", "-o", "b/sprite", "--cache-dir", cache)
-        #expect(second.stderr.contains(", 0 rendered, 8 from cache, "), "\(second.stderr)")
+        #expect(second.stderr.contains(", 0 rendered, 10 from cache, "), "\(second.stderr)")
         _ = try iconr("sprite", "icons", "-o", "c/sprite", "--no-cache")
         for file in ["sprite.png", "sprite.json", "sprite@2x.png", "sprite@2x.json"] {
             #expect(try data("a/\(file)") == data("b/\(file)") && data("a/\(file)") == data("c/\(file)"), "\(file)")
@@ -133,7 +134,7 @@ struct SpriteCommandTests {
         let skipped = try iconr("sprite", "icons", "-o", "out/sprite", "--no-cache", "--skip-invalid")
         #expect(skipped.status == 0)
         #expect(skipped.stderr.components(separatedBy: "warning: skipped ").count == 4)
-        #expect(try index("out/sprite.json").keys.sorted() == ["badge", "flag", "label", "marker"])
+        #expect(try index("out/sprite.json").keys.sorted() == ["badge", "flag", "label", "marker", "more/airport"])
     }
 
     /// The build renders in process in a supervised child: crashes and a render past the
@@ -160,7 +161,7 @@ struct SpriteCommandTests {
         #expect(result.status == 0, "\(result.stderr)")
         let warnings = result.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }.sorted()
         #expect(
-            result.stderr.split(separator: "\n").last?.hasPrefix("sprite: 64 icons") == true, "the summary ends stderr")
+            result.stderr.split(separator: "\n").last?.hasPrefix("sprite: 65 icons") == true, "the summary ends stderr")
         #expect(
             warnings
                 == (crashers.sorted().map { "warning: skipped icons/\($0): librsvg crashed on this document (SIGABRT)" }
@@ -168,7 +169,7 @@ struct SpriteCommandTests {
                     "warning: skipped icons/bug1062-feTurbulence-limit-numOctaves.svg: rendering took longer than the 1 s limit"
                 ]).sorted())
         let entries = try index("out/sprite@2x.json")
-        #expect(entries.count == names.count + 4)
+        #expect(entries.count == names.count + 5, "the bundled icons and more/airport")
         for name in names {
             let id = String(name.dropLast(4))
             guard let entry = entries[id] else {
@@ -427,19 +428,41 @@ struct SpriteCommandTests {
         #expect(file.status == 1 && file.stderr == "error: icons/flag.svg: not a folder\n", "\(file.stderr)")
         let variants = try iconr("sprite", "icons", "-o", "x", "--variants", "none.json")
         #expect(variants.status == 1 && variants.stderr == "error: none.json: no such file\n", "\(variants.stderr)")
-        // Icons only in subfolders: the error names the option that reads them.
+        // Icons only in subfolders: read by default (as inspect, check and serve do); with
+        // --no-recursive the error names the option that leaves them out.
         let nested = directory.appendingPathComponent("nested/shops")
         try FileManager.default.createDirectory(at: nested, withIntermediateDirectories: true)
         try FileManager.default.copyItem(
             at: directory.appendingPathComponent("icons/flag.svg"), to: nested.appendingPathComponent("flag.svg"))
-        let top = try iconr("sprite", "nested", "-o", "x", "--no-cache")
+        let top = try iconr("sprite", "nested", "-o", "x", "--no-cache", "--no-recursive")
         #expect(
             top.status == 1
                 && top.stderr
-                    == "error: no icons (.svg, .svgz, .png) in nested (--recursive reads the 1 icon in subfolders)\n",
+                    == "error: no icons (.svg, .svgz, .png) in nested (without --no-recursive, the 1 icon in subfolders are read)\n",
             "\(top.stderr)")
-        #expect(try iconr("sprite", "nested", "-o", "x", "--no-cache", "--recursive").status == 0)
-        // Far more below than at the top: a warning says how many --recursive would add.
+        let all = try iconr("sprite", "nested", "-o", "x", "--no-cache")
+        #expect(all.status == 0, "\(all.stderr)")
+        let ids = try JSONValue.parse(Array(try Data(contentsOf: directory.appendingPathComponent("x.json"))))
+        #expect(ids["shops/flag"] != nil, "\(ids)")
+        #expect(try iconr("sprite", "nested", "-o", "x", "--no-cache", "--recursive").status == 0, "spreet's spelling")
+        let both = try iconr("sprite", "nested", "-o", "x", "--recursive", "--no-recursive")
+        #expect(both.status == 64 && both.stderr.contains("contradict"), "\(both.stderr)")
+        // DIR=NAME, as serve's --icons: two folders' icons of one name told apart by the names.
+        let twin = directory.appendingPathComponent("twin")
+        try FileManager.default.createDirectory(at: twin, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(
+            at: directory.appendingPathComponent("icons/flag.svg"), to: twin.appendingPathComponent("flag.svg"))
+        let clash = try iconr("sprite", "icons", "twin", "-o", "twins", "--no-cache")
+        #expect(clash.status == 1 && clash.stderr.contains("two icons have the id \"flag\""), "\(clash.stderr)")
+        let named = try iconr("sprite", "icons=base", "twin=extra", "-o", "twins", "--no-cache")
+        #expect(named.status == 0, "\(named.stderr)")
+        let twins = try JSONValue.parse(Array(try Data(contentsOf: directory.appendingPathComponent("twins.json"))))
+        #expect(twins["base/flag"] != nil && twins["extra/flag"] != nil && twins["flag"] == nil, "\(twins)")
+        let sameName = try iconr("sprite", "icons=x", "twin=x", "-o", "twins")
+        #expect(sameName.status == 64 && sameName.stderr.contains("two folders are named 'x'"), "\(sameName.stderr)")
+        let slash = try iconr("sprite", "icons=a/b", "-o", "twins")
+        #expect(slash.status == 64 && slash.stderr.contains("invalid folder name 'a/b'"), "\(slash.stderr)")
+        // Far more below than at the top: a warning says how many --no-recursive leaves out.
         for name in ["badge", "marker"] {
             try FileManager.default.copyItem(
                 at: directory.appendingPathComponent("icons/\(name).svg"),
@@ -448,10 +471,11 @@ struct SpriteCommandTests {
         try FileManager.default.copyItem(
             at: directory.appendingPathComponent("icons/label.svg"),
             to: directory.appendingPathComponent("nested/label.svg"))
-        let few = try iconr("sprite", "nested", "-o", "x", "--no-cache")
+        let few = try iconr("sprite", "nested", "-o", "x", "--no-cache", "--no-recursive")
         #expect(
             few.status == 0
-                && few.stderr.contains("warning: 1 icon read, and 3 more in subfolders: --recursive reads them"),
+                && few.stderr.contains(
+                    "warning: 1 icon read, and 3 more in subfolders: without --no-recursive they are read"),
             "\(few.stderr)")
         // --skip-invalid with every icon invalid: nothing to build is an error, and nothing is written.
         let broken = directory.appendingPathComponent("broken")

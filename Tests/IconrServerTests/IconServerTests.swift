@@ -163,6 +163,64 @@ struct IconServerTests {
         }
     }
 
+    /// JSON and HTML go gzip-compressed to a client that accepts it, under a tag of their own
+    /// (`-gz`), revalidated by it; `Vary: Accept-Encoding` on both forms; PNGs as they are.
+    @Test func jsonAndHTMLAreCompressedForClientsThatAcceptIt() throws {
+        let plain = get("/sprites/bundled/sprite@2x.json")
+        try #require(plain.status == 200)
+        #expect(header(plain, "Vary") == "Accept-Encoding" && header(plain, "Content-Encoding") == nil)
+        let zipped = get("/sprites/bundled/sprite@2x.json", headers: ["accept-encoding": "br, gzip;q=0.8"])
+        #expect(header(zipped, "Content-Encoding") == "gzip" && header(zipped, "Vary") == "Accept-Encoding")
+        #expect(zipped.body.count < plain.body.count)
+        #expect(try Gzip.decompress(zipped.body) == plain.body)
+        let tag = try #require(header(zipped, "ETag"))
+        #expect(tag == String(try #require(header(plain, "ETag")).dropLast()) + "-gz\"", "\(tag)")
+        // Revalidated by its own tag: 304, with that tag; the plain tag still works too.
+        let again = get(
+            "/sprites/bundled/sprite@2x.json", headers: ["accept-encoding": "gzip", "if-none-match": tag])
+        #expect(again.status == 304 && header(again, "ETag") == tag)
+        let plainAgain = get(
+            "/sprites/bundled/sprite@2x.json", headers: ["if-none-match": try #require(header(plain, "ETag"))])
+        #expect(plainAgain.status == 304)
+        // Refused with q=0; the catalog page (HTML) too; a PNG never.
+        let refused = get("/sprites/bundled/sprite@2x.json", headers: ["accept-encoding": "gzip;q=0, identity"])
+        #expect(header(refused, "Content-Encoding") == nil && refused.body == plain.body)
+        let page = get("/catalog", headers: ["accept": "text/html", "accept-encoding": "gzip"])
+        #expect(page.status == 200 && header(page, "Content-Encoding") == "gzip")
+        let png = get("/icons/flag.png", headers: ["accept-encoding": "gzip"])
+        #expect(png.status == 200 && header(png, "Content-Encoding") == nil && header(png, "Vary") == nil)
+    }
+
+    /// `--trusted-proxy`: the client is the peer, unless the peer is a trusted proxy; then
+    /// the first address from the right of `X-Forwarded-For` that is not one.
+    @Test func aTrustedProxyNamesTheClient() throws {
+        let proxies = try #require(TrustedProxies(parsing: ["10.0.0.0/8", "::1", "192.168.1.7/32"]))
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "203.0.113.9") == "203.0.113.9")
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "198.51.100.1, 203.0.113.9, 10.9.9.9") == "203.0.113.9")
+        #expect(proxies.client(peer: "::1", forwardedFor: "2001:db8::5") == "2001:db8::5")
+        #expect(proxies.client(peer: "192.168.1.8", forwardedFor: "203.0.113.9") == "192.168.1.8", "not trusted")
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "10.2.2.2, 10.3.3.3") == "10.2.2.2", "all proxies")
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: "203.0.113.9, junk") == "10.1.2.3")
+        #expect(proxies.client(peer: "10.1.2.3", forwardedFor: nil) == "10.1.2.3")
+        #expect(TrustedProxies().client(peer: "10.1.2.3", forwardedFor: "203.0.113.9") == "10.1.2.3")
+        for bad in ["10.0.0.0/33", "::/129", "host", "10.0.0.0/x", ""] {
+            #expect(TrustedProxies(parsing: [bad]) == nil, "\(bad)")
+        }
+    }
+
+    /// `/metrics` has Prometheus' process series, and the open connections the HTTP server
+    /// counts once it is told how.
+    @Test func metricsHaveTheProcessAndTheOpenConnections() throws {
+        let before = String(decoding: get("/metrics").body, as: UTF8.self)
+        #expect(before.contains("process_cpu_seconds_total ") && before.contains("process_open_fds "))
+        #expect(!before.contains("iconr_http_connections_open"), "no HTTP server told it")
+        server.countConnections { 7 }
+        let after = String(decoding: get("/metrics").body, as: UTF8.self)
+        #expect(after.contains("\niconr_http_connections_open 7\n"), "\(after)")
+        let descriptors = after.split(separator: "\n").first { $0.hasPrefix("process_open_fds ") }
+        #expect((descriptors.flatMap { Int($0.split(separator: " ")[1]) } ?? 0) > 2)
+    }
+
     @Test func iconsCacheAsBrowsersExpect() throws {
         let first = get("/icons/flag.png?flag_color=red")
         let tag = try #require(header(first, "ETag"))

@@ -41,6 +41,19 @@ struct IconLibraryTests {
         #expect(label.image.hex(x: 40, y: 24) == "#ffffeeff")
     }
 
+    /// A folder that is not there is named as such, not as an unknown icon; one that
+    /// appears later serves its icons.
+    @Test func aMissingFolderIsNamed() throws {
+        let later = folder.appendingPathComponent("later").path
+        let library = IconLibrary(directory: later, cache: IconCache(disk: nil))
+        let error = try #require(throws: IconrError.self) { try library.blockingIcon(named: "flag") }
+        #expect(error.description == "\(later): no such folder", "\(error)")
+        try FileManager.default.copyItem(atPath: icons, toPath: later)
+        #expect(try library.blockingIcon(named: "flag").size == PixelSize(width: 24, height: 24))
+        let unknown = try #require(throws: IconrError.self) { try library.blockingIcon(named: "flagg") }
+        #expect("\(unknown)".contains("unknown icon \"flagg\""), "\(unknown)")
+    }
+
     @Test func aSecondRequestIsAMemoryHit() throws {
         let library = try library(disk: false)
         let first = try library.blockingIcon(named: "flag", params: ["flag_color": "red"], scale: 2)
@@ -1138,12 +1151,12 @@ struct OnePathTests {
     /// the key's text, and a new option fails here until it joins the key.
     @Test func everySpriteOptionKeysTheRecord() {
         let plain = SpriteOptions()
-        #expect(Mirror(reflecting: plain).children.count == 16, "a new option must join recordKeyText")
-        var changed: [SpriteOptions] = Array(repeating: plain, count: 17)
+        #expect(Mirror(reflecting: plain).children.count == 17, "a new option must join recordKeyText")
+        var changed: [SpriteOptions] = Array(repeating: plain, count: 18)
         changed[0].ratios = [1, 3]
         changed[1].padding = 2
         changed[2].maxSize = 1024
-        changed[3].recursive = true
+        changed[3].recursive = false
         changed[4].unique = true
         changed[5].skipInvalid = true
         changed[6].firstFolderWins = true
@@ -1157,6 +1170,7 @@ struct OnePathTests {
         changed[14].sdfField.radius = 12
         changed[15].sdfField.buffer = 2
         changed[16].halo = Halo(width: 2)
+        changed[17].folderNames = ["icons": "base"]
         let texts = [plain.recordKeyText] + changed.map(\.recordKeyText)
         #expect(Set(texts).count == texts.count)
     }

@@ -72,7 +72,17 @@ unit="$root/usr/lib/systemd/system/iconr.service"
 check "the package has the systemd unit" test -f "$unit"
 check "the unit runs the installed binary" grep -q '^ExecStart=/usr/bin/iconr serve ' "$unit"
 check "the settings are a conffile" bash -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/default/iconr"
-check "the settings serve the bundled icons" grep -q '^ICONR_ARGS=--icons /usr/share/iconr/icons' "$root/etc/default/iconr"
+check "the settings serve the bundled icons" grep -q '^ICONR_ARGS="--icons /usr/share/iconr/icons' "$root/etc/default/iconr"
+# /etc/default files are shell by convention: sh reads the settings as systemd does.
+check "the settings are valid sh" sh -c ". '$root/etc/default/iconr' && test \"\$ICONR_LISTEN\" = 127.0.0.1:8080 && test \"\$ICONR_ARGS\" = '--icons /usr/share/iconr/icons --request-log -'"
+check "the unit reads the settings from /etc/default/iconr" grep -qx 'EnvironmentFile=-/etc/default/iconr' "$unit"
+check "the unit has a log folder for a request log in a file" grep -qx 'LogsDirectory=iconr' "$unit"
+check "the package reloads systemd after install and removal" bash -c "dpkg-deb -I '$deb' postinst | grep -q 'systemctl daemon-reload' && dpkg-deb -I '$deb' postrm | grep -q 'systemctl daemon-reload'"
+check "the logrotate file is a conffile that reloads the service" bash -c "dpkg-deb -I '$deb' conffiles | grep -qx /etc/logrotate.d/iconr && grep -q 'systemctl reload iconr' '$root/etc/logrotate.d/iconr'"
+if command -v logrotate >/dev/null 2>&1; then
+    check "logrotate reads the logrotate file" bash -c "logrotate -d '$root/etc/logrotate.d/iconr' >/dev/null 2>&1"
+fi
+check "the README and docs are in /usr/share/doc/iconr" bash -c "test -f '$root/usr/share/doc/iconr/README.md' && test -f '$root/usr/share/doc/iconr/CHANGELOG.md' && test -f '$root/usr/share/doc/iconr/docs/server.md' && test -f '$root/usr/share/doc/iconr/docs/images/catalog.png'"
 check "the bundled icons are installed" test -f "$root/usr/share/iconr/icons/flag.svg"
 if command -v systemd-analyze >/dev/null 2>&1; then
     # A copy whose ExecStart is the binary installed under the temporary root (systemd checks
@@ -90,7 +100,7 @@ check "fish completion" grep -q "__fish_seen_subcommand_from sprite" "$root/usr/
 unit_check() {
     local line args listen
     line=$(sed -n 's/^ExecStart=//p' "$unit")
-    args=$(sed -n 's/^ICONR_ARGS=//p' "$root/etc/default/iconr" | sed "s|/usr/share/|$root/usr/share/|g")
+    args=$(. "$root/etc/default/iconr" && echo "$ICONR_ARGS" | sed "s|/usr/share/|$root/usr/share/|g")
     line=${line//'${ICONR_LISTEN}'/127.0.0.1:0}
     line=${line//'${CACHE_DIRECTORY}'/$scratch/unit-cache}
     line=${line//'$ICONR_ARGS'/$args}
@@ -104,13 +114,41 @@ unit_check() {
 }
 check "the unit's command line serves and logs its requests" unit_check
 
-# make install into a staging root, and uninstall.
+# An upgrade over an older version, with the administrator's settings changed, run without a
+# terminal (as apt in a script): no conffile prompt, the settings kept, the package configured.
+upgrade_check() {
+    local old="$scratch/old" older
+    make --no-print-directory deb VERSION=0.0.1 >/dev/null 2>&1 || return 1
+    older="iconr_0.0.1_$(dpkg --print-architecture).deb"
+    mkdir -p "$old/var/lib/dpkg/info" "$old/var/lib/dpkg/updates" && touch "$old/var/lib/dpkg/status"
+    dpkg --root="$old" --force-depends --force-script-chrootless -i "$older" </dev/null >/dev/null 2>&1 || return 1
+    rm -f "$older"
+    sed -i 's|^ICONR_LISTEN=.*|ICONR_LISTEN="0.0.0.0:9000"|' "$old/etc/default/iconr"
+    dpkg --root="$old" --force-depends --force-script-chrootless -i "$deb" </dev/null >"$scratch/upgrade.out" 2>&1 ||
+        { cat "$scratch/upgrade.out"; return 1; }
+    grep -qx 'ICONR_LISTEN="0.0.0.0:9000"' "$old/etc/default/iconr" &&
+        dpkg-query --admindir="$old/var/lib/dpkg" -W -f='${Status} ${Version}' iconr | grep -qx "install ok installed $version"
+}
+check "an upgrade keeps changed settings, without a terminal" upgrade_check
+
+# make install into a staging root, and uninstall: the settings follow the prefix (/etc is
+# the system's, and the .deb's), never outside DESTDIR.
 check "make install" make --no-print-directory install DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
 check "the installed iconr runs" test "$("${plain[@]}" "$scratch/staged/usr/local/bin/iconr" --version)" = "$version"
-check "make install puts the unit, the man page and the settings" bash -c "test -f '$scratch/staged/usr/local/lib/systemd/system/iconr.service' && test -f '$scratch/staged/usr/local/share/man/man1/iconr.1.gz' && grep -q '/usr/local/share/iconr/icons' '$scratch/staged/etc/default/iconr'"
+check "make install puts the unit, the man page and the settings" bash -c "test -f '$scratch/staged/usr/local/lib/systemd/system/iconr.service' && test -f '$scratch/staged/usr/local/share/man/man1/iconr.1.gz' && grep -q '/usr/local/share/iconr/icons' '$scratch/staged/usr/local/etc/default/iconr'"
+check "PREFIX=/usr/local writes nothing in /etc" test ! -e "$scratch/staged/etc"
+check "the unit reads the settings beside the prefix" grep -qx 'EnvironmentFile=-/usr/local/etc/default/iconr' "$scratch/staged/usr/local/lib/systemd/system/iconr.service"
+check "make install PREFIX=/opt/x" make --no-print-directory install DESTDIR="$scratch/opt" PREFIX=/opt/x >/dev/null
+check "PREFIX=/opt/x puts the settings in /opt/x/etc" bash -c "test -f '$scratch/opt/opt/x/etc/default/iconr' && test ! -e '$scratch/opt/etc'"
+check "SYSCONFDIR overrides" make --no-print-directory install DESTDIR="$scratch/sys" PREFIX=/opt/x SYSCONFDIR=/etc/iconr-x >/dev/null
+check "the settings go to SYSCONFDIR" bash -c "test -f '$scratch/sys/etc/iconr-x/default/iconr' && grep -qx 'EnvironmentFile=-/etc/iconr-x/default/iconr' '$scratch/sys/opt/x/lib/systemd/system/iconr.service'"
 check "make uninstall" make --no-print-directory uninstall DESTDIR="$scratch/staged" PREFIX=/usr/local >/dev/null
 check "uninstall removes it" test ! -e "$scratch/staged/usr/local/bin/iconr"
 check "uninstall removes the unit and the man page" bash -c "test ! -e '$scratch/staged/usr/local/lib/systemd/system/iconr.service' && test ! -e '$scratch/staged/usr/local/share/man/man1/iconr.1.gz'"
+
+# The release step's checks hold for the source's version (a version string left behind fails).
+check "scripts/release.sh --check agrees with the source's version" bash scripts/release.sh --check "$version"
+check "scripts/release.sh refuses another version" bash -c "! bash scripts/release.sh --check 99.0.0 2>/dev/null"
 
 echo "package: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

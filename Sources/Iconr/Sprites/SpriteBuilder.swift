@@ -48,11 +48,12 @@ public final class SpriteBuilder: Sendable {
     /// `iconFiles(in:recursive:firstFolderWins:)`, leaving out icons whose links lead out of
     /// their folder unless `followsLinksOut`.
     package static func iconFiles(
-        in directories: [String], recursive: Bool, firstFolderWins: Bool = false, followsLinksOut: Bool
+        in directories: [String], recursive: Bool, firstFolderWins: Bool = false, followsLinksOut: Bool,
+        names: [String: String] = [:]
     ) throws(SpriteBuildError) -> [(id: String, path: String)] {
         try SpriteSources.find(
             in: directories, recursive: recursive, sanitizeIDs: true, firstFolderWins: firstFolderWins,
-            followsLinksOut: followsLinksOut
+            followsLinksOut: followsLinksOut, names: names
         ).sources.map { ($0.id, $0.path) }
     }
 
@@ -75,7 +76,7 @@ public final class SpriteBuilder: Sendable {
         let (sources, sourceWarnings, stamps) = try SpriteSources.find(
             in: directories, recursive: options.recursive,
             sanitizeIDs: options.sanitizeIDs, firstFolderWins: options.firstFolderWins,
-            followsLinksOut: options.followsLinksOut)
+            followsLinksOut: options.followsLinksOut, names: options.folderNames)
         let known = Set(sources.map(\.id))
         if let unknown = options.variants.keys.sorted().first(where: { !known.contains($0) }) {
             throw SpriteBuildError.badVariants("the variants name icon \"\(unknown)\", which is not among the icons")

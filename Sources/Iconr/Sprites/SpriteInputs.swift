@@ -183,7 +183,12 @@ extension SpriteOptions {
             + "unique \(unique) skip \(skipInvalid) first \(firstFolderWins) sanitize \(sanitizeIDs) "
             + "sdf \(sdf.sorted())\(sdfField.keyText)\(halo?.keyText ?? "") limits \(limits.maxSize) \(limits.timeout.shortText) optimize \(optimize)"
             // Only when set, so that the keys of builds that follow links stay what they were.
-            + (followsLinksOut ? "" : " links confined") + (theme.map { " theme \($0.rulesKey)" } ?? "") + "\n"
+            + (followsLinksOut ? "" : " links confined") + (theme.map { " theme \($0.rulesKey)" } ?? "")
+            + (folderNames.isEmpty
+                ? ""
+                : " names "
+                    + folderNames.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ","))
+            + "\n"
             + "variants " + variants.joined(separator: "; ")
     }
 }

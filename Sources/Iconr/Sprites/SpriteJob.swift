@@ -373,7 +373,9 @@ extension SpriteJob {
                 ))
         }
         if let output = named.catalog {
-            let icons = try SpriteBuilder.iconFiles(in: folders, recursive: options.recursive)
+            let icons = try SpriteBuilder.iconFiles(
+                in: folders, recursive: options.recursive, followsLinksOut: options.followsLinksOut,
+                names: options.folderNames)
             let name =
                 folders.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", ")
                 + (flavor.theme.map { " (theme \($0.name))" } ?? "")

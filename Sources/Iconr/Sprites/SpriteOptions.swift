@@ -9,8 +9,12 @@ public struct SpriteOptions: Sendable {
     public var padding = 1
     /// The largest sheet side; icons that do not fit one sheet go to more sheets.
     public var maxSize = 4096
-    /// Also read subfolders; their icons get ids `folder/name`.
-    public var recursive = false
+    /// Names of folders (by the path given), whose icons then get ids `NAME/id`, as
+    /// `iconr serve --icons DIR=NAME` names a set (`iconr sprite DIR=NAME`).
+    public var folderNames: [String: String] = [:]
+    /// Read subfolders too (as `inspect`, `check` and `serve` do); their icons get ids
+    /// `folder/name`. False reads the folder's own icons only.
+    public var recursive = true
     /// Store pixel-identical images once; their ids share one rectangle.
     public var unique = false
     /// Leave out icons that fail instead of failing the build.

@@ -42,9 +42,11 @@ enum SpriteSources {
     /// `.svg`, `.svgz` and `.png` in any letter case, hidden files left out.
     /// An SVG and a PNG of one id: the SVG draws it, with a warning. `stamps` holds what the
     /// listing's `stat` said of every icon file and every `.json` file (sidecars among them).
+    /// A folder named in `names` (`DIR=NAME` on the command line) gives its icons ids
+    /// `NAME/id`, so that two folders' icons of one name are told apart.
     static func find(
         in directories: [String], recursive: Bool,
-        sanitizeIDs: Bool, firstFolderWins: Bool = false, followsLinksOut: Bool = true
+        sanitizeIDs: Bool, firstFolderWins: Bool = false, followsLinksOut: Bool = true, names: [String: String] = [:]
     ) throws(SpriteBuildError) -> (sources: [SpriteSource], warnings: [String], stamps: [String: FileStamp]) {
         var files: [(id: String, ratio: Double?, path: String)] = []
         var stamps: [String: FileStamp] = [:]
@@ -53,7 +55,9 @@ enum SpriteSources {
         for (index, directory) in directories.enumerated() {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
             let before = files.count
-            collect(root, prefix: "", recursive: recursive, into: &files, stamps: &stamps)
+            collect(
+                root, prefix: names[directory].map { $0 + "/" } ?? "", recursive: recursive, into: &files,
+                stamps: &stamps)
             if !followsLinksOut, let base = FileReader.realPath(root) {
                 let outside = Set(files[before...].filter { !FileReader.isWithin(base, $0.path) }.map(\.path))
                 linkedOut += outside
