@@ -79,7 +79,7 @@ enum Manual {
             "The disk cache the commands share (\\fB\\-\\-cache\\-dir\\fR; iconr cache stats|clear).",
             ".TP", "\\fI/etc/default/iconr\\fR (\\fIPREFIX/etc/default/iconr\\fR for make install outside /usr)",
             "What the systemd unit \\fBiconr.service\\fR serves: \\fBICONR_LISTEN\\fR and \\fBICONR_ARGS\\fR (shell syntax).",
-            ".TP", "\\fI/lib/systemd/system/iconr.service\\fR",
+            ".TP", "\\fI/usr/lib/systemd/system/iconr.service\\fR (\\fIPREFIX/lib/systemd/system\\fR for make install)",
             "The unit: systemctl enable \\-\\-now iconr; systemctl reload iconr sends SIGHUP.",
             ".TP", "\\fI/var/cache/iconr\\fR, \\fI/var/log/iconr\\fR",
             "The service's disk cache, and its request log when written to a file (rotated by "
