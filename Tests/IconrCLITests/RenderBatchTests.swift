@@ -97,6 +97,13 @@ struct RenderBatchTests {
             "\(run.stderr)")
         let written = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("out").path)
         #expect(written == ["flag.png"])
+        // Nothing matched: one file not read, no PNG planned.
+        let none = try iconr(["render", "maki/*.svg", "-s", "1,2", "-o", "out"])
+        #expect(none.status == 1)
+        #expect(
+            none.stderr.hasPrefix("error: maki/*.svg: no such file (the shell matched no file to this pattern)\n")
+                && none.stderr.contains("render: no PNG written in ") && none.stderr.contains(", 1 file not read"),
+            "\(none.stderr)")
     }
 
     @Test func mistakesInAListNameTheLineAndNothingIsRendered() throws {
