@@ -296,7 +296,7 @@ package enum CatalogPage {
             part.appendChild(element("h2", "", section.name + " (" + section.icons.filter(function (icon) { return icon.id === icon.base; }).length + " icons)"));
             var grid = element("div", "grid");
             part.appendChild(grid);
-            var byBase = {};
+            var byBase = Object.create(null);
             section.icons.forEach(function (icon) {
               if (icon.id !== icon.base && byBase[icon.base]) {
                 var small = element("div", "pixels");

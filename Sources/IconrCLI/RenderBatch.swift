@@ -321,7 +321,8 @@ enum RenderBatch {
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         let planned = jobs.filter { !unread.contains($0.template) }.count
-        let written = planned == 0 ? "no PNG written" : "\(planned - failed) of \(planned) PNG\(planned == 1 ? "" : "s") written"
+        let written =
+            planned == 0 ? "no PNG written" : "\(planned - failed) of \(planned) PNG\(planned == 1 ? "" : "s") written"
         console.note(
             "render: \(written) in \((seconds * 100).rounded() / 100) s" + (failed == 0 ? "" : ", \(failed) failed")
                 + (unread.isEmpty ? "" : ", \(unread.count) file\(unread.count == 1 ? "" : "s") not read"))

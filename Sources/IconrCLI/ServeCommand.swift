@@ -247,6 +247,16 @@ enum ServeCommand: Command {
     }
 
     /// `DIR=NAME` or `DIR` (named by `defaultName`) values, names unique.
+    /// Whether `name` is made of ASCII letters, digits, `-`, `_` and `.` only: a set's or a
+    /// style's name that any URL reaches as it is (`?`, `#`, `%`, `/` and `:` would not).
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.utf8.allSatisfy {
+                (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0)
+                    || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: ".")
+            }
+    }
+
     private static func named(
         _ values: [String], option: String,
         defaultName: (String) -> String
@@ -262,9 +272,7 @@ enum ServeCommand: Command {
                 while path.count > 1 && path.hasSuffix("/") { path.removeLast() }
                 name = defaultName(path)
             }
-            guard !name.isEmpty,
-                name.utf8.allSatisfy({ $0 > 0x20 && $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: ":") && $0 < 0x7F })
-            else {
+            guard isPlainName(name) else {
                 throw UsageError(message: "invalid name '\(name)' for \(option): use letters, digits, '-', '_' or '.'")
             }
             guard !result.contains(where: { $0.name == name }) else {

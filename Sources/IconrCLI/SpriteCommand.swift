@@ -214,10 +214,11 @@ enum SpriteCommand: Command {
             for (index, value) in folders.enumerated() where !FileReader.isFolder(value) {
                 guard let equals = value.lastIndex(of: "="), equals != value.startIndex else { continue }
                 let name = String(value[value.index(after: equals)...])
-                guard !name.isEmpty, !name.utf8.contains(UInt8(ascii: "/")), !name.utf8.contains(UInt8(ascii: ":"))
-                else {
+                guard ServeCommand.isPlainName(name) else {
                     throw UsageError(
-                        message: "invalid folder name '\(name)' in '\(value)': expected DIR=NAME, NAME without / or :")
+                        message:
+                            "invalid folder name '\(name)' in '\(value)': use letters, digits, '-', '_' or '.' (as serve's --icons)"
+                    )
                 }
                 folders[index] = String(value[..<equals])
                 guard !names.values.contains(name) else {

@@ -110,9 +110,22 @@ public struct Theme: Hashable, Sendable {
         }
         if let colors = members["colors"] {
             guard case .object(let pairs) = colors else { throw ThemeError(message: "colors: expected an object") }
+            var spelled: [Color: String] = [:]
             for (from, to) in pairs.sorted(by: { $0.key < $1.key }) {
-                self.colors.append(
-                    Mapping(from: try color(.string(from), "colors \"\(from)\""), to: try color(to, "colors.\(from)")))
+                let mapping = Mapping(
+                    from: try color(.string(from), "colors \"\(from)\""), to: try color(to, "colors.\(from)"))
+                // Two spellings of one color (`#000` and `black`) mapped apart: which wins would
+                // be the order of the file's keys.
+                if let other = spelled[mapping.from],
+                    self.colors.first(where: { $0.from == mapping.from })?.to != mapping.to
+                {
+                    throw ThemeError(
+                        message:
+                            "colors \"\(other)\" and \"\(from)\" are one color, \(mapping.from.hexString), mapped to two"
+                    )
+                }
+                spelled[mapping.from] = from
+                self.colors.append(mapping)
             }
         }
         if let tolerance = members["tolerance"] {

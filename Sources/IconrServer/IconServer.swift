@@ -243,7 +243,7 @@ public final class IconServer: Sendable {
         var finished = response
         if let origin = options.corsOrigin {
             finished.headers.append(("Access-Control-Allow-Origin", origin))
-            finished.headers.append(("Access-Control-Expose-Headers", "ETag, Iconr-Image"))
+            finished.headers.append(("Access-Control-Expose-Headers", "ETag, Iconr-Image, Retry-After"))
             if origin != "*" { finished.headers.append(("Vary", "Origin")) }
         }
         metrics.count(route: route, status: finished.status)

@@ -51,6 +51,8 @@ enum IconrJS {
         function (global, scriptURL) {
           'use strict';
           var PREFIX = 'iconr:';
+          // Asks again this many times when the server sheds a render (503, Retry-After).
+          var RETRIES = 8;
           // The largest scale the server renders.
           var MAX_SCALE = \#(maxScale.shortText);
           var defaultServer = scriptURL ? String(scriptURL).replace(/\/iconr\.m?js([?#].*)?$/, '') : '';
@@ -193,10 +195,26 @@ enum IconrJS {
               return scaleOf(id, pixelRatio(), Math.max(size, floorSize));
             }
 
-            // Fetches `id` at `scale` and adds it, replacing what the map has under that id.
+            // Fetches `id` at `scale` and adds it, replacing what the map has under that id. A
+            // render the server shed (503: its queue was full, or waited too long) is asked for
+            // again after its Retry-After (1 s when unreadable; at most 30 s, a quarter more at
+            // random so that many images do not come back at once), up to RETRIES times.
             function load(id, scale) {
               var entry = images[id] = { scale: scale, promise: null };
-              entry.promise = fetch(iconURL(server, id, scale)).then(function (response) {
+              function current() { return images[id] === entry && !detached; }
+              function attempt(tries) {
+                return fetch(iconURL(server, id, scale)).then(function (response) {
+                  if (response.status === 503 && tries < RETRIES && current()) {
+                    var after = parseFloat(response.headers.get('Retry-After'));
+                    var wait = Math.min(30, Math.max(0.1, isFinite(after) ? after : 1)) * (1 + Math.random() / 4);
+                    return new Promise(function (done) { setTimeout(done, wait * 1000); }).then(function () {
+                      return current() ? attempt(tries + 1) : undefined;
+                    });
+                  }
+                  return added(response);
+                });
+              }
+              function added(response) {
                 if (!response.ok) {
                   return response.text().then(function (text) { throw new Error('iconr: ' + id + ': ' + response.status + ' ' + text.trim()); });
                 }
@@ -219,7 +237,8 @@ enum IconrJS {
                   }
                   entry.added = true;
                 });
-              }).catch(function (error) {
+              }
+              entry.promise = attempt(0).catch(function (error) {
                 if (images[id] === entry) delete images[id];
                 fail(error);
               });

@@ -82,10 +82,16 @@ public final class RequestLog: Sendable {
         descriptor = Locked(try Self.open(path))
     }
 
+    /// Opens `path` to append to, without waiting: a FIFO no process reads is an error now
+    /// (it would hold the server before it listens, or after SIGHUP), and a full pipe drops
+    /// a line instead of holding a request's thread.
     private static func open(_ path: String) throws(FileWriteError) -> Int32 {
         guard path != "-" else { return 2 }
-        let opened = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard opened >= 0 else { throw FileWriteError(path: path, problem: .system(SystemError("open"))) }
+        let opened = Glibc.open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0o644)
+        guard opened >= 0 else {
+            if errno == ENXIO { throw FileWriteError(path: path, problem: .noReader) }
+            throw FileWriteError(path: path, problem: .system(SystemError("open")))
+        }
         return opened
     }
 

@@ -12,6 +12,8 @@ public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible
         /// It is a FIFO, device or socket (`kind`: "a FIFO"): refused, never opened (a FIFO
         /// with no reader would hold the command).
         case notRegularFile(kind: String)
+        /// It is a FIFO that no process reads (a log opened without waiting for one).
+        case noReader
     }
 
     /// The file, as the caller named it.
@@ -30,6 +32,7 @@ public struct FileWriteError: Error, Hashable, Sendable, CustomStringConvertible
         case .system(let error): error.reason
         case .noSuchFolder(let folder): "no such directory \(folder)"
         case .notRegularFile(let kind): "is \(kind), not a regular file (-o - writes to standard output)"
+        case .noReader: "is a FIFO that no process reads (start its reader first)"
         }
     }
 

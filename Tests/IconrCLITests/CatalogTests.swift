@@ -72,6 +72,22 @@ struct CatalogTests {
         #expect(picture.size.width >= 800, "a screenshot was taken")
     }
 
+    /// Icons named like the properties every JavaScript object has (`valueOf?x`, whose base
+    /// is `valueOf`; `constructor`; `__proto__`) are cards like any other: none stops the page.
+    @Test func iconsNamedLikeObjectPropertiesAreCards() throws {
+        let names = ["valueOf?x", "constructor", "__proto__", "toString?y"]
+        let flag = try Data(contentsOf: directory.appendingPathComponent("icons/flag.svg"))
+        let odd = directory.appendingPathComponent("odd")
+        try FileManager.default.createDirectory(at: odd, withIntermediateDirectories: true)
+        for name in names { try flag.write(to: odd.appendingPathComponent(name + ".svg")) }
+        let build = try TestSupport.iconr(
+            ["sprite", "odd", "-o", "out/", "--catalog", "pages/odd.html", "--no-cache"], in: directory)
+        try #require(build.status == 0, "\(build.stderr)")
+        let seen = try look(["file": directory.appendingPathComponent("pages/odd.html").path])
+        #expect(seen["cards"] as? Int == names.count, "\(seen)")
+        #expect((seen["errors"] as? [String]) == [], "\(seen)")
+    }
+
     @Test func theServedCatalogRedrawsAnIconWhenItsColorChanges() throws {
         let server = try ServerProcess(["--icons", "icons=bundled", "--no-cache"], directory: directory)
         let seen = try look(["url": server.url + "/catalog", "search": "marker", "color": "#00c000"])

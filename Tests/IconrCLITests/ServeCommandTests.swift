@@ -720,6 +720,17 @@ struct ServeCommandTests {
         #expect(bad.status == 64 && bad.stderr.contains("invalid value for --trusted-proxy"), "\(bad.stderr)")
         let alone = InProcess.iconr(["serve", "--icons", icons.path, "--trusted-proxy", "10.0.0.0/8"])
         #expect(alone.status == 64 && alone.stderr.contains("--trusted-proxy needs --request-log"), "\(alone.stderr)")
+        // A FIFO that no process reads would hold the server before it listens: one line, exit 1.
+        let fifo = directory.appendingPathComponent("requests.fifo").path
+        #expect(mkfifo(fifo, 0o644) == 0)
+        let held = try TestSupport.run(
+            TestSupport.iconrExecutable,
+            ["serve", "--icons", "icons", "--listen", "127.0.0.1:0", "--no-cache", "--request-log", fifo],
+            directory: directory, timeout: 30)
+        #expect(held.status == 1, "\(held.status)")
+        #expect(
+            String(decoding: held.stderr, as: UTF8.self)
+                == "error: \(fifo): cannot write it: is a FIFO that no process reads (start its reader first)\n")
     }
 
     /// `--listen :PORT` is every interface, as Go and nginx read it (it was the loopback's
@@ -744,6 +755,13 @@ struct ServeCommandTests {
             "\(twice.stderr)")
         #expect(InProcess.iconr(["serve", "--icons", icons.path, "--max-scale", "0"]).status == 64)
         #expect(InProcess.iconr(["serve", "--icons", icons.path + "=a:b"]).status == 64)
+        // Names a URL reaches as they are: no `?`, `#`, `%` (nor `/`, `:` or spaces).
+        for bad in ["a?b", "a#b", "a%20b", "a b"] {
+            let named = InProcess.iconr(["serve", "--icons", icons.path + "=" + bad])
+            #expect(named.status == 64 && named.stderr.contains("invalid name '\(bad)' for --icons"), "\(named.stderr)")
+            let style = InProcess.iconr(["serve", "--icons", icons.path, "--style", icons.path + "/flag.svg=" + bad])
+            #expect(style.status == 64 && style.stderr.contains("invalid name '\(bad)' for --style"), "\(style.stderr)")
+        }
         let nowhere = directory.appendingPathComponent("nothing").path
         let notFolder = InProcess.iconr(["serve", "--icons", nowhere, "--listen", "127.0.0.1:0", "--no-cache"])
         #expect(notFolder.status == 1)
@@ -768,14 +786,7 @@ struct ServeCommandTests {
     /// and 2. Each dot's center must be its color within 2 of 255 per channel.
     @Test(arguments: [1.0, 2.0])
     func glJSShowsRuntimeColorsThroughIconrJS(ratio: Double) throws {
-        let style = #"""
-            {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
-             "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ffffff"}},
-              {"id": "dots", "type": "symbol", "source": "points", "layout": {
-                "icon-image": ["image", "dot", {"params": {"fill_color": ["get", "color"]}}],
-                "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
-            """#
-        try style.write(to: directory.appendingPathComponent("points.json"), atomically: true, encoding: .utf8)
+        try Self.dotsStyle.write(to: directory.appendingPathComponent("points.json"), atomically: true, encoding: .utf8)
         let server = try serve(["--style", "points.json", "--cors", "*"])
         var generator = SeededGenerator(seed: UInt64(ratio * 1000))
         let features = (0..<50).map { index -> (x: Int, y: Int, color: (Int, Int, Int)) in
@@ -795,16 +806,36 @@ struct ServeCommandTests {
         ]
         let map = try drawInGLJS(request)
         #expect(map.size == PixelSize(width: Int(600 * ratio), height: Int(300 * ratio)))
-        for feature in features {
-            let pixel = map[Int(Double(feature.x) * ratio), Int(Double(feature.y) * ratio)]
-            let found = (Int(pixel.red), Int(pixel.green), Int(pixel.blue))
-            #expect(
-                abs(found.0 - feature.color.0) <= 2 && abs(found.1 - feature.color.1) <= 2
-                    && abs(found.2 - feature.color.2) <= 2,
-                "feature at \(feature.x),\(feature.y): expected \(feature.color), found \(found)")
-        }
+        expectDots(map, features, ratio: ratio)
         let metrics = try server.get("/metrics").text
         #expect(metrics.contains(#"iconr_requests_total{route="icons",status="200"} 50"#), "\(metrics)")
+    }
+
+    /// A server whose render queue sheds (503, `Retry-After`) while GL JS asks for many runtime
+    /// images at once: iconr.js asks again after the wait, and every feature shows its color
+    /// (before, most stayed the transparent placeholder).
+    @Test func iconrJSAsksAgainWhenTheServerShedsRenders() throws {
+        try Self.dotsStyle.write(to: directory.appendingPathComponent("shed.json"), atomically: true, encoding: .utf8)
+        let server = try serve(["--style", "shed.json", "--cors", "*", "--render-queue", "1"])
+        let features = (0..<24).map { index in
+            (
+                x: 30 + (index % 8) * 70, y: 40 + (index / 8) * 80,
+                color: (index * 10, 255 - index * 10, (index * 37) % 256)
+            )
+        }
+        let map = try drawInGLJS([
+            "server": server.url, "style": "shed", "ratio": 1, "width": 600, "height": 280, "zoom": 2,
+            "features": features.map {
+                ["x": $0.x, "y": $0.y, "color": String(format: "#%02x%02x%02x", $0.color.0, $0.color.1, $0.color.2)]
+            },
+        ])
+        expectDots(map, features, ratio: 1)
+        // The queue did shed: the retries were needed.
+        let metrics = try server.get("/metrics").text
+        let shed = metrics.split(separator: "\n").first {
+            $0.hasPrefix(#"iconr_requests_total{route="icons",status="503"}"#)
+        }
+        #expect((shed.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0) > 0, "\(metrics)")
     }
 
     /// A layer at `icon-size` 2 whose flag colors come from data: iconr.js rasterizes each
@@ -858,6 +889,31 @@ struct ServeCommandTests {
             }
             #expect(
                 differing * 100 <= side * side * 3, "\(differing) of \(side * side) pixels differ at ratio \(ratio)")
+        }
+    }
+
+    /// A white map with a dot for each feature of "points", filled with its "color".
+    static let dotsStyle = #"""
+        {"version": 8, "sources": {"points": {"type": "geojson", "data": {"type": "FeatureCollection", "features": []}}},
+         "layers": [{"id": "bg", "type": "background", "paint": {"background-color": "#ffffff"}},
+          {"id": "dots", "type": "symbol", "source": "points", "layout": {
+            "icon-image": ["image", "dot", {"params": {"fill_color": ["get", "color"]}}],
+            "icon-allow-overlap": true, "icon-ignore-placement": true}}]}
+        """#
+
+    /// Each feature's dot, at its logical pixel times `ratio`, is its color within 2 of 255 per channel.
+    private func expectDots(
+        _ map: RasterImage, _ features: [(x: Int, y: Int, color: (Int, Int, Int))], ratio: Double,
+        sourceLocation: Testing.SourceLocation = #_sourceLocation
+    ) {
+        for feature in features {
+            let pixel = map[Int(Double(feature.x) * ratio), Int(Double(feature.y) * ratio)]
+            let found = (Int(pixel.red), Int(pixel.green), Int(pixel.blue))
+            #expect(
+                abs(found.0 - feature.color.0) <= 2 && abs(found.1 - feature.color.1) <= 2
+                    && abs(found.2 - feature.color.2) <= 2,
+                "feature at \(feature.x),\(feature.y): expected \(feature.color), found \(found)",
+                sourceLocation: sourceLocation)
         }
     }
 

@@ -16,6 +16,8 @@ struct ThemeUnitTests {
         #expect(theme.name == "dark" && theme.tolerance == 8 && theme.colors.count == 2)
         #expect(theme.params["flag_color"] == Color(css: "gold"))
         #expect(try Self.theme("{}").name == "file")
+        // Spelled twice, mapped alike: one mapping's meaning, accepted.
+        #expect(try Self.theme(##"{"colors": {"#000": "#fff", "black": "white"}}"##).colors.count == 2)
         let mistakes: [(String, String)] = [
             ("[]", "expected a JSON object"),
             (##"{"colour": {}}"##, "unknown member \"colour\" (did you mean 'colors'?)"),
@@ -23,6 +25,11 @@ struct ThemeUnitTests {
             (##"{"tolerance": 1.5}"##, "tolerance: expected a whole number from 0 to 255"),
             (##"{"name": "2x"}"##, "name \"2x\": a letter, then"),
             (##"{"grayscale": "yes"}"##, "grayscale: expected true or false"),
+            // Two spellings of one color mapped to two colors: which wins is no file's intent.
+            (
+                ##"{"colors": {"#000": "#fff", "black": "#111"}}"##,
+                "colors \"#000\" and \"black\" are one color, #000000, mapped to two"
+            ),
         ]
         for (json, message) in mistakes {
             let error = try #require(throws: ThemeError.self) { try Self.theme(json) }
