@@ -20,6 +20,9 @@ final class ServedSprite: Sendable {
         let files: [String: (bytes: [UInt8], tag: String)]
         let fingerprint: [UInt8]
         var checked: ContinuousClock.Instant
+        /// The fingerprint of the folders while they had no icons and this build stayed
+        /// served in their place (moved away or emptied for a moment); nil while they match it.
+        var heldFor: [UInt8]? = nil
     }
 
     static let recheckInterval = Duration.seconds(2)
@@ -98,9 +101,16 @@ final class ServedSprite: Sendable {
     func recheck() {
         current.withLock { current in
             if let checked = current?.checked { current?.checked = checked - Self.recheckInterval * 2 }
+            // An operator's SIGHUP takes the folders as they are: emptied on purpose, say.
+            current?.heldFor = nil
         }
+        emptyTaken.withLock { $0 = true }
         failed.withLock { $0 = nil }
     }
+
+    /// Whether the next build serves folders without icons as an empty sprite even when a
+    /// build with icons is served (after SIGHUP); else that build stays served.
+    private let emptyTaken = Locked(false)
 
     /// The current build: the last one while its inputs are unchanged, else a new one.
     /// While a rebuild runs, other requests get the last build rather than wait (only the
@@ -140,7 +150,7 @@ final class ServedSprite: Sendable {
                 return .failure(unbuilt ? remembered(failure(error)) : failure(error))
             }
         }
-        if var known = current.withLock({ $0 }), known.fingerprint == fingerprint {
+        if var known = current.withLock({ $0 }), known.fingerprint == fingerprint || known.heldFor == fingerprint {
             known.checked = clock.now
             current.withLock { $0 = known }
             return .success(known)
@@ -173,6 +183,20 @@ final class ServedSprite: Sendable {
                     ("every icon is invalid: " + failures.map(\.description).joined(separator: "; "), true)
                 default: nil
                 }
+            // Folders that had icons and have none now (moved away, emptied for a moment, a
+            // checkout in progress): the last good build stays served, its hashed URLs too,
+            // until they have icons again or SIGHUP takes them as they are.
+            if case .noIcons? = error as? SpriteBuildError, !emptyTaken.withLock({ $0 }),
+                var known = current.withLock({ $0 }), known.build.icons > 0
+            {
+                Log.warning(
+                    "\(directories.joined(separator: ", ")): no icons now (moved or emptied?): serving the last good "
+                        + "sprite until they are back, or SIGHUP")
+                known.checked = clock.now
+                known.heldFor = fingerprint
+                current.withLock { $0 = known }
+                return .success(known)
+            }
             if let emptied {
                 metrics.spriteBuilt(failed: emptied.failed)
                 Log.warning("the sprite of \(directories.joined(separator: ", ")) is empty: \(emptied.reason)")
@@ -214,6 +238,7 @@ final class ServedSprite: Sendable {
                 if retired.count > Self.retiredLimit { retired.removeFirst(retired.count - Self.retiredLimit) }
             }
         }
+        emptyTaken.withLock { $0 = false }
         current.withLock { $0 = made }
         failed.withLock { $0 = nil }
         metrics.spriteIsEmpty(pack, build.icons == 0)

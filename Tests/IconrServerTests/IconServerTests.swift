@@ -406,6 +406,42 @@ struct IconServerTests {
         #expect(get("/styles/flags.json", headers: ["host": "evil.test\"/><script>"]).status == 400)
     }
 
+    /// A folder moved away (or emptied) for a moment: its last good sprite stays served, the
+    /// same file under the same tag, and so does the style made from it; when the folder is
+    /// back, its new state is served; SIGHUP (`recheck`) takes it as it is, empty.
+    @Test func theLastGoodSpriteStaysWhileTheFolderIsAway() throws {
+        let good = get("/sprites/bundled/sprite.json")
+        try #require(good.status == 200)
+        let style = get("/styles/flags.json")
+        try #require(style.status == 200)
+        let away = directory.appendingPathComponent("away")
+        try FileManager.default.moveItem(at: icons, to: away)
+        clock.advance(by: .seconds(2.2))
+        let held = get("/sprites/bundled/sprite.json")
+        #expect(held.status == 200 && held.body == good.body && header(held, "ETag") == header(good, "ETag"))
+        #expect(get("/styles/flags.json").body == style.body)
+        // Held without building again at every check.
+        clock.advance(by: .seconds(2.2))
+        #expect(get("/sprites/bundled/sprite@2x.png").status == 200)
+        // Back, with one icon more: the new state.
+        try FileManager.default.moveItem(at: away, to: icons)
+        try FileManager.default.copyItem(
+            at: icons.appendingPathComponent("badge.svg"), to: icons.appendingPathComponent("pin.svg"))
+        clock.advance(by: .seconds(2.2))
+        let back = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
+        #expect(back["pin"] != nil && back["flag"] != nil)
+        // Away again, then SIGHUP: the folder as it is, an empty sprite.
+        try FileManager.default.moveItem(at: icons, to: away)
+        clock.advance(by: .seconds(2.2))
+        let stillHeld = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
+        #expect(stillHeld["pin"] != nil)
+        server.recheck()
+        let emptied = get("/sprites/bundled/sprite.json")
+        let emptiedIndex = try JSONValue.parse(emptied.body).objectValue ?? [:]
+        #expect(emptied.status == 200 && emptiedIndex.isEmpty)
+        try FileManager.default.moveItem(at: away, to: icons)
+    }
+
     @Test func aChangedFolderGivesANewSprite() throws {
         let before = try JSONValue.parse(get("/sprites/bundled/sprite.json").body).objectValue ?? [:]
         #expect(before["pin"] == nil)
