@@ -172,6 +172,27 @@ package enum FileReader {
         return resolved.hasPrefix(base == "/" ? base : base + "/")
     }
 
+    /// The names in a folder that are not UTF-8 (and not hidden), each byte that is no
+    /// printable ASCII written `\xNN`: files that no listing here can name or open.
+    package static func undecodableNames(in directory: String) -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            guard bytes.first != UInt8(ascii: "."), String(validating: bytes, as: UTF8.self) == nil else { continue }
+            names.append(
+                bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + hexByte($0) }.joined())
+        }
+        return names.sorted()
+    }
+
+    /// `0F`: a byte in two uppercase hex digits.
+    private static func hexByte(_ byte: UInt8) -> String {
+        let digits = Array("0123456789ABCDEF")
+        return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
+    }
+
     /// The names in a folder, without hidden ones (temporary files start with a dot);
     /// empty when it cannot be read.
     package static func names(in directory: String) -> [String] {

@@ -462,6 +462,17 @@ struct SpriteCommandTests {
         #expect(sameName.status == 64 && sameName.stderr.contains("two folders are named 'x'"), "\(sameName.stderr)")
         let slash = try iconr("sprite", "icons=a/b", "-o", "twins")
         #expect(slash.status == 64 && slash.stderr.contains("invalid folder name 'a/b'"), "\(slash.stderr)")
+        // A file whose name is not UTF-8 cannot be an id: it is left out with a warning naming
+        // it, its odd byte written \xFF, not dropped unseen.
+        let raw = (Array((twin.path + "/f").utf8) + [0xFF] + Array(".svg".utf8)).map { CChar(bitPattern: $0) } + [0]
+        let descriptor = open(raw, O_WRONLY | O_CREAT, 0o644)
+        try #require(descriptor >= 0)
+        close(descriptor)
+        let undecodable = try iconr("sprite", "twin", "-o", "odd", "--no-cache")
+        #expect(undecodable.status == 0, "\(undecodable.stderr)")
+        #expect(
+            undecodable.stderr.contains("warning: twin/f\\xFF.svg: its name is not UTF-8: left out (rename it)"),
+            "\(undecodable.stderr)")
         // Far more below than at the top: a warning says how many --no-recursive leaves out.
         for name in ["badge", "marker"] {
             try FileManager.default.copyItem(

@@ -52,12 +52,13 @@ enum SpriteSources {
         var stamps: [String: FileStamp] = [:]
         var folderOf: [String: Int] = [:]
         var linkedOut: [String] = []
+        var undecodable: [String] = []
         for (index, directory) in directories.enumerated() {
             let root = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
             let before = files.count
             collect(
                 root, prefix: names[directory].map { $0 + "/" } ?? "", recursive: recursive, into: &files,
-                stamps: &stamps)
+                stamps: &stamps, undecodable: &undecodable)
             if !followsLinksOut, let base = FileReader.realPath(root) {
                 let outside = Set(files[before...].filter { !FileReader.isWithin(base, $0.path) }.map(\.path))
                 linkedOut += outside
@@ -77,6 +78,7 @@ enum SpriteSources {
                 String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
         }
         var sources: [SpriteSource] = [], warnings: [String] = []
+        warnings += undecodable.map { "\($0): its name is not UTF-8: left out (rename it)" }
         for (id, all) in Dictionary(grouping: files, by: \.id).sorted(by: { $0.key < $1.key }) {
             var group = all
             if firstFolderWins, let first = all.compactMap({ folderOf[$0.path] }).min() {
@@ -148,19 +150,21 @@ enum SpriteSources {
     private static func collect(
         _ directory: String, prefix: String, recursive: Bool,
         into files: inout [(id: String, ratio: Double?, path: String)], stamps: inout [String: FileStamp],
-        ancestors: Set<[UInt64]> = []
+        undecodable: inout [String], ancestors: Set<[UInt64]> = []
     ) {
         var own = stat()
         guard stat(directory, &own) == 0 else { return }
         let identity = [UInt64(own.st_dev), UInt64(own.st_ino)]
         guard !ancestors.contains(identity) else { return }
         let listing = FileReader.listing(of: directory, folders: recursive, wanted: isListed)
+        // Names that are not UTF-8 cannot be ids (nor opened by a decoded name): said, not dropped unseen.
+        undecodable += FileReader.undecodableNames(in: directory).filter(isListed).map { directory + "/" + $0 }
         for entry in listing.sorted(by: { $0.name < $1.name }) {
             let path = directory + "/" + entry.name
             if entry.isFolder {
                 collect(
                     path, prefix: prefix + entry.name + "/", recursive: true, into: &files, stamps: &stamps,
-                    ancestors: ancestors.union([identity]))
+                    undecodable: &undecodable, ancestors: ancestors.union([identity]))
                 continue
             }
             // Icon files and JSON files (the sidecars among them) alike.
