@@ -15,19 +15,25 @@ struct ContentEncoding {
     /// libdeflate's level: 6 compresses a Maki index about as well as 9, in a third of the time.
     static let level: Int32 = 6
 
-    /// Whether the request accepts gzip (`Accept-Encoding: gzip`, not with `q=0`).
-    let acceptsGzip: Bool
+    /// The request's `Accept-Encoding`, read only for an answer that could be compressed (an
+    /// icon, the hot path, never is).
+    let acceptEncoding: String?
     /// Whether the client holds a compressed file (a marked tag in `If-None-Match`).
     let holdsCompressed: Bool
 
     init(_ request: HTTPRequest) {
-        acceptsGzip = (request.headers["accept-encoding"] ?? "").split(separator: ",").contains { item in
+        acceptEncoding = request.headers["accept-encoding"]
+        holdsCompressed = request.headers["if-none-match"]?.containsUTF8("-gz\"") == true
+    }
+
+    /// Whether the request accepts gzip (`Accept-Encoding: gzip`, not with `q=0`).
+    var acceptsGzip: Bool {
+        (acceptEncoding ?? "").split(separator: ",").contains { item in
             let parts = item.split(separator: ";").map { $0.trimmingSpaces.lowercased() }
             guard let coding = parts.first, ["gzip", "x-gzip", "*"].contains(coding) else { return false }
             let weight = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
             return weight > 0
         }
-        holdsCompressed = request.headers["if-none-match"]?.containsUTF8("-gz\"") == true
     }
 
     /// `request` with each tag of `If-None-Match` a compressed file's tag named by its plain
@@ -53,7 +59,7 @@ struct ContentEncoding {
         switch response.status {
         case 200 where compressible:
             response.headers.append(("Vary", "Accept-Encoding"))
-            guard acceptsGzip, response.body.count >= Self.smallest else { return response }
+            guard response.body.count >= Self.smallest, acceptsGzip else { return response }
             let body: [UInt8]
             if let tag, let known = cache.value(for: tag) {
                 body = known
@@ -68,7 +74,7 @@ struct ContentEncoding {
             if let tag {
                 response.headers = response.headers.map { $0.name == "ETag" ? ($0.name, Self.marked(tag)) : $0 }
             }
-        case 304 where acceptsGzip && holdsCompressed:
+        case 304 where holdsCompressed && acceptsGzip:
             // Its representation's type is not in a 304: the tag the client holds says it.
             guard let tag else { return response }
             response.headers = response.headers.map { $0.name == "ETag" ? ($0.name, Self.marked(tag)) : $0 }

@@ -3,7 +3,7 @@ import IconrCore
 /// The halos a symbol layer's `icon-halo-width`, `icon-halo-color` and `icon-halo-blur` ask
 /// for, to bake into its images (`iconr sprite --bake-halos`): MapLibre and Mapbox draw them
 /// around SDF icons only.
-public struct LayerHalos: Sendable, Equatable {
+public struct LayerHalos: Sendable {
     /// Each halo a feature of the layer can have, with the label `label` computes for it.
     public var halos: [(label: String, halo: Halo)]
     /// The expression that computes a feature's label in the renderer; nil when every feature
@@ -12,12 +12,6 @@ public struct LayerHalos: Sendable, Equatable {
     /// The icons whose images have the halos baked in (nil: every icon the layer shows);
     /// the others keep none.
     public var icons: Set<String>?
-
-    /// Equal when they bake the same halos under the same labels into the same icons.
-    public static func == (lhs: LayerHalos, rhs: LayerHalos) -> Bool {
-        lhs.label == rhs.label && lhs.icons == rhs.icons && lhs.halos.map(\.label) == rhs.halos.map(\.label)
-            && lhs.halos.map(\.halo) == rhs.halos.map(\.halo)
-    }
 }
 
 extension StyleDocument {
