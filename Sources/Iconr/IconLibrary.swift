@@ -142,6 +142,13 @@ public final class IconLibrary: Sendable {
         directory + "/" + name + ".svg"
     }
 
+    /// Until when the template of `name`, as the last request found it, stands without its
+    /// file being checked again (nil when none is loaded): what remembers an answer may keep
+    /// it that long.
+    package func trustedUntil(named name: String) -> ContinuousClock.Instant? {
+        templates.withLock { $0[name] }.map { $0.checked + Self.recheckInterval }
+    }
+
     /// Has the next request for each template check its file now (and look again for names
     /// found missing), not when `recheckInterval` ends.
     package func recheck() {

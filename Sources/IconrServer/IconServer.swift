@@ -89,6 +89,8 @@ public final class IconServer: Sendable {
     /// JSON and HTML bodies gzip-compressed, by their entity tag: a large sprite index is
     /// compressed once, not for every client.
     private let compressed = LRUCache<String, [UInt8]>(costLimit: 16 << 20)
+    /// The answers to icon URLs whose variants memory holds, by URL.
+    private let hitMemo = HitMemo()
     /// Variants with a halo baked in (`halo=`), by their own key.
     private let haloed = LRUCache<VariantKey, IconVariant>(costLimit: 32 << 20)
     /// Each request waiting for a variant being rendered, by key: one render for them all.
@@ -213,6 +215,7 @@ public final class IconServer: Sendable {
     /// Has the next requests check every icon, sprite and style file now (SIGHUP), not when
     /// their recheck interval ends.
     public func recheck() {
+        hitMemo.forget()
         for (_, library) in libraries { library.recheck() }
         for sprite in sprites.values { sprite.recheck() }
         for style in styles.values { style.sprite.recheck() }
@@ -246,9 +249,9 @@ public final class IconServer: Sendable {
             finished.headers.append(("Access-Control-Expose-Headers", "ETag, Iconr-Image, Retry-After"))
             if origin != "*" { finished.headers.append(("Vary", "Origin")) }
         }
-        metrics.count(route: route, status: finished.status)
         let tier = finished.headers.last { $0.name == Self.cacheHeader }?.value ?? "none"
-        metrics.answered(route: route, cache: tier, seconds: Self.seconds(ContinuousClock.now - started))
+        metrics.answered(
+            route: route, status: finished.status, cache: tier, seconds: Self.seconds(ContinuousClock.now - started))
         return finished
     }
 
@@ -296,6 +299,12 @@ public final class IconServer: Sendable {
         }
         guard request.headerBytes <= 16384 else {
             return ("other", .now(Self.error(431, "the request headers are larger than 16384 bytes")))
+        }
+        // An icon URL answered from memory before: its answer, if it still stands.
+        if let known = hitMemo.answer(
+            for: HitMemo.url(of: request), request: request, now: options.clock.now, cache: renderer.cache)
+        {
+            return ("icons", .now(known))
         }
         guard let bytes = request.decodedPath, !bytes.contains(0), let path = String(validating: bytes, as: UTF8.self)
         else {
@@ -410,22 +419,32 @@ public final class IconServer: Sendable {
         } catch {
             return .now(Self.error(400, error.description))
         }
-        let prepared: (source: IconSource, resolved: ResolvedParameters, key: VariantKey)
+        let prepared: Found
         switch lookUp(name, params: params, scale: scale) {
         case .success(let found): prepared = found
         case .failure(let error): return .now(Self.error(error))
         }
-        let (source, resolved, key) = prepared
+        let (source, resolved, key) = (prepared.source, prepared.resolved, prepared.key)
         if let unknown = source.undeclared(in: resolved, icon: name) {
             return .now(Self.error(400, unknown.description))
         }
-        // From memory, else from the disk cache; the header says which.
+        // From memory, else from the disk cache; the header says which. The answer is
+        // remembered for the URL (memory holds the variant now) while its file stands.
         if let stored = renderer.cachedVariant(of: source, scale: scale, key: key) {
-            var response = iconResponse(stored.variant, halo: halo, as: format, request: request)
-            if response.status == 200 || response.status == 304 {
-                response.headers.append((Self.cacheHeader, stored.fromMemory ? "memory" : "disk"))
+            let answers: IconAnswers
+            switch iconAnswers(stored.variant, halo: halo, as: format) {
+            case .success(let made): answers = made
+            case .failure(let error): return .now(Self.error(error))
             }
-            return .now(response)
+            if let until = prepared.library.trustedUntil(named: prepared.id) {
+                hitMemo.remember(
+                    HitMemo.Answer(
+                        key: key, ok: answers.ok.tiered("memory"), notModified: answers.notModified.tiered("memory"),
+                        tag: answers.tag, until: until),
+                    for: HitMemo.url(of: request))
+            }
+            let response = Self.holds(request, tag: answers.tag) ? answers.notModified : answers.ok
+            return .now(response.tiered(stored.fromMemory ? "memory" : "disk"))
         }
         if let failure = failures.withLock({ $0[key] }), ContinuousClock.now < failure.until {
             return .now(Self.error(500, failure.message))
@@ -503,16 +522,34 @@ public final class IconServer: Sendable {
     }
 
     /// The file of `variant` (with `halo` baked in, if any) in `format`, with its tag and
-    /// `Iconr-Image` metadata.
+    /// `Iconr-Image` metadata: a 200, or a 304 for a client that holds it.
     private func iconResponse(
         _ variant: IconVariant, halo: Halo?, as format: ImageFormat, request: HTTPRequest
     ) -> HTTPResponse {
+        switch iconAnswers(variant, halo: halo, as: format) {
+        case .success(let answers): Self.holds(request, tag: answers.tag) ? answers.notModified : answers.ok
+        case .failure(let error): Self.error(error)
+        }
+    }
+
+    /// A variant's file as a 200 and as a 304, and its tag.
+    private struct IconAnswers {
+        let ok: HTTPResponse
+        let notModified: HTTPResponse
+        let tag: String
+    }
+
+    /// The answers for the file of `variant` (with `halo` baked in, if any) in `format`, with
+    /// its tag and `Iconr-Image` metadata.
+    private func iconAnswers(
+        _ variant: IconVariant, halo: Halo?, as format: ImageFormat
+    ) -> Result<IconAnswers, RouteError> {
         let variant = halo.map { haloedVariant(variant, $0) } ?? variant
         let file: [UInt8]
         do {
             file = try variant.encoded(as: format)
         } catch {
-            return Self.error(500, Self.withoutFile(error))
+            return .failure(RouteError(status: 500, message: Self.withoutFile(error)))
         }
         // A variant's tag and metadata are made once per format: a memory hit then costs no hashing.
         let answer = AnsweredFile(key: variant.key, format: format)
@@ -526,10 +563,14 @@ public final class IconServer: Sendable {
                 }
                 return made
             }()
-        var response = Self.cached(
-            file, type: format.mediaType, maxAge: options.maxAge, tag: headers.tag, request: request)
-        response.headers.append(("Iconr-Image", headers.metadata))
-        return response
+        let common = [
+            ("ETag", headers.tag), ("Cache-Control", "public, max-age=\(options.maxAge)"),
+            ("Iconr-Image", headers.metadata),
+        ]
+        return .success(
+            IconAnswers(
+                ok: HTTPResponse(status: 200, headers: [("Content-Type", format.mediaType)] + common, body: file),
+                notModified: HTTPResponse(status: 304, headers: common), tag: headers.tag))
     }
 
     /// `variant` with `halo` baked in, made once and kept while memory allows (a hit then
@@ -542,12 +583,18 @@ public final class IconServer: Sendable {
         return made
     }
 
+    /// An icon found: its source, its parameters resolved, its variant's key, and the library
+    /// and name it was found by.
+    private struct Found {
+        let source: IconSource
+        let resolved: ResolvedParameters
+        let key: VariantKey
+        let library: IconLibrary
+        let id: String
+    }
+
     /// The icon for a name with an optional `set:` prefix, its parameters resolved and its key.
-    private func lookUp(
-        _ name: String, params: IconParameters, scale: Double
-    )
-        -> Result<(source: IconSource, resolved: ResolvedParameters, key: VariantKey), RouteError>
-    {
+    private func lookUp(_ name: String, params: IconParameters, scale: Double) -> Result<Found, RouteError> {
         var candidates = libraries
         var id = name
         if let colon = name.firstIndex(of: ":"), let set = libraries.first(where: { $0.name == name[..<colon] }) {
@@ -556,7 +603,9 @@ public final class IconServer: Sendable {
         }
         for (_, library) in candidates {
             do {
-                return .success(try library.request(named: id, params: params, scale: scale))
+                let found = try library.request(named: id, params: params, scale: scale)
+                return .success(
+                    Found(source: found.source, resolved: found.resolved, key: found.key, library: library, id: id))
             } catch {
                 // A set's folder gone for a moment holds no icon: the next set may.
                 if case .unknownIcon = error { continue }
@@ -733,15 +782,19 @@ public final class IconServer: Sendable {
         let control =
             immutable ? "public, max-age=31536000, immutable" : revalidate ? "no-cache" : "public, max-age=\(maxAge)"
         let headers = [("ETag", tag), ("Cache-Control", control)]
-        if let match = request.headers["if-none-match"],
-            match.split(separator: ",").contains(where: {
-                let text = $0.trimmingSpaces
-                return text == tag || text == "W/" + tag || text == "*"
-            })
-        {
+        if holds(request, tag: tag) {
             return HTTPResponse(status: 304, headers: headers)
         }
         return HTTPResponse(status: 200, headers: [("Content-Type", type)] + headers, body: body)
+    }
+
+    /// Whether `request`'s `If-None-Match` names `tag` (weakly or not) or `*`.
+    static func holds(_ request: HTTPRequest, tag: String) -> Bool {
+        guard let match = request.headers["if-none-match"] else { return false }
+        return match.split(separator: ",").contains {
+            let text = $0.trimmingSpaces
+            return text == tag || text == "W/" + tag || text == "*"
+        }
     }
 
     /// A strong entity tag: the first 128 bits of the body's SHA-256, quoted.
@@ -810,5 +863,14 @@ extension Substring {
         while text.first == " " { text = text.dropFirst() }
         while text.last == " " { text = text.dropLast() }
         return text
+    }
+}
+
+extension HTTPResponse {
+    /// This response with the `Iconr-Cache` header naming `tier` (`memory`, `disk`).
+    fileprivate func tiered(_ tier: String) -> HTTPResponse {
+        var response = self
+        response.headers.append((IconServer.cacheHeader, tier))
+        return response
     }
 }

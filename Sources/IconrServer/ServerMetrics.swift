@@ -39,8 +39,15 @@ final class ServerMetrics: Sendable {
         static func < (a: Self, b: Self) -> Bool { (a.route, a.cache) < (b.route, b.cache) }
     }
 
+    /// A request's route and status, as the request counter's labels.
+    private struct RouteStatus: Hashable, Comparable {
+        let route: String
+        let status: Int
+        static func < (a: Self, b: Self) -> Bool { (a.route, a.status) < (b.route, b.status) }
+    }
+
     private struct Counts {
-        var requests: [String: Int] = [:]
+        var requests: [RouteStatus: Int] = [:]
         /// Request durations by route and cache tier.
         var durations: [RouteTier: Histogram] = [:]
         var renders = Histogram()
@@ -59,10 +66,13 @@ final class ServerMetrics: Sendable {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }()
 
-    /// A request answered after `seconds`, by route and cache tier (`memory`, `disk`,
-    /// `render`, or `none` where no variant was asked for).
-    func answered(route: String, cache: String, seconds: Double) {
-        counts.withLock { $0.durations[RouteTier(route: route, cache: cache), default: Histogram()].record(seconds) }
+    /// A request answered with `status` after `seconds`, by route and cache tier (`memory`,
+    /// `disk`, `render`, or `none` where no variant was asked for): one lock, no text made.
+    func answered(route: String, status: Int, cache: String, seconds: Double) {
+        counts.withLock { counts in
+            counts.requests[RouteStatus(route: route, status: status), default: 0] += 1
+            counts.durations[RouteTier(route: route, cache: cache), default: Histogram()].record(seconds)
+        }
     }
 
     /// The process's resident memory in bytes (`/proc/self/statm`), or 0.
@@ -102,10 +112,6 @@ final class ServerMetrics: Sendable {
         return Int(clamping: limit.rlim_cur)
     }
 
-    func count(route: String, status: Int) {
-        counts.withLock { $0.requests["route=\"\(route)\",status=\"\(status)\"", default: 0] += 1 }
-    }
-
     func rendered(seconds: Double) {
         counts.withLock { $0.renders.record(seconds) }
     }
@@ -135,7 +141,9 @@ final class ServerMetrics: Sendable {
             "# HELP iconr_requests_total HTTP requests answered, by route and status.",
             "# TYPE iconr_requests_total counter",
         ]
-        lines += counts.requests.sorted { $0.key < $1.key }.map { "iconr_requests_total{\($0.key)} \($0.value)" }
+        lines += counts.requests.sorted { $0.key < $1.key }.map {
+            "iconr_requests_total{route=\"\($0.key.route)\",status=\"\($0.key.status)\"} \($0.value)"
+        }
         lines += [
             "# HELP iconr_cache_hits_total Icon variants answered from the memory or disk cache.",
             "# TYPE iconr_cache_hits_total counter",

@@ -613,6 +613,53 @@ struct IconServerTests {
         #expect(header(module, "ETag") != header(script, "ETag"))
     }
 
+    /// A repeated icon URL is answered whole from memory (issue 65's hit path), and that
+    /// answer follows its file as a lookup would: kept within the recheck interval, dropped
+    /// when the file is checked again, forgotten at once on SIGHUP; a 304 for a client that
+    /// holds it; counted as a memory hit every time.
+    @Test func aRepeatedIconURLIsAnsweredFromMemoryUntilItsFileChanges() throws {
+        let dot = icons.appendingPathComponent("dot.svg")
+        func draw(_ color: String) throws {
+            try Data(
+                """
+                <svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8" fill="\(color)"/></svg>
+                """.utf8
+            ).write(to: dot)
+        }
+        func pixel(_ response: HTTPResponse) throws -> (red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8) {
+            try PNGDecoder.decode(response.body)[4, 4]
+        }
+        try draw("#ff0000")
+        let first = get("/icons/dot@2x.png")
+        #expect(header(first, "Iconr-Cache") == "render")
+        for _ in 0..<3 {
+            let again = get("/icons/dot@2x.png")
+            #expect(again.status == 200 && again.body == first.body && header(again, "Iconr-Cache") == "memory")
+            #expect(header(again, "ETag") == header(first, "ETag") && header(again, "Iconr-Image") != nil)
+        }
+        let tag = try #require(header(first, "ETag"))
+        let notModified = get("/icons/dot@2x.png", headers: ["if-none-match": "\"other\", " + tag])
+        #expect(notModified.status == 304 && notModified.body.isEmpty && header(notModified, "ETag") == tag)
+        #expect(header(notModified, "Iconr-Cache") == "memory" && header(notModified, "Iconr-Image") != nil)
+        let metrics = String(decoding: get("/metrics").body, as: UTF8.self)
+        #expect(metrics.contains(#"iconr_cache_hits_total{cache="memory"} 4"#), "every answer from memory counted")
+
+        // Within the recheck interval the file is not looked at, as before; after it, it is.
+        try draw("#0000ff")
+        #expect(try pixel(get("/icons/dot@2x.png")).red == 255)
+        clock.advance(by: .seconds(2.2))
+        let redrawn = get("/icons/dot@2x.png")
+        #expect(try pixel(redrawn).blue == 255 && header(redrawn, "Iconr-Cache") == "render")
+        #expect(header(redrawn, "ETag") != tag)
+        #expect(try pixel(get("/icons/dot@2x.png")).blue == 255)
+        // SIGHUP: checked at once.
+        try draw("#00ff00")
+        server.recheck()
+        #expect(try pixel(get("/icons/dot@2x.png")).green == 255)
+        // An old tag is no longer the file's: a 200, not a 304.
+        #expect(get("/icons/dot@2x.png", headers: ["if-none-match": tag]).status == 200)
+    }
+
     /// `--theme`: each set's sprite in a theme's colors at `/sprites/<set>/<theme>/`; the
     /// untheme'd sprite as it was; an unknown theme a 404 naming the themes.
     @Test func aThemedSpriteIsServedUnderItsName() throws {
