@@ -193,36 +193,76 @@ enum ServeAttacks {
         print("    " + report.joined(separator: "; "))
     }
 
-    /// Requests/s and p50/p99 of wrk against iconr and against nginx serving the same PNG;
-    /// nginx, left running (nil without wrk or nginx).
+    /// Requests/s and p50/p99 of wrk against iconr and against nginx serving the same PNG,
+    /// three rounds at 16 and at 64 connections, each round iconr then nginx back to back (this
+    /// machine's speed drifts within minutes); each round's ratio, then the median ratio with
+    /// the range of the three. nginx, left running (nil without wrk or nginx).
     static func compareWithNginx(_ server: ServerProcess, scratch: URL) -> (process: RunningProgram, port: Int)? {
         guard let wrk = which("wrk") else {
             print("(wrk is not installed: apt-get install wrk nginx for the nginx comparison)")
             return nil
         }
         let nginx = startNginx(serving: (try? server.get(hit).body) ?? [], scratch: scratch)
-        let nginxPort = nginx?.port ?? 0
-        print("cache hits, wrk -t2 -d3s (sharing the 2 cores), iconr serve --threads 8 against nginx (workers: auto):")
+        print(
+            "cache hits, wrk -t2 -d3s (sharing the 2 cores), iconr serve --threads 8 against nginx (workers: auto), "
+                + "three rounds each:")
         for connections in [16, 64] {
-            func measure(_ url: String) -> (rate: Double, p50: String, p99: String) {
+            /// wrk's rate and latencies, and the server's CPU per request (its processes', from
+            /// /proc: the client's share of the cores apart, what the machine's noise moves least).
+            func measure(_ url: String, pid: pid_t) -> (rate: Double, p50: String, p99: String, cpu: Double) {
+                let cpuBefore = ServeBenchmark.cpuSeconds(ofTree: pid)
                 let result = try? TestSupport.run(
                     wrk, ["-t2", "-c\(connections)", "-d3s", "--latency", url], directory: scratch, timeout: 30)
+                let cpu = ServeBenchmark.cpuSeconds(ofTree: pid) - cpuBefore
                 let lines = String(decoding: result?.stdout ?? Data(), as: UTF8.self).split(separator: "\n")
                 func field(_ prefix: String) -> String {
                     lines.first { $0.trimmingCharacters(in: .whitespaces).hasPrefix(prefix) }?
                         .split(separator: " ", omittingEmptySubsequences: true).last.map(String.init) ?? "?"
                 }
-                return (Double(field("Requests/sec:")) ?? 0, field("50%"), field("99%"))
+                let requests =
+                    lines.first { $0.contains(" requests in ") }?.split(separator: " ").first.flatMap { Double($0) }
+                    ?? 0
+                return (Double(field("Requests/sec:")) ?? 0, field("50%"), field("99%"), cpu / max(requests, 1) * 1e6)
             }
-            let ours = measure(server.url + hit)
-            let theirs =
-                nginx == nil ? (rate: 0.0, p50: "?", p99: "?") : measure("http://127.0.0.1:\(nginxPort)/flag.png")
-            print(
-                "  \(connections) connections: iconr \(Int(ours.rate))/s (p50 \(ours.p50), p99 \(ours.p99)); "
-                    + "nginx \(Int(theirs.rate))/s (p50 \(theirs.p50), p99 \(theirs.p99)); "
-                    + "iconr/nginx \(theirs.rate > 0 ? percent(ours.rate / theirs.rate) : "?")")
+            var ratios: [Double] = [], cpuRatios: [Double] = []
+            for round in 1...3 {
+                let ours = measure(server.url + hit, pid: server.process.pid)
+                let theirs =
+                    nginx.map { measure("http://127.0.0.1:\($0.port)/flag.png", pid: $0.process.pid) }
+                    ?? (rate: 0.0, p50: "?", p99: "?", cpu: 0)
+                if theirs.rate > 0 { ratios.append(ours.rate / theirs.rate) }
+                if theirs.cpu > 0 { cpuRatios.append(ours.cpu / theirs.cpu) }
+                print(
+                    "  \(connections) connections, round \(round): iconr \(Int(ours.rate))/s (p50 \(ours.p50), p99 \(ours.p99), "
+                        + "\(fixed(ours.cpu)) us CPU a request); nginx \(Int(theirs.rate))/s (p50 \(theirs.p50), "
+                        + "p99 \(theirs.p99), \(fixed(theirs.cpu)) us); "
+                        + "iconr/nginx \(theirs.rate > 0 ? percent(ours.rate / theirs.rate) : "?")")
+            }
+            if ratios.count == 3, cpuRatios.count == 3 {
+                let sorted = ratios.sorted(), cpu = cpuRatios.sorted()
+                print(
+                    "  \(connections) connections: iconr/nginx \(percent(sorted[1])) (median of 3 rounds; "
+                        + "\(percent(sorted[0]))-\(percent(sorted[2]))); CPU a request \(fixed(cpu[1]))x nginx's "
+                        + "(\(fixed(cpu[0]))-\(fixed(cpu[2]))x)")
+            }
         }
         return nginx
+    }
+
+    /// Only the nginx comparison (`iconr-bench serve hits`): a server like `run`'s.
+    static func runHits(repository: URL, scratch: URL) {
+        guard
+            let server = try? ServerProcess(
+                ["--icons", repository.appendingPathComponent("icons").path, "--no-cache"], directory: scratch)
+        else {
+            print("error: iconr serve did not start")
+            return
+        }
+        let nginx = compareWithNginx(server, scratch: scratch)
+        nginx?.process.signal(SIGQUIT)
+        nginx?.process.wait(timeout: 10)
+        server.process.signal(SIGTERM)
+        server.process.wait(timeout: 20)
     }
 
     /// nginx (`worker_processes auto`) serving `png` as `/flag.png` on loopback; nil when

@@ -12,15 +12,24 @@ import IconrTestSupport
 enum ServeBenchmark {
     static let clock = ContinuousClock()
 
-    /// Everything, or (`burstOnly`) three rounds of the 2,000-connection burst.
-    static func run(burstOnly: Bool) {
+    /// Everything, or (`only`) three rounds of the 2,000-connection burst (`burst`) or the
+    /// cache hits against nginx (`hits`).
+    static func run(only: String?) {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-bench-\(getpid())")
         try? FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        if burstOnly {
+        if only == "burst" {
             ServeAttacks.runBurst(repository: repository, scratch: scratch, rounds: 3)
+            return
+        }
+        if only == "hits" {
+            ServeAttacks.runHits(repository: repository, scratch: scratch)
+            return
+        }
+        if only == "misses" {
+            runMisses(repository: repository, scratch: scratch)
             return
         }
         let server: ServerProcess
@@ -176,6 +185,33 @@ enum ServeBenchmark {
         server.process.signal(SIGTERM)
         server.process.wait(timeout: 20)
         ServeAttacks.run(repository: repository, scratch: scratch)
+    }
+
+    /// Only the misses under wrk against the raw floor (`iconr-bench serve misses`): without a
+    /// disk cache, then with one in a new folder, as `run` measures them.
+    static func runMisses(repository: URL, scratch: URL) {
+        let cores = ProcessInfo.processInfo.activeProcessorCount
+        guard let wrk = which("wrk") else {
+            print("(wrk is not installed: apt-get install wrk)")
+            return
+        }
+        let floor = RawFloor(repository: repository, scratch: scratch.path, cores: cores)
+        for (label, extra) in [
+            ("", ["--no-cache"]),
+            (", with a disk cache in a new folder", ["--cache-dir", scratch.path + "/cache-wrk"]),
+        ] {
+            guard
+                let server = try? ServerProcess(
+                    ["--icons", repository.appendingPathComponent("icons").path, "--threads", "4"] + extra,
+                    directory: scratch)
+            else {
+                print("error: iconr serve did not start")
+                return
+            }
+            _ = wrkMisses(wrk, server: server, scratch: scratch, floor: floor, label: label)
+            server.process.signal(SIGTERM)
+            server.process.wait(timeout: 20)
+        }
     }
 
     /// Misses under `wrk -t2 -c16` (a C client, lighter on the shared cores than the bench's

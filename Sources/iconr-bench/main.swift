@@ -16,6 +16,8 @@ import IconrRender
 //   .build/release/iconr-bench pack [seeds]  (sheet fill on seeded sets: PackBenchmark.swift)
 //   .build/release/iconr-bench serve      (iconr serve over loopback: ServeBenchmark.swift)
 //   .build/release/iconr-bench serve burst  (only the 2,000-connection burst, three rounds)
+//   .build/release/iconr-bench serve hits   (only the cache hits against nginx, three rounds)
+//   .build/release/iconr-bench serve misses (only the misses under wrk against the raw floor)
 //   .build/release/iconr-bench serve catalog [corpora]  (the catalog and sprite files under its
 //                                            reloads: CatalogBenchmark.swift)
 //
@@ -51,7 +53,7 @@ if arguments.first == "serve", arguments.dropFirst().first == "catalog" {
     exit(0)
 }
 if arguments.first == "serve" {
-    ServeBenchmark.run(burstOnly: arguments.dropFirst().first == "burst")
+    ServeBenchmark.run(only: arguments.dropFirst().first)
     exit(0)
 }
 if arguments.first == "render" {
