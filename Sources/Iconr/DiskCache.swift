@@ -88,7 +88,7 @@ public final class DiskCache: Sendable {
             }
         }
         let secret = try Self.secret(in: directory)
-        let space = CacheSpace(folder: entries, byteLimit: byteLimit, evictsInBackground: evictsInBackground)
+        let space = CacheSpace.shared(folder: entries, byteLimit: byteLimit, evictsInBackground: evictsInBackground)
         self.secret = secret
         self.space = space
         files = EntryFiles(folder: entries, secret: secret, space: space)
@@ -164,7 +164,7 @@ public final class DiskCache: Sendable {
     }
 
     /// Writes what the stores held back: the batch's pack, with every entry read or stored
-    /// since the cache was made (a run that read none appends what it stored), and the
+    /// since the last flush (a run that read none appends what it stored), and the
     /// journal's waiting entries; returns when they are written.
     public func flush() {
         for store in stores { store.flush() }
@@ -186,24 +186,36 @@ public final class DiskCache: Sendable {
     }
 
     /// The bytes stored under `name` (64 hex digits) with `storeBlob`, or nil (also for any
-    /// other name: a name never leads out of the cache).
+    /// other name: a name never leads out of the cache, and for a file that does not end in
+    /// the HMAC of its bytes under this cache's key: one planted, or another cache's).
     func readBlob(_ name: String) -> [UInt8]? {
         guard CacheSpace.isDigest(name.utf8) else { return nil }
         let path = space.folder + "/sheets/" + name + ".sheets"
-        guard let (bytes, modified) = try? FileReader.readWithTime(path, followingLinks: false) else { return nil }
+        guard let (read, modified) = try? FileReader.readWithTime(path, followingLinks: false),
+            read.count >= Self.blobMACLength,
+            SHA256.hmac(key: secret, read.dropLast(Self.blobMACLength)).elementsEqual(read.suffix(Self.blobMACLength))
+        else { return nil }
+        var bytes = read
+        bytes.removeLast(Self.blobMACLength)
         CacheSpace.refreshTime(of: path, modified: modified)
         return bytes
     }
 
-    /// Stores `bytes` under `name` (sheets, build records); a failure only costs a later build.
+    /// Stores `bytes` under `name` (sheets, build records), followed by their HMAC-SHA-256
+    /// under the cache's key, as entries carry theirs; a failure only costs a later build.
     func storeBlob(_ bytes: [UInt8], as name: String) {
         guard CacheSpace.isDigest(name.utf8) else { return }
         mkdir(space.folder + "/sheets", 0o755)
         let path = space.folder + "/sheets/" + name + ".sheets"
-        guard (try? AtomicFile.write(bytes, to: path)) != nil else { return }
+        var sealed = bytes
+        sealed += SHA256.hmac(key: secret, bytes)
+        guard (try? AtomicFile.write(sealed, to: path)) != nil else { return }
         CacheSpace.markUsed(path)
-        space.added(bytes.count)
+        space.added(sealed.count)
     }
+
+    /// The bytes of the HMAC that ends every blob.
+    static let blobMACLength = 32
 
     /// How many entries the directory holds now (a pack's records each count), and the disk
     /// space they take.

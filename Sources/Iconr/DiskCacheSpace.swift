@@ -9,8 +9,36 @@ import Synchronization
 /// write (`added`) and drop (`dropped`); past `byteLimit`, the least recently used files (by
 /// modification time) go until 90% of it is left. Listing, eviction, statistics and `clear`
 /// never follow a symbolic link and only ever touch regular files named as the cache names
-/// its files, in its own folders.
+/// its files, in its own folders. The caches of one process on one folder (a server's icons
+/// and each of its sprites) share one space (`shared`): one count, one limit, one eviction.
 final class CacheSpace: Sendable {
+    /// The space of every folder a cache of this process uses, while one does.
+    private static let spaces = Locked<[SpaceKey: WeakSpace]>([:])
+
+    private struct SpaceKey: Hashable {
+        let folder: String
+        let byteLimit: Int
+        let evictsInBackground: Bool
+    }
+
+    private final class WeakSpace: @unchecked Sendable {
+        weak var space: CacheSpace?
+        init(_ space: CacheSpace) { self.space = space }
+    }
+
+    /// The space of `folder` that this process's caches with this limit share: made for
+    /// the first, the same object for the others while one of them is in use.
+    static func shared(folder: String, byteLimit: Int, evictsInBackground: Bool) -> CacheSpace {
+        let key = SpaceKey(folder: folder, byteLimit: byteLimit, evictsInBackground: evictsInBackground)
+        return spaces.withLock { spaces in
+            if let space = spaces[key]?.space { return space }
+            spaces = spaces.filter { $0.value.space != nil }
+            let space = CacheSpace(folder: folder, byteLimit: byteLimit, evictsInBackground: evictsInBackground)
+            spaces[key] = WeakSpace(space)
+            return space
+        }
+    }
+
     /// The folder of the cache's files (`<cache>/entries-v1`).
     let folder: String
     let byteLimit: Int

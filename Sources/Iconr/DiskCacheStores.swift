@@ -142,17 +142,25 @@ final class BatchPack: EntryStore {
         state.order = records.map(\.name)
     }
 
-    /// Writes the pack: every entry read or stored since the cache was made (a run that read
-    /// none appends what it stored).
+    /// Writes the pack: every entry read or stored in this run (a run that read none appends
+    /// what it stored). A run ends here: the next (a server's next build of the sprite)
+    /// starts from the pack on disk, so that a long-lived process neither holds nor writes
+    /// the entries of every build it made (a served folder edited 25 times grew its pack from
+    /// 13 to 179 MB and the server from 59 to 229 MB).
     func flush() {
+        defer { state.withLock { $0 = (nil, [], [:]) } }
         if let appended = append() {
             CacheSpace.markUsed(path)
             space.added(appended)
             return
         }
         guard let pack = pack() else { return }
+        // The pack it replaces leaves the count (it was counted when written).
+        var old = stat()
+        let replaced = lstat(path, &old) == 0 && (old.st_mode & S_IFMT) == S_IFREG ? Int(old.st_blocks) * 512 : 0
         guard (try? AtomicFile.write(pieces: pack.pieces, to: path)) != nil else { return }
         CacheSpace.markUsed(path)
+        space.dropped(replaced)
         space.added(pack.count)
     }
 

@@ -209,6 +209,10 @@ final class DiskJournal: EntryStore {
                 file = new
             }
             var appended = 0, index = 0
+            // The file's lock while appending: another server that reads a record not yet
+            // whole then knows it for an append in progress, not a tear (`catchUp`).
+            file.descriptor.lock(exclusive: true)
+            defer { file.descriptor.unlock() }
             // Whole records, in writes of at most 1 MiB (a larger record alone).
             while index < waiting.count {
                 var chunk: [UInt8] = []
@@ -274,7 +278,9 @@ final class DiskJournal: EntryStore {
 
     /// Reads the records the generation's file holds past those read before, or all of
     /// them when it is another file than before (none when there is no file). A tail that
-    /// is not whole records (a crash mid-append, a full disk) is cut off once, here: the
+    /// is not whole records is another server's append in progress while that server holds
+    /// the file's lock (`appendWaiting`): it is left to be read again at the next miss. With
+    /// the lock free it is a tear (a crash mid-append, a full disk), cut off once, here: the
     /// records before it are kept, reading goes on past it from the next append, and no
     /// later lookup reads it again (it read the journal from the tear to its end on every
     /// miss). Records after damage in the middle are lost with it: it is a cache.
@@ -294,7 +300,7 @@ final class DiskJournal: EntryStore {
             generation = Generation(path: generation.path)
             generation.file = FileStamp(info)
         }
-        let size = Int(info.st_size)
+        var size = Int(info.st_size)
         var offset = generation.end
         if offset == 0 {
             guard PackFile.startsAsPack(descriptor) else { return }
@@ -312,10 +318,24 @@ final class DiskJournal: EntryStore {
                 generation.records[key] = (offset + entry.startIndex - 8 - name.utf8.count)..<(offset + entry.endIndex)
             }
             if end == 0 {
-                // Not one whole record: a larger one, or the file ends within it (torn).
+                // Not one whole record: a larger one, or the file ends within it.
                 if bytes.count < size - offset, piece < 256 << 20 {
                     piece *= 2
                     continue
+                }
+                switch descriptor.lock(exclusive: false, waiting: false) {
+                case .heldByAnother:
+                    // Being appended: read from here at the next miss.
+                    generation.end = offset
+                    return
+                case .taken:
+                    // No append runs now: the rest of the record, if it came, is here.
+                    defer { descriptor.unlock() }
+                    if fstat(descriptor.rawValue, &info) == 0, Int(info.st_size) > size {
+                        size = Int(info.st_size)
+                        continue
+                    }
+                case .unavailable: break
                 }
                 repairs.add(1, ordering: .relaxed)
                 offset = size

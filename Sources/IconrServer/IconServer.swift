@@ -165,9 +165,11 @@ public final class IconServer: Sendable {
     }
 
     /// Returns when the disk cache has written every variant rendered so far (its writes run
-    /// behind the answers): for a server that stops.
+    /// behind the answers) and no eviction runs (the sprites' caches share its space): for a
+    /// server that stops.
     package func finishWriting() {
         renderer.cache.disk?.flush()
+        renderer.cache.disk?.finishEvicting()
     }
 
     /// Answers one request: at once when nothing must be rendered or built, else later,

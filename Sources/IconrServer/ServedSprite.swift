@@ -77,7 +77,10 @@ final class ServedSprite: Sendable {
         spriteOptions.limits = options.limits
         spriteOptions.theme = theme
         self.spriteOptions = spriteOptions
-        let disk = options.cacheDirectory.flatMap { try? DiskCache(directory: $0, batch: pack) }
+        // The server's one disk cache: the same folder, limit and eviction as its icons'.
+        let disk = options.cacheDirectory.flatMap {
+            try? DiskCache(directory: $0, byteLimit: options.cacheByteLimit, batch: pack, evictsInBackground: true)
+        }
         clock = options.clock
         cache = IconCache(memoryLimit: 0, disk: disk)
         self.placement = placement

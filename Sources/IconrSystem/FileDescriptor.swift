@@ -96,6 +96,31 @@ package struct FileDescriptor: Hashable, Sendable {
         return buffer
     }
 
+    /// What asking for a file's lock came to.
+    package enum Lock: Sendable {
+        /// It is this descriptor's now.
+        case taken
+        /// Another open file holds it (asked without waiting).
+        case heldByAnother
+        /// The file system has no such locks, or the call failed.
+        case unavailable
+    }
+
+    /// Takes the file's advisory lock (`flock`: per open file, so two descriptors of one
+    /// process exclude each other too, and a process that dies lets go of it): exclusive to
+    /// write, shared to read; waits for it unless `waiting` is false.
+    @discardableResult
+    package func lock(exclusive: Bool, waiting: Bool = true) -> Lock {
+        let operation = (exclusive ? LOCK_EX : LOCK_SH) | (waiting ? 0 : LOCK_NB)
+        if retryingInterrupted({ flock(rawValue, operation) }) == 0 { return .taken }
+        return errno == EWOULDBLOCK ? .heldByAnother : .unavailable
+    }
+
+    /// Lets go of the file's lock.
+    package func unlock() {
+        flock(rawValue, LOCK_UN)
+    }
+
     /// Closes it; an error (a delayed write failure on some file systems) is thrown, not lost.
     /// Not retried on `EINTR`: on Linux the descriptor is closed even then.
     package func close() throws(SystemError) {

@@ -14,7 +14,7 @@ enum ServeBenchmark {
 
     /// Everything, or (`only`) three rounds of the 2,000-connection burst (`burst`) or the
     /// cache hits against nginx (`hits`).
-    static func run(only: String?) {
+    static func run(only: String?, edits: Int = 25) {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-bench-\(getpid())")
@@ -26,6 +26,10 @@ enum ServeBenchmark {
         }
         if only == "hits" {
             ServeAttacks.runHits(repository: repository, scratch: scratch)
+            return
+        }
+        if only == "edits" {
+            EditsBenchmark.run(repository: repository, scratch: scratch, edits: edits)
             return
         }
         if only == "misses" {

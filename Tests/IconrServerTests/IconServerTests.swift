@@ -660,6 +660,69 @@ struct IconServerTests {
         #expect(get("/icons/dot@2x.png", headers: ["if-none-match": tag]).status == 200)
     }
 
+    /// One disk cache for the whole server (issue 64): its sprites' caches obey
+    /// `--cache-limit` with its icons' (they had a 256 MiB limit and an eviction each), and
+    /// a folder edited again and again keeps the sprites' packs within their share of the
+    /// limit (each rebuild wrote every entry of every build before it).
+    @Test func aServedFolderEditedManyTimesStaysWithinTheCacheLimit() throws {
+        let folder = directory.appendingPathComponent("edited")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        // Icons of 48 px in cells of many colors: images that compress little.
+        func icon(_ name: String, seed: Int) throws {
+            var cells = ""
+            for cell in 0..<144 {
+                let value = (cell + 1) * 2_654_435_761 &+ seed * 40_503
+                cells += "<rect x='\(cell % 12 * 4)' y='\(cell / 12 * 4)' width='4' height='4' fill='#"
+                cells += String(format: "%06x", value & 0xFFFFFF) + "'/>"
+            }
+            try Data("<svg xmlns='http://www.w3.org/2000/svg' width='48' height='48'>\(cells)</svg>".utf8).write(
+                to: folder.appendingPathComponent(name + ".svg"))
+        }
+        for index in 0..<4 { try icon("icon\(index)", seed: index) }
+        let cache = directory.appendingPathComponent("cache")
+        let limit = 1 << 20
+        var options = ServerOptions()
+        options.iconSets = [("edited", folder.path)]
+        options.themes = [try #require(Theme.builtIn("grayscale"))]
+        options.cacheDirectory = cache.path
+        options.cacheByteLimit = limit
+        options.clock = clock
+        let server = try IconServer(options: options, placement: .inProcess)
+        func askForEverySprite() -> Bool {
+            ["/sprites/edited/", "/sprites/edited/grayscale/"].allSatisfy { base in
+                ["sprite.json", "sprite.png", "sprite@2x.json", "sprite@2x.png"].allSatisfy {
+                    server.respond(to: HTTPRequest(method: "GET", path: base + $0)).status == 200
+                }
+            }
+        }
+        /// The disk space of the cache's files and of its largest pack, in 4 KiB blocks as
+        /// the cache counts them.
+        func diskSpace() -> (all: Int, pack: Int) {
+            var all = 0, pack = 0
+            for path in FileManager.default.subpaths(atPath: cache.path + "/entries-v1") ?? [] {
+                var info = stat()
+                guard lstat(cache.path + "/entries-v1/" + path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG
+                else { continue }
+                all += Int(info.st_blocks) * 512
+                if path.hasSuffix(".pack") { pack = max(pack, Int(info.st_blocks) * 512) }
+            }
+            return (all, pack)
+        }
+        #expect(askForEverySprite())
+        for edit in 1...16 {
+            try icon("icon0", seed: 100 + edit)
+            server.recheck()
+            #expect(askForEverySprite(), "edit \(edit)")
+        }
+        server.finishWriting()
+        let (all, pack) = diskSpace()
+        #expect(all <= limit, "the cache folder holds \(all) bytes under a limit of \(limit)")
+        #expect(pack <= limit / 4 + (64 << 10), "a sprite's pack holds \(pack) bytes (its share: \(limit / 4))")
+        // What was evicted is built again, to the same sprite.
+        let index = server.respond(to: HTTPRequest(method: "GET", path: "/sprites/edited/sprite.json"))
+        #expect(try JSONValue.parse(index.body)["icon0"] != nil)
+    }
+
     /// `--theme`: each set's sprite in a theme's colors at `/sprites/<set>/<theme>/`; the
     /// untheme'd sprite as it was; an unknown theme a 404 naming the themes.
     @Test func aThemedSpriteIsServedUnderItsName() throws {

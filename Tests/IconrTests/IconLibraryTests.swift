@@ -236,6 +236,49 @@ struct IconLibraryTests {
         #expect(reading.journalRepairs == 1, "the tear is found once")
     }
 
+    /// Another server's append in progress (part of its record written while it holds the
+    /// journal's lock, as the journal's writer does) is not a tear: nothing is cut off or
+    /// counted, the records before it are served, and the record is read once it is whole
+    /// (issue 64: two servers on one cache counted 30 false repairs in 20 s).
+    @Test func anotherServersAppendInProgressIsNotATear() throws {
+        let variants = try flags(0..<3, from: try library(disk: false))
+        func journal() throws -> DiskCache {
+            try DiskCache(
+                directory: cacheDirectory, byteLimit: 256 << 20, writesInBackground: true, journalDelay: .seconds(600))
+        }
+        let writing = try journal()
+        for variant in variants[0..<2] { writing.store(variant) }
+        writing.flush()
+        let packs = cacheDirectory + "/entries-v1/packs"
+        let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
+        let before = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        // The third variant's record, as the writer appends it; then the file as it was.
+        writing.store(variants[2])
+        writing.flush()
+        let record = Array([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))).dropFirst(before.count))
+        #expect(record.count > 100)
+        try Data(before).write(to: URL(fileURLWithPath: path))
+
+        let reading = try journal()
+        #expect(variants[0..<2].allSatisfy { reading.read($0.key)?.image == $0.image })
+        let appending = try FileDescriptor.open(path, O_WRONLY | O_APPEND)
+        defer { try? appending.close() }
+        guard case .taken = appending.lock(exclusive: true) else {
+            Issue.record("this file system has no flock: the test cannot hold an append open")
+            return
+        }
+        try appending.writeAll(Array(record.prefix(record.count / 2)))
+        let halfServed = reading.read(variants[2].key) != nil
+        #expect(!halfServed, "half a record is not served")
+        #expect(reading.journalRepairs == 0, "an append in progress is no tear")
+        try appending.writeAll(Array(record.dropFirst(record.count / 2)))
+        appending.unlock()
+        let readWhole = reading.read(variants[2].key)?.image == variants[2].image
+        #expect(readWhole, "read once whole")
+        #expect(variants[0..<2].allSatisfy { reading.read($0.key)?.image == $0.image })
+        #expect(reading.journalRepairs == 0)
+    }
+
     /// A pack record written by hand, as the format says (not by the code under test): the
     /// name's length, the name, the entry's length, the entry (little-endian 32-bit lengths).
     static func packRecord(_ name: String, _ entry: [UInt8]) -> [UInt8] {
@@ -1060,6 +1103,67 @@ struct OnePathTests {
         #expect(PackingArchive.opened(Array(bytes.dropLast(4)), key: "key") == nil)
     }
 
+    /// Sprite records are sealed with the cache's key, as entries are (issue 64): a sheet
+    /// archive planted with a sound digest (anyone can compute one) but without the key's MAC
+    /// is a miss, never an output; so are the records of another cache, copied in.
+    @Test func plantedAndForeignSpriteRecordsAreMisses() throws {
+        let temporary = try TemporaryFolder("iconr-sealed")
+        defer { withExtendedLifetime(temporary) {} }
+        let icons = temporary.url.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        for (index, color) in ["#e03c31", "#2a7de1", "#33aa55"].enumerated() {
+            try
+                ##"<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><rect width="12" height="12" fill="\##(color)"/></svg>"##
+                .write(to: icons.appendingPathComponent("icon\(index).svg"), atomically: true, encoding: .utf8)
+        }
+        func build(in folder: URL) throws -> SpriteBuild {
+            try SpriteBuilder(
+                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: folder.path)),
+                placement: .inProcess
+            )
+            .build(directories: [icons.path])
+        }
+        let cache = temporary.url.appendingPathComponent("cache")
+        let cold = try build(in: cache)
+        #expect(try build(in: cache).inputsUnchanged, "a warm build takes the recorded one")
+        let sheets = cache.path + "/entries-v1/sheets/"
+        let names = try FileManager.default.contentsOfDirectory(atPath: sheets)
+        let magic = Array(SheetArchive.kindLine.utf8)
+        let archivePath = try #require(
+            names.map { sheets + $0 }.first {
+                (try? Data(contentsOf: URL(fileURLWithPath: $0)))?.starts(with: magic) == true
+            })
+        let file = [UInt8](try Data(contentsOf: URL(fileURLWithPath: archivePath)))
+        var keyReader = RecordReader(bytes: file, offset: magic.count + 64)
+        let readKey = keyReader.string()
+        let key = try #require(readKey)
+        // The record without what follows it (the MAC), its body, one byte of a sheet's PNG
+        // changed, sealed again as the record kind seals: a sound digest, no key.
+        let record = SheetArchive.open(file, key: key) != nil ? file : Array(file.dropLast(DiskCache.blobMACLength))
+        var body = Array(try #require(SheetArchive.open(record, key: key)))
+        body[body.count - 20] ^= 0x55
+        let planted = SheetArchive.seal(body, key: key)
+        #expect(SheetArchive.opened(planted, key: key) != nil, "the planted record opens as its kind")
+        try Data(planted).write(to: URL(fileURLWithPath: archivePath))
+        let afterPlanting = try build(in: cache)
+        let plantedIsIgnored = afterPlanting.sheets.map(\.png) == cold.sheets.map(\.png)
+        #expect(plantedIsIgnored, "the planted sheet is not written out")
+
+        // Another cache's records, copied in: none is taken.
+        let other = temporary.url.appendingPathComponent("other")
+        _ = try DiskCache(directory: other.path)
+        try FileManager.default.createDirectory(
+            atPath: other.path + "/entries-v1/sheets", withIntermediateDirectories: true)
+        for name in try FileManager.default.contentsOfDirectory(atPath: sheets) {
+            try FileManager.default.copyItem(atPath: sheets + name, toPath: other.path + "/entries-v1/sheets/" + name)
+        }
+        let foreign = try build(in: other)
+        let tookForeignRecord = foreign.inputsUnchanged
+        #expect(!tookForeignRecord, "another cache's build record is not taken")
+        let sameAsCold = foreign.sheets.map(\.png) == cold.sheets.map(\.png)
+        #expect(sameAsCold)
+    }
+
     /// A sheet archive is read only with whole, in-range counts and sizes: a planted one with a
     /// sound digest and a width of 1e300 (which `Int(_:)` traps on), 1.5, -1 or 1e10 is not read.
     @Test func sheetArchivesTakeOnlyWholeSizes() {
@@ -1112,7 +1216,9 @@ struct OnePathTests {
         let magic = Array(PackingArchive.kindLine.utf8)
         let archives = try FileManager.default.contentsOfDirectory(atPath: sheets).compactMap {
             name -> (path: String, key: String, packing: Packing)? in
-            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name)))
+            // The record, without the cache's MAC after it.
+            let bytes = Array(
+                try [UInt8](Data(contentsOf: URL(fileURLWithPath: sheets + name))).dropLast(DiskCache.blobMACLength))
             // The key follows the kind's line and the digest, after its 32-bit length.
             let keyStart = magic.count + 64 + 4
             guard bytes.starts(with: magic), bytes.count > keyStart + 64 else { return nil }
@@ -1121,6 +1227,7 @@ struct OnePathTests {
         }
         let archive = try #require(archives.first)
         #expect(archives.count == 1)
+        let secret = [UInt8](try Data(contentsOf: cache.appendingPathComponent("key")))
         var huge = archive.packing
         huge.groups[0].sheets[0].width = 5000
         huge.groups[0].sheets[0].height = 5000
@@ -1134,10 +1241,11 @@ struct OnePathTests {
         for (index, (planted, what)) in [
             (huge, "a 5000 px sheet"), (ratioMissing, "a ratio without its sheet"), (strangeItem, "an item not built"),
         ].enumerated() {
-            try Data(PackingArchive.sealed(planted, key: archive.key)).write(to: URL(fileURLWithPath: archive.path))
-            #expect(
-                PackingArchive.opened(
-                    try [UInt8](Data(contentsOf: URL(fileURLWithPath: archive.path))), key: archive.key) != nil)
+            // With the cache's own MAC (read from its key file), so that what is proven here
+            // is the check behind it: a planted record without it is not even opened.
+            let sealed = PackingArchive.sealed(planted, key: archive.key)
+            try Data(sealed + SHA256.hmac(key: secret, sealed)).write(to: URL(fileURLWithPath: archive.path))
+            #expect(PackingArchive.opened(sealed, key: archive.key) != nil)
             try square("icon1", "#2a7de\(index)")
             let rebuilt = try build(in: cache)
             let cold = try build(in: temporary.url.appendingPathComponent("cold \(index)"))
