@@ -204,20 +204,27 @@ struct IconLibraryTests {
         #expect(reading.read(flag.key)?.image == flag.image)
     }
 
+    /// A server's disk cache whose journal writes only when flushed.
+    private func journal() throws -> DiskCache {
+        try DiskCache(
+            directory: cacheDirectory, byteLimit: 256 << 20, writesInBackground: true, journalDelay: .seconds(600))
+    }
+
+    /// A journal written with `variants` (flushed), and the path of its one file.
+    private func journalHolding(_ variants: ArraySlice<IconVariant>) throws -> (DiskCache, String) {
+        let writing = try journal()
+        for variant in variants { writing.store(variant) }
+        writing.flush()
+        let packs = cacheDirectory + "/entries-v1/packs"
+        return (writing, packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first)))
+    }
+
     /// A torn record at the journal's end (a crash mid-append, a full disk) is found once and
     /// cut off: the records before it are served, the records appended after it (by another
     /// server) are found when a lookup misses, and later misses do not read the tear again.
     @Test func aTornRecordIsCutOffOnceAndLaterAppendsAreRead() throws {
         let variants = try flags(0..<25, from: try library(disk: false))
-        func journal() throws -> DiskCache {
-            try DiskCache(
-                directory: cacheDirectory, byteLimit: 256 << 20, writesInBackground: true, journalDelay: .seconds(600))
-        }
-        let writing = try journal()
-        for variant in variants[0..<3] { writing.store(variant) }
-        writing.flush()
-        let packs = cacheDirectory + "/entries-v1/packs"
-        let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
+        let (writing, path) = try journalHolding(variants[0..<3])
         // Half a record: its name and the first bytes of an entry that claims 4,000.
         var torn = Self.packRecord(String(repeating: "a", count: 64), [UInt8](repeating: 1, count: 4000))
         torn.removeLast(3900)
@@ -242,15 +249,7 @@ struct IconLibraryTests {
     /// (issue 64: two servers on one cache counted 30 false repairs in 20 s).
     @Test func anotherServersAppendInProgressIsNotATear() throws {
         let variants = try flags(0..<3, from: try library(disk: false))
-        func journal() throws -> DiskCache {
-            try DiskCache(
-                directory: cacheDirectory, byteLimit: 256 << 20, writesInBackground: true, journalDelay: .seconds(600))
-        }
-        let writing = try journal()
-        for variant in variants[0..<2] { writing.store(variant) }
-        writing.flush()
-        let packs = cacheDirectory + "/entries-v1/packs"
-        let path = packs + "/" + (try #require(FileManager.default.contentsOfDirectory(atPath: packs).first))
+        let (writing, path) = try journalHolding(variants[0..<2])
         let before = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
         // The third variant's record, as the writer appends it; then the file as it was.
         writing.store(variants[2])
