@@ -1,17 +1,19 @@
 import Foundation
 import IconrTestSupport
 
-/// `iconr-bench serve edits [N]` (issue 64): `iconr serve` with a disk cache under a limit
+/// `iconr-bench serve edits [N] [folder]` (issue 64): `iconr serve` with a disk cache under a limit
 /// (`--cache-limit 16`) serving a set and its grayscale theme, while one of the set's icons is
 /// redrawn N times (each edit a SIGHUP, then every sprite file asked for, so each edit is a
 /// rebuild of both sprites). Prints the server's resident memory, the cache folder's disk
 /// space against the limit and its largest pack, at the start, every fifth edit and the end:
 /// what must stay flat.
 enum EditsBenchmark {
-    static func run(repository: URL, scratch: URL, edits: Int) {
+    /// `given`: the icons (default: Maki beside the checkout, else the bundled icons).
+    static func run(repository: URL, scratch: URL, edits: Int, folder given: String?) {
         let maki = repository.deletingLastPathComponent().appendingPathComponent("shared/corpora/maki")
         let source =
-            FileManager.default.fileExists(atPath: maki.path) ? maki : repository.appendingPathComponent("icons")
+            given.map { URL(fileURLWithPath: $0) }
+            ?? (FileManager.default.fileExists(atPath: maki.path) ? maki : repository.appendingPathComponent("icons"))
         let folder = scratch.appendingPathComponent("edited")
         try? FileManager.default.removeItem(at: folder)
         guard (try? FileManager.default.copyItem(at: source, to: folder)) != nil,

@@ -14,7 +14,7 @@ enum ServeBenchmark {
 
     /// Everything, or (`only`) three rounds of the 2,000-connection burst (`burst`) or the
     /// cache hits against nginx (`hits`).
-    static func run(only: String?, edits: Int = 25) {
+    static func run(only: String?, edits: Int = 25, editedFolder: String? = nil) {
         let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("iconr-serve-bench-\(getpid())")
@@ -29,7 +29,7 @@ enum ServeBenchmark {
             return
         }
         if only == "edits" {
-            EditsBenchmark.run(repository: repository, scratch: scratch, edits: edits)
+            EditsBenchmark.run(repository: repository, scratch: scratch, edits: edits, folder: editedFolder)
             return
         }
         if only == "misses" {

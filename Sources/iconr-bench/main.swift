@@ -18,7 +18,7 @@ import IconrRender
 //   .build/release/iconr-bench serve burst  (only the 2,000-connection burst, three rounds)
 //   .build/release/iconr-bench serve hits   (only the cache hits against nginx, three rounds)
 //   .build/release/iconr-bench serve misses (only the misses under wrk against the raw floor)
-//   .build/release/iconr-bench serve edits [N]  (a served folder edited N times: memory and
+//   .build/release/iconr-bench serve edits [N] [folder]  (a served folder edited N times: memory and
 //                                            the disk cache against its limit: EditsBenchmark.swift)
 //   .build/release/iconr-bench serve catalog [corpora]  (the catalog and sprite files under its
 //                                            reloads: CatalogBenchmark.swift)
@@ -55,7 +55,9 @@ if arguments.first == "serve", arguments.dropFirst().first == "catalog" {
     exit(0)
 }
 if arguments.first == "serve" {
-    ServeBenchmark.run(only: arguments.dropFirst().first, edits: arguments.count > 2 ? Int(arguments[2]) ?? 25 : 25)
+    ServeBenchmark.run(
+        only: arguments.dropFirst().first, edits: arguments.count > 2 ? Int(arguments[2]) ?? 25 : 25,
+        editedFolder: arguments.count > 3 ? arguments[3] : nil)
     exit(0)
 }
 if arguments.first == "render" {
