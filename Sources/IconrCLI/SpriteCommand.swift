@@ -339,6 +339,14 @@ enum SpriteCommand: Command {
             throw UsageError(message: error.description)
         }
         job.style?.warnings.forEach { console.warning($0) }
+        // A set of outputs that a killed run left half renamed is finished (and the temporary
+        // files it left removed) before anything else, even when this run writes nothing.
+        if !parsed.check {
+            let prefix = outputPrefix(parsed.output)
+            let slash = prefix.lastIndex(of: "/")
+            AtomicFile.recoverInterruptedWrites(
+                in: slash.map { $0 == prefix.startIndex ? "/" : String(prefix[..<$0]) } ?? ".")
+        }
         if parsed.strict, let style = job.style, !style.missingIcons.isEmpty {
             throw BuildFailure(
                 description: "--strict: the style shows \(style.missingIcons.count) icon"

@@ -137,6 +137,10 @@ package enum AtomicFile {
             case .special(let kind): throw FileWriteError(path: file.path, problem: .notRegularFile(kind: kind))
             }
         }
+        // What a killed write of a set left in these folders is put right first.
+        if replaced.count > 1 {
+            for folder in Set(replaced.map { folder(of: $0.target) }) { recoverInterruptedWrites(in: folder) }
+        }
         var temporaries: [String] = []
         do {
             for file in replaced {
@@ -151,6 +155,10 @@ package enum AtomicFile {
             }
             throw error
         }
+        // A set's renames are announced first: a process killed among them leaves the intent,
+        // and the next write to the folder finishes them (`recoverInterruptedWrites`).
+        let intent = replaced.count > 1 ? writeIntent(Array(zip(temporaries, replaced.map(\.target)))) : nil
+        defer { if let intent { unlink(intent) } }
         let failure = pending.withLock { paths -> FileWriteError? in
             defer { for path in temporaries { paths.remove(path) } }
             // Keep each old file under a second name until every rename has worked.
@@ -185,6 +193,92 @@ package enum AtomicFile {
             return nil
         }
         if let failure { throw failure }
+    }
+
+    /// The folder `path` is in (`.` for a bare name).
+    private static func folder(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    /// The first bytes of an intent's name: `.iconr-set.<pid>.<random>`.
+    private static let intentPrefix = ".iconr-set."
+
+    /// Writes, beside the first destination, the renames a set is about to make (each
+    /// temporary and its destination, NUL-separated), and returns its path; nil when it
+    /// cannot (the renames go on: only a kill among them would need it).
+    private static func writeIntent(_ renames: [(temporary: String, target: String)]) -> String? {
+        guard let first = renames.first else { return nil }
+        let path =
+            folder(of: first.target) + "/" + intentPrefix + "\(getpid()).\(UInt32.random(in: 0...UInt32.max))"
+        var bytes: [UInt8] = []
+        for rename in renames {
+            bytes += rename.temporary.utf8 + [0] + rename.target.utf8 + [0]
+        }
+        guard let file = try? FileDescriptor.open(path, O_WRONLY | O_CREAT | O_EXCL, permissions: 0o644) else {
+            return nil
+        }
+        guard (try? writeAndClose(file, { file throws(SystemError) in try file.writeAll(bytes) })) != nil else {
+            unlink(path)
+            return nil
+        }
+        return path
+    }
+
+    /// Puts right what writes killed in `folder` left (a process that died, not one that
+    /// runs): a set whose renames had begun (its intent is there) gets the rest of them, so
+    /// that its files are all of one write again (each was written whole before the first
+    /// rename); then the temporary files (`.<name>.<pid>.<n>.tmp`, and the `.old` names of
+    /// replaced files) and intents of dead processes are removed. Only regular files named so.
+    package static func recoverInterruptedWrites(in folder: String) {
+        let names = FileReader.hiddenNames(in: folder)
+        func deadOwner(_ name: Substring) -> Bool {
+            guard let pid = pid_t(name), pid > 0, pid != getpid() else { return false }
+            return kill(pid, 0) != 0 && errno == ESRCH
+        }
+        func isRegular(_ path: String) -> Bool {
+            var info = stat()
+            return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+        }
+        for name in names where name.hasPrefix(intentPrefix) {
+            let fields = name.dropFirst(intentPrefix.utf8.count).split(separator: ".")
+            let path = folder + "/" + name
+            guard fields.count == 2, deadOwner(fields[0]), isRegular(path),
+                let bytes = try? FileReader.read(path, followingLinks: false, maxSize: 1 << 20)
+            else { continue }
+            let paths = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
+                String(decoding: $0, as: UTF8.self)
+            }
+            for index in stride(from: 0, to: paths.count - 1, by: 2) {
+                let (temporary, target) = (paths[index], paths[index + 1])
+                // Only a temporary of this kind, in this folder, for a file in it.
+                guard Self.folder(of: temporary) == Self.folder(of: target), isRegular(temporary),
+                    Self.temporaryOwner(
+                        String(
+                            temporary[temporary.index(after: temporary.lastIndex(of: "/") ?? temporary.startIndex)...]))
+                        != nil
+                else { continue }
+                rename(temporary, target)
+            }
+            unlink(path)
+        }
+        for name in names {
+            guard let owner = temporaryOwner(name), deadOwner(owner), isRegular(folder + "/" + name) else { continue }
+            unlink(folder + "/" + name)
+        }
+    }
+
+    /// The pid in a temporary file's name (`.<name>.<pid>.<n>.tmp` or the same with `.old`),
+    /// or nil for any other name.
+    private static func temporaryOwner(_ name: String) -> Substring? {
+        guard name.hasPrefix(".") else { return nil }
+        var rest = Substring(name)
+        if rest.hasSuffix(".old") { rest = rest.dropLast(4) }
+        guard rest.hasSuffix(".tmp") else { return nil }
+        let fields = rest.dropLast(4).split(separator: ".", omittingEmptySubsequences: false)
+        guard fields.count >= 4, let random = fields.last, UInt32(random) != nil else { return nil }
+        let pid = fields[fields.count - 2]
+        return pid_t(pid) != nil ? pid : nil
     }
 
     /// Where writing `path` goes: a regular file (existing or not) at the path a symbolic

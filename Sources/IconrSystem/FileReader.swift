@@ -204,7 +204,20 @@ package enum FileReader {
     /// Calls `body` with the open folder's descriptor, each name in it that is not hidden,
     /// and readdir's type for it (`DT_REG`, `DT_DIR`, ... or `DT_UNKNOWN`); nothing when the
     /// folder cannot be read.
-    private static func forEachName(in directory: String, _ body: (Int32, String, Int) -> Void) {
+    /// The hidden names in `directory` (`.` and `..` aside), unsorted: where temporary files are.
+    package static func hiddenNames(in directory: String) -> [String] {
+        var names: [String] = []
+        forEachName(in: directory, hidden: true) { _, name, _ in
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Calls `body` with the folder's descriptor, each name and its type: the names not
+    /// hidden, or (`hidden`) only the hidden ones.
+    private static func forEachName(
+        in directory: String, hidden: Bool = false, _ body: (Int32, String, Int) -> Void
+    ) {
         guard let handle = opendir(directory) else { return }
         defer { closedir(handle) }
         let folder = dirfd(handle)
@@ -212,7 +225,7 @@ package enum FileReader {
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
                 String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
             }
-            if !name.hasPrefix(".") { body(folder, name, Int(entry.pointee.d_type)) }
+            if name.hasPrefix(".") == hidden { body(folder, name, Int(entry.pointee.d_type)) }
         }
     }
 

@@ -96,6 +96,50 @@ import Testing
         #expect(FileReader.names(in: folder) == ["pack"])
     }
 
+    /// What a write of a set killed among its renames left (issue 64) is put right by the next
+    /// write to its folder: the renames it announced are finished, so every file of the set is
+    /// the new one; the temporary files and intents of dead processes go, a running one's stay.
+    @Test func aSetKilledAmongItsRenamesIsFinishedAndItsTemporariesGo() throws {
+        let folder = "/tmp/iconr-set-\(getpid())"
+        try FileReader.makeFolder(folder)
+        defer { _ = system("rm -rf \(folder)") }
+        // A process that has exited: its pid names the killed writer.
+        let gone = try ChildProcess.spawn("/bin/true", [])
+        _ = try ChildProcess.wait(for: gone)
+        func put(_ bytes: [UInt8], _ name: String) throws {
+            let file = try FileDescriptor.open(folder + "/" + name, O_WRONLY | O_CREAT | O_TRUNC, permissions: 0o644)
+            try file.writeAll(bytes)
+            try file.close()
+        }
+        // The old set; the new one's index renamed already (its old file kept as `.old`), its
+        // sheet's temporary not yet; the intent naming both; a stray temporary of the dead
+        // writer, and one of this (running) process.
+        try put([2], "sprite.json")
+        try put([1], ".sprite.json.\(gone).11.tmp.old")
+        try put([1], "sprite.png")
+        try put([2], ".sprite.png.\(gone).12.tmp")
+        try put([9], ".other.png.\(gone).13.tmp")
+        try put([8], ".mine.png.\(getpid()).14.tmp")
+        let intent =
+            "\(folder)/.sprite.json.\(gone).11.tmp\u{0}\(folder)/sprite.json\u{0}"
+            + "\(folder)/.sprite.png.\(gone).12.tmp\u{0}\(folder)/sprite.png\u{0}"
+        try put(Array(intent.utf8), ".iconr-set.\(gone).7")
+        #expect(try FileReader.read(folder + "/sprite.png") == [1], "the set is mixed before")
+
+        AtomicFile.recoverInterruptedWrites(in: folder)
+        #expect(try FileReader.read(folder + "/sprite.json") == [2])
+        #expect(try FileReader.read(folder + "/sprite.png") == [2], "the rename the kill stopped is made")
+        #expect(
+            Set(FileReader.hiddenNames(in: folder)) == [".mine.png.\(getpid()).14.tmp"],
+            "the dead writer's temporaries and intent are gone; a running one's stays")
+
+        // A write of a set leaves no intent and no temporary; it puts a folder right first.
+        try put([3], ".stale.json.\(gone).15.tmp")
+        try AtomicFile.writeTogether([([4], folder + "/sprite.json"), ([4], folder + "/sprite.png")])
+        #expect(try FileReader.read(folder + "/sprite.png") == [4])
+        #expect(Set(FileReader.hiddenNames(in: folder)) == [".mine.png.\(getpid()).14.tmp"])
+    }
+
     /// Writing the bytes a file holds already leaves that file (its inode) where it is, with
     /// a new modification time; other bytes of the same length replace it.
     @Test func rewritingTheSameBytesOnlyStampsTheFile() throws {
