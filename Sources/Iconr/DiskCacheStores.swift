@@ -142,14 +142,24 @@ final class BatchPack: EntryStore {
         state.order = records.map(\.name)
     }
 
-    /// Writes the pack: every entry read or stored in this run (a run that read none appends
-    /// what it stored). A run ends here: the next (a server's next build of the sprite)
-    /// starts from the pack on disk, so that a long-lived process neither holds nor writes
-    /// the entries of every build it made (a served folder edited 25 times grew its pack from
-    /// 13 to 179 MB and the server from 59 to 229 MB).
+    /// Writes what this run added to the pack: its new entries appended (a rebuild after one
+    /// icon changed writes that icon's images, not the whole pack), or, past `limit` or 1 MiB
+    /// at once, the pack rewritten with every entry this run read or stored. A run ends here:
+    /// the next (a server's next build of the sprite) starts from the pack on disk, so that a
+    /// long-lived process neither holds nor writes the entries of every build it made (a
+    /// served folder edited 25 times grew its pack from 13 to 179 MB and the server from 59
+    /// to 229 MB).
     func flush() {
         defer { state.withLock { $0 = (nil, [], [:]) } }
-        if let appended = append() {
+        let (kept, stored) = state.withLock { ($0.kept, $0.stored) }
+        guard !kept.isEmpty else { return }
+        // What this run read from the pack is there already.
+        let new = kept.filter { stored?[$0.key] == nil }
+        if new.isEmpty {
+            CacheSpace.markUsed(path)
+            return
+        }
+        if let appended = append(new) {
             CacheSpace.markUsed(path)
             space.added(appended)
             return
@@ -164,16 +174,13 @@ final class BatchPack: EntryStore {
         space.added(pack.count)
     }
 
-    /// Appends this run's entries to the pack on disk without reading it, when this run
-    /// looked nothing up in it (a sprite rebuild that drew only the icons that changed:
-    /// rewriting Temaki's 5.8 MB pack for their two images was a fifth of that rebuild). Only
-    /// onto a regular file that starts as a pack, within `limit`, in one write of at most 1
-    /// MiB (so that processes appending at once do not interleave); the bytes appended, else
-    /// nil (then `pack` rewrites it whole).
-    private func append() -> Int? {
-        let kept = state.withLock { $0.stored == nil ? $0.kept : [:] }
-        guard !kept.isEmpty else { return nil }
-        let records = kept.sorted(by: { $0.key < $1.key }).map { (name: $0.key, entry: $0.value) }
+    /// Appends `entries` to the pack on disk without reading it (rewriting Temaki's 5.8 MB
+    /// pack for a rebuild's two new images was a fifth of that rebuild). Only onto a regular
+    /// file that starts as a pack, within `limit`, in one write of at most 1 MiB (so that
+    /// processes appending at once do not interleave); the bytes appended, else nil (then
+    /// `pack` rewrites it whole).
+    private func append(_ entries: [String: KeptEntry]) -> Int? {
+        let records = entries.sorted(by: { $0.key < $1.key }).map { (name: $0.key, entry: $0.value) }
         guard records.reduce(0, { $0 + 8 + $1.name.utf8.count + $1.entry.length }) <= 1 << 20 else { return nil }
         let bytes = Array(PackPieces(header: [], records: records, secret: secret).joined())
         guard let file = try? FileDescriptor.open(path, O_RDWR | O_APPEND | O_NOFOLLOW) else { return nil }

@@ -341,12 +341,13 @@ enum SpriteCommand: Command {
         job.style?.warnings.forEach { console.warning($0) }
         // A set of outputs that a killed run left half renamed is finished (and the temporary
         // files it left removed) before anything else, even when this run writes nothing.
-        if !parsed.check {
+        let outputFolder: String? = {
+            guard !parsed.check else { return nil }
             let prefix = outputPrefix(parsed.output)
             let slash = prefix.lastIndex(of: "/")
-            AtomicFile.recoverInterruptedWrites(
-                in: slash.map { $0 == prefix.startIndex ? "/" : String(prefix[..<$0]) } ?? ".")
-        }
+            return slash.map { $0 == prefix.startIndex ? "/" : String(prefix[..<$0]) } ?? "."
+        }()
+        if let outputFolder { AtomicFile.recoverInterruptedWrites(in: outputFolder) }
         if parsed.strict, let style = job.style, !style.missingIcons.isEmpty {
             throw BuildFailure(
                 description: "--strict: the style shows \(style.missingIcons.count) icon"
@@ -363,7 +364,11 @@ enum SpriteCommand: Command {
         }
         // The command line run in process by its tests builds here, unsupervised.
         if console.isRecording { return work(SpriteBuildRecovery(), console) }
-        return Supervisor.runBuild(timeout: job.options.limits.timeout, console: console, work: work)
+        let status = Supervisor.runBuild(timeout: job.options.limits.timeout, console: console, work: work)
+        // The build's process killed among its renames: they are finished here, before the
+        // command ends, so that it leaves one build's files, whole.
+        if status != 0, let outputFolder { AtomicFile.recoverInterruptedWrites(in: outputFolder) }
+        return status
     }
 
     /// The library's job for these options: the variants file, the style and the themes read.

@@ -229,42 +229,52 @@ package enum AtomicFile {
     /// runs): a set whose renames had begun (its intent is there) gets the rest of them, so
     /// that its files are all of one write again (each was written whole before the first
     /// rename); then the temporary files (`.<name>.<pid>.<n>.tmp`, and the `.old` names of
-    /// replaced files) and intents of dead processes are removed. Only regular files named so.
+    /// replaced files) and intents of dead processes are removed. Only regular files named so,
+    /// in the folder itself (its descriptor: a link swapped in meanwhile leads nowhere).
     package static func recoverInterruptedWrites(in folder: String) {
+        let directory = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { return }
+        defer { close(directory) }
         let names = FileReader.hiddenNames(in: folder)
         func deadOwner(_ name: Substring) -> Bool {
             guard let pid = pid_t(name), pid > 0, pid != getpid() else { return false }
             return kill(pid, 0) != 0 && errno == ESRCH
         }
-        func isRegular(_ path: String) -> Bool {
+        func isRegular(_ name: String) -> Bool {
             var info = stat()
-            return lstat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG
+            return fstatat(directory, name, &info, AT_SYMLINK_NOFOLLOW) == 0 && (info.st_mode & S_IFMT) == S_IFREG
         }
-        for name in names where name.hasPrefix(intentPrefix) {
-            let fields = name.dropFirst(intentPrefix.utf8.count).split(separator: ".")
-            let path = folder + "/" + name
-            guard fields.count == 2, deadOwner(fields[0]), isRegular(path),
-                let bytes = try? FileReader.read(path, followingLinks: false, maxSize: 1 << 20)
+        func name(of path: String) -> String {
+            path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+        }
+        for intent in names where intent.hasPrefix(intentPrefix) {
+            let fields = intent.dropFirst(intentPrefix.utf8.count).split(separator: ".")
+            guard fields.count == 2, deadOwner(fields[0]), isRegular(intent),
+                let bytes = try? FileReader.read(folder + "/" + intent, followingLinks: false, maxSize: 1 << 20)
             else { continue }
             let paths = bytes.split(separator: 0, omittingEmptySubsequences: false).map {
                 String(decoding: $0, as: UTF8.self)
             }
             for index in stride(from: 0, to: paths.count - 1, by: 2) {
                 let (temporary, target) = (paths[index], paths[index + 1])
-                // Only a temporary of this kind, in this folder, for a file in it.
-                guard Self.folder(of: temporary) == Self.folder(of: target), isRegular(temporary),
-                    Self.temporaryOwner(
-                        String(
-                            temporary[temporary.index(after: temporary.lastIndex(of: "/") ?? temporary.startIndex)...]))
-                        != nil
+                // Only a temporary of this kind, for a file beside it.
+                let (temporaryName, targetName) = (name(of: temporary), name(of: target))
+                guard Self.folder(of: temporary) == Self.folder(of: target), temporaryOwner(temporaryName) != nil,
+                    !targetName.isEmpty
                 else { continue }
-                rename(temporary, target)
+                if Self.folder(of: target) == folder {
+                    if isRegular(temporaryName) { renameat(directory, temporaryName, directory, targetName) }
+                } else {
+                    // A file of the set in another folder (a style emitted elsewhere, a link's target).
+                    var info = stat()
+                    if lstat(temporary, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG { rename(temporary, target) }
+                }
             }
-            unlink(path)
+            unlinkat(directory, intent, 0)
         }
         for name in names {
-            guard let owner = temporaryOwner(name), deadOwner(owner), isRegular(folder + "/" + name) else { continue }
-            unlink(folder + "/" + name)
+            guard let owner = temporaryOwner(name), deadOwner(owner), isRegular(name) else { continue }
+            unlinkat(directory, name, 0)
         }
     }
 

@@ -709,6 +709,27 @@ struct IconServerTests {
             return (all, pack)
         }
         #expect(askForEverySprite())
+        /// The sprites' packs: each file's inode and size, by name.
+        func packs() -> [String: (inode: UInt, size: Int)] {
+            let folder = cache.path + "/entries-v1/packs/"
+            var found: [String: (inode: UInt, size: Int)] = [:]
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                var info = stat()
+                if lstat(folder + name, &info) == 0 { found[name] = (UInt(info.st_ino), Int(info.st_size)) }
+            }
+            return found
+        }
+        // One edit: each sprite's pack gets the new images appended, it is not written anew.
+        let before = packs()
+        #expect(before.count == 2, "a pack for the set's sprite and one for its theme's")
+        try icon("icon0", seed: 99)
+        server.recheck()
+        #expect(askForEverySprite())
+        let after = packs()
+        let appended = before.filter { name, pack in
+            after[name].map { $0.inode == pack.inode && $0.size > pack.size } == true
+        }
+        #expect(appended.count == 2, "appended to: \(appended.keys.sorted())")
         for edit in 1...16 {
             try icon("icon0", seed: 100 + edit)
             server.recheck()
