@@ -191,11 +191,12 @@ public final class DiskCache: Sendable {
     func readBlob(_ name: String) -> [UInt8]? {
         guard CacheSpace.isDigest(name.utf8) else { return nil }
         let path = space.folder + "/sheets/" + name + ".sheets"
-        guard let (read, modified) = try? FileReader.readWithTime(path, followingLinks: false),
-            read.count >= Self.blobMACLength,
-            SHA256.hmac(key: secret, read.dropLast(Self.blobMACLength)).elementsEqual(read.suffix(Self.blobMACLength))
+        guard case (var bytes, let modified)? = try? FileReader.readWithTime(path, followingLinks: false),
+            bytes.count >= Self.blobMACLength,
+            SHA256.hmac(key: secret, bytes.dropLast(Self.blobMACLength)).elementsEqual(
+                bytes.suffix(Self.blobMACLength))
         else { return nil }
-        var bytes = read
+        // The MAC off (the buffer is this function's alone: no copy).
         bytes.removeLast(Self.blobMACLength)
         CacheSpace.refreshTime(of: path, modified: modified)
         return bytes

@@ -246,7 +246,6 @@ enum ServeCommand: Command {
         return 0
     }
 
-    /// `DIR=NAME` or `DIR` (named by `defaultName`) values, names unique.
     /// Whether `name` is made of ASCII letters, digits, `-`, `_` and `.` only: a set's or a
     /// style's name that any URL reaches as it is (`?`, `#`, `%`, `/` and `:` would not).
     static func isPlainName(_ name: String) -> Bool {
@@ -257,6 +256,7 @@ enum ServeCommand: Command {
             }
     }
 
+    /// `DIR=NAME` or `DIR` (named by `defaultName`) values, names unique.
     private static func named(
         _ values: [String], option: String,
         defaultName: (String) -> String

@@ -341,12 +341,7 @@ enum SpriteCommand: Command {
         job.style?.warnings.forEach { console.warning($0) }
         // A set of outputs that a killed run left half renamed is finished (and the temporary
         // files it left removed) before anything else, even when this run writes nothing.
-        let outputFolder: String? = {
-            guard !parsed.check else { return nil }
-            let prefix = outputPrefix(parsed.output)
-            let slash = prefix.lastIndex(of: "/")
-            return slash.map { $0 == prefix.startIndex ? "/" : String(prefix[..<$0]) } ?? "."
-        }()
+        let outputFolder = parsed.check ? nil : AtomicFile.folder(of: outputPrefix(parsed.output))
         if let outputFolder { AtomicFile.recoverInterruptedWrites(in: outputFolder) }
         if parsed.strict, let style = job.style, !style.missingIcons.isEmpty {
             throw BuildFailure(

@@ -303,9 +303,8 @@ public final class IconServer: Sendable {
             return ("other", .now(Self.error(431, "the request headers are larger than 16384 bytes")))
         }
         // An icon URL answered from memory before: its answer, if it still stands.
-        if let known = hitMemo.answer(
-            for: HitMemo.url(of: request), request: request, now: options.clock.now, cache: renderer.cache)
-        {
+        let url = HitMemo.url(of: request)
+        if let known = hitMemo.answer(for: url, request: request, now: options.clock.now, cache: renderer.cache) {
             return ("icons", .now(known))
         }
         guard let bytes = request.decodedPath, !bytes.contains(0), let path = String(validating: bytes, as: UTF8.self)
@@ -315,7 +314,7 @@ public final class IconServer: Sendable {
         let levels = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map(String.init)
         switch levels.first {
         case "icons" where levels.count >= 2:
-            return ("icons", icon(levels.dropFirst().joined(separator: "/"), request: request))
+            return ("icons", icon(levels.dropFirst().joined(separator: "/"), request: request, url: url))
         case "sprites" where levels.count == 3 || levels.count == 4:
             let set = levels.dropFirst().dropLast().joined(separator: "/"), file = levels[levels.count - 1]
             return (
@@ -375,8 +374,9 @@ public final class IconServer: Sendable {
 
     /// `/icons/{name}[@{S}x].{format}?{param}={color}&...[&halo=W[,COLOR[,BLUR]]]` (`format`:
     /// an `ImageFormat`'s name, `png`); `name` may carry a set prefix (`maki:bar`); `halo`
-    /// bakes a halo around the icon, as `iconr render --halo` does.
-    private func icon(_ file: String, request: HTTPRequest) -> Reply {
+    /// bakes a halo around the icon, as `iconr render --halo` does. `url` is the request's
+    /// as it came, which a memory hit's answer is remembered by.
+    private func icon(_ file: String, request: HTTPRequest, url: String) -> Reply {
         guard let dot = file.lastIndex(of: "."), let format = ImageFormat.named(String(file[file.index(after: dot)...]))
         else {
             let formats = ImageFormat.all.map { "." + $0.name }.joined(separator: " or ")
@@ -443,7 +443,7 @@ public final class IconServer: Sendable {
                     HitMemo.Answer(
                         key: key, ok: answers.ok.tiered("memory"), notModified: answers.notModified.tiered("memory"),
                         tag: answers.tag, until: until),
-                    for: HitMemo.url(of: request))
+                    for: url)
             }
             let response = Self.holds(request, tag: answers.tag) ? answers.notModified : answers.ok
             return .now(response.tiered(stored.fromMemory ? "memory" : "disk"))

@@ -44,6 +44,9 @@ final class ServedSprite: Sendable {
     private let failed = Locked<(answer: RouteError, at: ContinuousClock.Instant)?>(nil)
     /// Held while building: concurrent requests wait for one build.
     private let building = Locked<Void>(())
+    /// Whether the next build serves folders without icons as an empty sprite even when a
+    /// build with icons is served (after SIGHUP); else that build stays served.
+    private let emptyTaken = Locked(false)
     /// Builds that a newer one replaced, by hash, with their files and until when their
     /// hashed names are answered: styles name `sprite.{hash}` and are cached for `maxAge`, so
     /// a client may ask for a replaced build's sheets that long after it was replaced.
@@ -110,10 +113,6 @@ final class ServedSprite: Sendable {
         emptyTaken.withLock { $0 = true }
         failed.withLock { $0 = nil }
     }
-
-    /// Whether the next build serves folders without icons as an empty sprite even when a
-    /// build with icons is served (after SIGHUP); else that build stays served.
-    private let emptyTaken = Locked(false)
 
     /// The current build: the last one while its inputs are unchanged, else a new one.
     /// While a rebuild runs, other requests get the last build rather than wait (only the

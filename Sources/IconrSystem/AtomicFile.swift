@@ -195,8 +195,8 @@ package enum AtomicFile {
         if let failure { throw failure }
     }
 
-    /// The folder `path` is in (`.` for a bare name).
-    private static func folder(of path: String) -> String {
+    /// The folder `path` is in (`.` for a bare name, `/` for one at the root).
+    package static func folder(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
@@ -330,9 +330,8 @@ package enum AtomicFile {
     private static func writeTemporary(
         for path: String, naming shownPath: String, _ fill: Fill
     ) throws(FileWriteError) -> String {
-        let slash = path.lastIndex(of: "/")
-        let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
-        let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
+        let directory = folder(of: path)
+        let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
         let temporary = directory + "/.\(name).\(getpid()).\(UInt32.random(in: 0...UInt32.max)).tmp"
         // After an interrupt handler removed the temporaries, none is made: the renames of a
         // write already under way then fail on the removed ones, and nothing is replaced.

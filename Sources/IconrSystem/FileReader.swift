@@ -140,12 +140,14 @@ package enum FileReader {
     /// The names in a folder, without hidden ones, that `wanted` accepts (and its folders, with
     /// `folders`), each stat'ed relative to the open folder (no path is looked up again); a
     /// name that readdir says is a regular file or a folder is stat'ed only when wanted. Empty
-    /// when the folder cannot be read; a name that cannot be stat'ed is left out.
+    /// when the folder cannot be read; a name that cannot be stat'ed is left out. A name that
+    /// is not UTF-8 (no listing here can name or open it) goes to `undecodable` instead, each
+    /// byte that is no printable ASCII written `\xNN`.
     package static func listing(
-        of directory: String, folders: Bool, wanted: (String) -> Bool
+        of directory: String, folders: Bool, wanted: (String) -> Bool, undecodable: (String) -> Void = { _ in }
     ) -> [ListedName] {
         var listed: [ListedName] = []
-        forEachName(in: directory) { folder, name, type in
+        forEachName(in: directory, undecodable: undecodable) { folder, name, type in
             if type == Int(DT_DIR) && !folders { return }
             let isWanted = wanted(name)
             if type == Int(DT_REG) && !isWanted { return }
@@ -172,21 +174,6 @@ package enum FileReader {
         return resolved.hasPrefix(base == "/" ? base : base + "/")
     }
 
-    /// The names in a folder that are not UTF-8 (and not hidden), each byte that is no
-    /// printable ASCII written `\xNN`: files that no listing here can name or open.
-    package static func undecodableNames(in directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
-            guard bytes.first != UInt8(ascii: "."), String(validating: bytes, as: UTF8.self) == nil else { continue }
-            names.append(
-                bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + hexByte($0) }.joined())
-        }
-        return names.sorted()
-    }
-
     /// `0F`: a byte in two uppercase hex digits.
     private static func hexByte(_ byte: UInt8) -> String {
         let digits = Array("0123456789ABCDEF")
@@ -201,9 +188,6 @@ package enum FileReader {
         return names
     }
 
-    /// Calls `body` with the open folder's descriptor, each name in it that is not hidden,
-    /// and readdir's type for it (`DT_REG`, `DT_DIR`, ... or `DT_UNKNOWN`); nothing when the
-    /// folder cannot be read.
     /// The hidden names in `directory` (`.` and `..` aside), unsorted: where temporary files are.
     package static func hiddenNames(in directory: String) -> [String] {
         var names: [String] = []
@@ -213,19 +197,29 @@ package enum FileReader {
         return names
     }
 
-    /// Calls `body` with the folder's descriptor, each name and its type: the names not
-    /// hidden, or (`hidden`) only the hidden ones.
+    /// Calls `body` with the open folder's descriptor, each name in it that is not hidden (or,
+    /// with `hidden`, each that is), and readdir's type for it (`DT_REG`, `DT_DIR`, ... or
+    /// `DT_UNKNOWN`); nothing when the folder cannot be read. A name that is not UTF-8 goes to
+    /// `undecodable` instead, its odd bytes as `\xNN`.
     private static func forEachName(
-        in directory: String, hidden: Bool = false, _ body: (Int32, String, Int) -> Void
+        in directory: String, hidden: Bool = false, undecodable: (String) -> Void = { _ in },
+        _ body: (Int32, String, Int) -> Void
     ) {
         guard let handle = opendir(directory) else { return }
         defer { closedir(handle) }
         let folder = dirfd(handle)
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            // Decoded in place; only a name that is not UTF-8 is copied, to be written out.
+            let (name, odd): (String?, String?) = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                let bytes = raw.prefix { $0 != 0 }
+                guard (bytes.first == UInt8(ascii: ".")) == hidden else { return (nil, nil) }
+                if let name = String(validating: bytes, as: UTF8.self) { return (name, nil) }
+                return (
+                    nil,
+                    bytes.map { (0x20..<0x7F).contains($0) ? String(UnicodeScalar($0)) : "\\x" + hexByte($0) }.joined()
+                )
             }
-            if name.hasPrefix(".") == hidden { body(folder, name, Int(entry.pointee.d_type)) }
+            if let name { body(folder, name, Int(entry.pointee.d_type)) } else if let odd { undecodable(odd) }
         }
     }
 

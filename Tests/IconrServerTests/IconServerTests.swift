@@ -626,8 +626,10 @@ struct IconServerTests {
                 """.utf8
             ).write(to: dot)
         }
+        /// The middle pixel (a halo's ring lies around it).
         func pixel(_ response: HTTPResponse) throws -> (red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8) {
-            try PNGDecoder.decode(response.body)[4, 4]
+            let image = try PNGDecoder.decode(response.body)
+            return image[image.size.width / 2, image.size.height / 2]
         }
         try draw("#ff0000")
         let first = get("/icons/dot@2x.png")
@@ -643,6 +645,16 @@ struct IconServerTests {
         #expect(header(notModified, "Iconr-Cache") == "memory" && header(notModified, "Iconr-Image") != nil)
         let metrics = String(decoding: get("/metrics").body, as: UTF8.self)
         #expect(metrics.contains(#"iconr_cache_hits_total{cache="memory"} 4"#), "every answer from memory counted")
+        // With what an icon URL meets: a halo is an answer of its own, a set prefix the same
+        // variant's, each remembered by its URL.
+        let haloed = get("/icons/dot@2x.png?halo=2,white")
+        let haloedAgain = get("/icons/dot@2x.png?halo=2,white")
+        #expect(haloed.status == 200 && haloedAgain.body == haloed.body && haloed.body != first.body)
+        #expect(header(haloedAgain, "Iconr-Cache") == "memory")
+        #expect(header(haloedAgain, "Iconr-Image") == header(haloed, "Iconr-Image"))
+        #expect(header(haloed, "Iconr-Image") != header(first, "Iconr-Image"), "the halo grows the image")
+        let prefixed = get("/icons/bundled:dot@2x.png")
+        #expect(prefixed.body == first.body && header(get("/icons/bundled:dot@2x.png"), "Iconr-Cache") == "memory")
 
         // Within the recheck interval the file is not looked at, as before; after it, it is.
         try draw("#0000ff")
@@ -652,6 +664,8 @@ struct IconServerTests {
         #expect(try pixel(redrawn).blue == 255 && header(redrawn, "Iconr-Cache") == "render")
         #expect(header(redrawn, "ETag") != tag)
         #expect(try pixel(get("/icons/dot@2x.png")).blue == 255)
+        #expect(try pixel(get("/icons/dot@2x.png?halo=2,white")).blue == 255, "the haloed answer follows the file")
+        #expect(try pixel(get("/icons/bundled:dot@2x.png")).blue == 255)
         // SIGHUP: checked at once.
         try draw("#00ff00")
         server.recheck()

@@ -1102,29 +1102,39 @@ struct OnePathTests {
         #expect(PackingArchive.opened(Array(bytes.dropLast(4)), key: "key") == nil)
     }
 
+    /// Three 12 px squares in `folder/icons`; `square` redraws one (name, color) and `build`
+    /// makes their sprite with a disk cache in the folder it is given.
+    private func threeSquares(
+        in folder: URL
+    ) throws -> (square: (String, String) throws -> Void, build: (URL) throws -> SpriteBuild) {
+        let icons = folder.appendingPathComponent("icons")
+        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
+        func square(_ name: String, _ color: String) throws {
+            try
+                ##"<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><rect width="12" height="12" fill="\##(color)"/></svg>"##
+                .write(to: icons.appendingPathComponent(name + ".svg"), atomically: true, encoding: .utf8)
+        }
+        for (index, color) in ["#e03c31", "#2a7de1", "#33aa55"].enumerated() { try square("icon\(index)", color) }
+        func build(in cache: URL) throws -> SpriteBuild {
+            try SpriteBuilder(
+                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: cache.path)),
+                placement: .inProcess
+            )
+            .build(directories: [icons.path])
+        }
+        return (square, build)
+    }
+
     /// Sprite records are sealed with the cache's key, as entries are (issue 64): a sheet
     /// archive planted with a sound digest (anyone can compute one) but without the key's MAC
     /// is a miss, never an output; so are the records of another cache, copied in.
     @Test func plantedAndForeignSpriteRecordsAreMisses() throws {
         let temporary = try TemporaryFolder("iconr-sealed")
         defer { withExtendedLifetime(temporary) {} }
-        let icons = temporary.url.appendingPathComponent("icons")
-        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        for (index, color) in ["#e03c31", "#2a7de1", "#33aa55"].enumerated() {
-            try
-                ##"<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><rect width="12" height="12" fill="\##(color)"/></svg>"##
-                .write(to: icons.appendingPathComponent("icon\(index).svg"), atomically: true, encoding: .utf8)
-        }
-        func build(in folder: URL) throws -> SpriteBuild {
-            try SpriteBuilder(
-                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: folder.path)),
-                placement: .inProcess
-            )
-            .build(directories: [icons.path])
-        }
+        let (_, build) = try threeSquares(in: temporary.url)
         let cache = temporary.url.appendingPathComponent("cache")
-        let cold = try build(in: cache)
-        #expect(try build(in: cache).inputsUnchanged, "a warm build takes the recorded one")
+        let cold = try build(cache)
+        #expect(try build(cache).inputsUnchanged, "a warm build takes the recorded one")
         let sheets = cache.path + "/entries-v1/sheets/"
         let names = try FileManager.default.contentsOfDirectory(atPath: sheets)
         let magic = Array(SheetArchive.kindLine.utf8)
@@ -1144,7 +1154,7 @@ struct OnePathTests {
         let planted = SheetArchive.seal(body, key: key)
         #expect(SheetArchive.opened(planted, key: key) != nil, "the planted record opens as its kind")
         try Data(planted).write(to: URL(fileURLWithPath: archivePath))
-        let afterPlanting = try build(in: cache)
+        let afterPlanting = try build(cache)
         let plantedIsIgnored = afterPlanting.sheets.map(\.png) == cold.sheets.map(\.png)
         #expect(plantedIsIgnored, "the planted sheet is not written out")
 
@@ -1156,7 +1166,7 @@ struct OnePathTests {
         for name in try FileManager.default.contentsOfDirectory(atPath: sheets) {
             try FileManager.default.copyItem(atPath: sheets + name, toPath: other.path + "/entries-v1/sheets/" + name)
         }
-        let foreign = try build(in: other)
+        let foreign = try build(other)
         let tookForeignRecord = foreign.inputsUnchanged
         #expect(!tookForeignRecord, "another cache's build record is not taken")
         let sameAsCold = foreign.sheets.map(\.png) == cold.sheets.map(\.png)
@@ -1194,23 +1204,9 @@ struct OnePathTests {
     @Test func aPlantedPackingIsNotFollowed() throws {
         let temporary = try TemporaryFolder("iconr-planted")
         defer { withExtendedLifetime(temporary) {} }
-        let icons = temporary.url.appendingPathComponent("icons")
-        try FileManager.default.createDirectory(at: icons, withIntermediateDirectories: true)
-        func square(_ name: String, _ color: String) throws {
-            try
-                ##"<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><rect width="12" height="12" fill="\##(color)"/></svg>"##
-                .write(to: icons.appendingPathComponent(name + ".svg"), atomically: true, encoding: .utf8)
-        }
-        for (index, color) in ["#e03c31", "#2a7de1", "#33aa55"].enumerated() { try square("icon\(index)", color) }
-        func build(in folder: URL) throws -> SpriteBuild {
-            try SpriteBuilder(
-                options: SpriteOptions(), cache: IconCache(disk: try DiskCache(directory: folder.path)),
-                placement: .inProcess
-            )
-            .build(directories: [icons.path])
-        }
+        let (square, build) = try threeSquares(in: temporary.url)
         let cache = temporary.url.appendingPathComponent("cache")
-        _ = try build(in: cache)
+        _ = try build(cache)
         let sheets = cache.path + "/entries-v1/sheets/"
         let magic = Array(PackingArchive.kindLine.utf8)
         let archives = try FileManager.default.contentsOfDirectory(atPath: sheets).compactMap {
@@ -1246,8 +1242,8 @@ struct OnePathTests {
             try Data(sealed + SHA256.hmac(key: secret, sealed)).write(to: URL(fileURLWithPath: archive.path))
             #expect(PackingArchive.opened(sealed, key: archive.key) != nil)
             try square("icon1", "#2a7de\(index)")
-            let rebuilt = try build(in: cache)
-            let cold = try build(in: temporary.url.appendingPathComponent("cold \(index)"))
+            let rebuilt = try build(cache)
+            let cold = try build(temporary.url.appendingPathComponent("cold \(index)"))
             let sameBytes = rebuilt.sheets.map(\.png) == cold.sheets.map(\.png)
             #expect(sameBytes, "\(what)")
             #expect(rebuilt.sheets.allSatisfy { $0.size.width <= 4096 && $0.size.height <= 4096 }, "\(what)")

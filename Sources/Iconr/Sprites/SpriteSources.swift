@@ -78,7 +78,7 @@ enum SpriteSources {
                 String.UnicodeScalarView(files[index].id.unicodeScalars.map { isForbiddenInID($0) ? "_" : $0 }))
         }
         var sources: [SpriteSource] = [], warnings: [String] = []
-        warnings += undecodable.map { "\($0): its name is not UTF-8: left out (rename it)" }
+        warnings += undecodable.sorted().map { "\($0): its name is not UTF-8: left out (rename it)" }
         for (id, all) in Dictionary(grouping: files, by: \.id).sorted(by: { $0.key < $1.key }) {
             var group = all
             if firstFolderWins, let first = all.compactMap({ folderOf[$0.path] }).min() {
@@ -156,9 +156,10 @@ enum SpriteSources {
         guard stat(directory, &own) == 0 else { return }
         let identity = [UInt64(own.st_dev), UInt64(own.st_ino)]
         guard !ancestors.contains(identity) else { return }
-        let listing = FileReader.listing(of: directory, folders: recursive, wanted: isListed)
         // Names that are not UTF-8 cannot be ids (nor opened by a decoded name): said, not dropped unseen.
-        undecodable += FileReader.undecodableNames(in: directory).filter(isListed).map { directory + "/" + $0 }
+        let listing = FileReader.listing(of: directory, folders: recursive, wanted: isListed) { name in
+            if isListed(name) { undecodable.append(directory + "/" + name) }
+        }
         for entry in listing.sorted(by: { $0.name < $1.name }) {
             let path = directory + "/" + entry.name
             if entry.isFolder {
