@@ -1,3 +1,4 @@
+import Dispatch
 import IconrCore
 import IconrSystem
 
@@ -76,6 +77,15 @@ public enum Rasterizer {
     /// - Throws: `RenderError.drawingFailed` naming the library that cannot be opened.
     public static func loadLibraries() throws(RenderError) {
         try backend.prepare()
+    }
+
+    /// Starts opening the backend's libraries on another thread, for a job likely to render
+    /// soon, which then waits only for what is left of the load (librsvg's ~45 libraries
+    /// take 9-10 ms). `loadLibraries` reports a failure. Only for a process that will not
+    /// `fork` without `exec` meanwhile: a child forked during the load would inherit the
+    /// dynamic loader's lock held.
+    public static func startLoadingLibraries() {
+        DispatchQueue.global(qos: .userInitiated).async { try? backend.prepare() }
     }
 
     /// The intrinsic size of `svg` and the boxes of the elements with the given ids, in

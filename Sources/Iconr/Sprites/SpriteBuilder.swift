@@ -98,6 +98,9 @@ public final class SpriteBuilder: Sendable {
         let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now)
         let stampedKey = stampKey.flatMap { ladder.stamps.lookup($0) }
         if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
+        // A file changed (or is too new for its stamp to be trusted): such a build mostly
+        // draws something, so librsvg loads on another core while the files are read.
+        if case .inProcess = placement { Rasterizer.startLoadingLibraries() }
         // Sets: an icon whose files have the stamps the last build of this set recorded
         // holds the bytes it read then, and is not read again.
         let retrying = !recovery.failed.isEmpty || !recovery.suspects.isEmpty
