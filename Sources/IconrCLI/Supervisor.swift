@@ -15,7 +15,8 @@ import IconrSystem
 /// parent waits and passes interrupts on; SIGINT, SIGTERM and SIGHUP make the child remove
 /// its partial output and exit with 128 + the signal. A child that finished notes its status
 /// before it exits, and the parent returns it without waiting for the child's memory to be
-/// taken down. librsvg's panic report never reaches the user. (Commands that do one job, `render` and `inspect`, use `CrashGuard` instead.)
+/// taken down. librsvg's panic report never reaches the user. (Commands that do one job,
+/// `render` and `inspect`, use `CrashGuard` instead.)
 package enum Supervisor {
     /// Runs an in-process sprite build in a child process, and runs it again when librsvg
     /// crashes or one render takes longer than `timeout` seconds: the icon to blame is marked

@@ -10,7 +10,10 @@ import Synchronization
 ///
 /// `placement: .isolated(...)` renders in worker processes (a crash or timeout fails that
 /// icon alone); `.inProcess` renders here with no time limit, faster, and is how `iconr
-/// sprite` builds in the child process it supervises (`SpriteBuildRecovery`).
+/// sprite` builds in the child process it supervises (`SpriteBuildRecovery`). In process, a
+/// build that finds a file changed starts loading librsvg on another thread at once
+/// (`Rasterizer.startLoadingLibraries`): its process should not `fork` without `exec` while
+/// it builds.
 public final class SpriteBuilder: Sendable {
     /// What goes into the sprite and how it is laid out.
     public let options: SpriteOptions
