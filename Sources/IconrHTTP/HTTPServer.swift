@@ -272,7 +272,8 @@ public final class HTTPServer: Sendable {
         let api = server.api.api
         var closing = unanswered
         closing.headers.append(("Connection", "close"))
-        // From here no connection is suspended any more, and every answer closes its connection.
+        // From here no new request is taken, and every answer closes its connection. Requests
+        // being handled still wait for their answers while the server drains.
         server.stopping.withLock { $0 = closing }
         // Quiesced, the daemon no longer listens; the socket is ours to close, so new
         // connections are refused at once (a load balancer moves on to another replica).
@@ -285,9 +286,14 @@ public final class HTTPServer: Sendable {
             }
         }
         drain(until: deadline - min(limit / 2, .seconds(1)))
-        // libmicrohttpd must not be stopped with suspended connections: each is answered, and
-        // its connection resumed, sent its answer and closed before the daemon stops.
-        for request in server.waiting.withLock({ Array($0.values) }) {
+        // libmicrohttpd must not be stopped with suspended connections: from here none is
+        // suspended, and each waiting one is answered, its connection resumed, sent its answer
+        // and closed before the daemon stops.
+        let left = server.waiting.withLock { waiting -> [PendingRequest] in
+            server.suspensionsEnded.store(true, ordering: .relaxed)
+            return Array(waiting.values)
+        }
+        for request in left {
             request.deliver(closing)
         }
         drain(until: deadline)
@@ -333,9 +339,13 @@ private final class HandlerContext: Sendable {
         ))
     /// Whether the head watcher runs.
     let watching = Atomic<Bool>(true)
-    /// Once the server is stopping, the answer to requests that would wait (and every
-    /// answer then closes its connection); nil while it serves.
+    /// Once the server is stopping, the answer to new requests and, once `suspensionsEnded`,
+    /// to those that would wait (and every answer then closes its connection); nil while it
+    /// serves.
     let stopping = Locked<HTTPResponse?>(nil)
+    /// Set by a stopping server, under `waiting`'s lock, as it answers the requests still
+    /// waiting: no connection is suspended after.
+    let suspensionsEnded = Atomic<Bool>(false)
 
     init(
         api: MicroHTTPD.Table, handler: @escaping @Sendable (HTTPRequest) -> HTTPAnswer, headDeadline: Duration,
@@ -692,16 +702,18 @@ private let accessHandler: MHD_AccessHandlerCallback = {
         start { response in pending.deliver(response) }
         // Answered during `start`: sent now. Else suspended until `deliver` resumes it,
         // which waits for this lock, so that it never resumes a connection not yet suspended.
-        // A server that began to stop suspends nothing more: the request gets its answer.
+        // A stopping server suspends it too while it drains (its work has started: a
+        // SIGTERM just after a render began used to answer 503), but not once it has
+        // answered those waiting: the request then gets the stopping answer.
         let answer = pending.state.withLock { state -> HTTPResponse? in
             if case .answered(let response) = state {
                 state = .sent
                 return response
             }
-            // Under `waiting`'s lock, which `stop` takes after setting `stopping`: a request
-            // is either answered here or found waiting there.
+            // Under `waiting`'s lock, which `stop` takes to end suspensions: a request is
+            // either answered here or found waiting there.
             return server.waiting.withLock { waiting -> HTTPResponse? in
-                if let closing = server.stopping.withLock({ $0 }) {
+                if server.suspensionsEnded.load(ordering: .relaxed), let closing = server.stopping.withLock({ $0 }) {
                     state = .sent
                     return closing
                 }

@@ -1,5 +1,6 @@
 import Foundation
 import IconrHTTP
+import IconrSystem
 import IconrTestSupport
 import Testing
 
@@ -35,5 +36,39 @@ struct HTTPServerTests {
             #expect(try probe.request("/").status == 200)
             #expect(ContinuousClock.now - started < .seconds(5), "a new client behind 80 held connections")
         }
+    }
+
+    /// A request whose work had started when the server began to stop (a SIGTERM just after a
+    /// render began) waits for its answer while the server drains, as the requests already
+    /// waiting do: it was answered 503 at once when the stop came between its work's start
+    /// and its connection's suspension.
+    @Test func aRequestWhoseWorkStartedAsTheServerStopsGetsItsAnswer() throws {
+        var configuration = HTTPServer.Configuration()
+        configuration.threads = 2
+        let stopping = DispatchSemaphore(value: 0)
+        let holder = Locked<HTTPServer?>(nil)
+        let server = try HTTPServer(listening: "127.0.0.1:0", configuration: configuration) { _ in
+            .later { send in
+                // The server stops now, while this request's work runs: `start` returns only
+                // once new connections are refused (the stop is under way).
+                guard let server = holder.withLock({ $0 }) else { return }
+                DispatchQueue.global().async {
+                    stopping.signal()
+                    server.stop(drainingFor: .seconds(10))
+                }
+                stopping.wait()
+                let deadline = ContinuousClock.now + .seconds(5)
+                while ContinuousClock.now < deadline, (try? HTTPConnection(port: server.port, timeout: 1)) != nil {
+                    usleep(2_000)
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) {
+                    send(HTTPResponse(status: 200, body: Array("drawn\n".utf8)))
+                }
+            }
+        }
+        holder.withLock { $0 = server }
+        let reply = try HTTPConnection(port: server.port, timeout: 10).request("/slow")
+        #expect(reply.status == 200 && reply.text == "drawn\n", "\(reply.status) \(reply.text)")
+        #expect(throws: (any Error).self) { try HTTPConnection(port: server.port, timeout: 1) }
     }
 }
