@@ -10,6 +10,8 @@ import IconrRender
 //   .build/release/iconr-bench [folder] [rounds]
 //   .build/release/iconr-bench cache      (the cache's figures: CacheBenchmark.swift)
 //   .build/release/iconr-bench sprite [folder] [--recursive]  (sprite builds: SpriteBenchmark.swift)
+//   .build/release/iconr-bench sprite-versus OTHER [folder] [runs]  (this iconr against another
+//                                            build of it, run by run in turns: SpriteVersusBenchmark.swift)
 //   .build/release/iconr-bench memory [icons]  (peak memory of a sprite build: MemoryBenchmark.swift)
 //   .build/release/iconr-bench render [folder]  (batch and single renders: RenderBenchmark.swift)
 //   .build/release/iconr-bench fuzz [N] [seed]  (hostile inputs: FuzzBenchmark.swift)
@@ -74,6 +76,15 @@ if arguments.first == "memory" {
     MemoryBenchmark.run(
         icons: arguments.count > 1 ? Int(arguments[1]) ?? 25_000 : 25_000, maki: "../shared/corpora/maki",
         iconr: executable)
+    exit(0)
+}
+if arguments.first == "sprite-versus", arguments.count > 1 {
+    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+        "iconr"
+    ).path
+    SpriteVersusBenchmark.run(
+        iconr: executable, other: arguments[1], folder: arguments.count > 2 ? arguments[2] : "../shared/corpora/maki",
+        runs: arguments.count > 3 ? max(1, Int(arguments[3]) ?? 15) : 15)
     exit(0)
 }
 if arguments.first == "sprite" {

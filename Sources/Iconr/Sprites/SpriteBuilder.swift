@@ -101,9 +101,6 @@ public final class SpriteBuilder: Sendable {
         let stampKey = SpriteInputs.stampKey(sources, stamps: stamps, options: options, recovery: recovery, now: now)
         let stampedKey = stampKey.flatMap { ladder.stamps.lookup($0) }
         if let stampedKey, let build = recorded(stampedKey, filesRead: 0) { return build }
-        // A file changed (or is too new for its stamp to be trusted): such a build mostly
-        // draws something, so librsvg loads on another core while the files are read.
-        if case .inProcess = placement { Rasterizer.startLoadingLibraries() }
         // Sets: an icon whose files have the stamps the last build of this set recorded
         // holds the bytes it read then, and is not read again.
         let retrying = !recovery.failed.isEmpty || !recovery.suspects.isEmpty
@@ -126,6 +123,11 @@ public final class SpriteBuilder: Sendable {
             recordStamps()
             return build
         }
+        // A file changed: librsvg loads on another core while the last build's icons are
+        // matched and its sheets read. (Not sooner: a rebuild within 2 s of a change, whose
+        // stamps are too new to be trusted, is served above, and a load beside it slowed it
+        // by a fifth.)
+        if case .inProcess = placement { Rasterizer.startLoadingLibraries() }
         // Icons whose files are as the last build of this set read them are taken from its
         // record, not parsed or drawn: their pixels are in its sheets. Those it had with other
         // files are new: drawn without asking the cache (whose pack is read whole for a
