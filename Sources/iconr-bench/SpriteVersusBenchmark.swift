@@ -13,7 +13,7 @@ enum SpriteVersusBenchmark {
             .path
         try? FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let binaries = [("other", other), ("this", iconr)]
+        let binaries = [other, iconr]
         // Each binary's copy of the folder, its first SVG file and that file's text.
         var copies: [(folder: String, icon: String, original: String, end: String.Index)] = []
         for index in binaries.indices {
@@ -33,7 +33,7 @@ enum SpriteVersusBenchmark {
         }
         func build(_ index: Int, cache: String) -> Double {
             timedRun(
-                binaries[index].1,
+                binaries[index],
                 ["sprite", copies[index].folder, "-o", scratch + "/out-\(index)/sprite", "--cache-dir", cache])
         }
         // The caches the warm and changed builds use, made once; the copies' stamps settle (2 s).

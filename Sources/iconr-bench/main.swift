@@ -34,17 +34,17 @@ import IconrRender
 //    cache) against `rsvg-convert` on the same icons.
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+/// The `iconr` that `make bench` builds beside this program: the one the scenarios run.
+let iconrBesideBench = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("iconr").path
 if arguments.first == "cache" {
     CacheBenchmark.run()
     exit(0)
 }
 if arguments.first == "fuzz" {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "iconr"
-    ).path
     FuzzBenchmark.run(
         count: arguments.count > 1 ? Int(arguments[1]) ?? 2000 : 2000,
-        seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1, iconr: executable)
+        seed: arguments.count > 2 ? UInt64(arguments[2]) ?? 1 : 1, iconr: iconrBesideBench)
     exit(0)
 }
 if arguments.first == "pack" {
@@ -63,38 +63,31 @@ if arguments.first == "serve" {
     exit(0)
 }
 if arguments.first == "render" {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "iconr"
-    ).path
-    RenderBenchmark.run(folder: arguments.dropFirst().first ?? "../shared/corpora/maki", iconr: executable)
+    RenderBenchmark.run(folder: arguments.dropFirst().first ?? "../shared/corpora/maki", iconr: iconrBesideBench)
     exit(0)
 }
 if arguments.first == "memory" {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "iconr"
-    ).path
     MemoryBenchmark.run(
         icons: arguments.count > 1 ? Int(arguments[1]) ?? 25_000 : 25_000, maki: "../shared/corpora/maki",
-        iconr: executable)
+        iconr: iconrBesideBench)
     exit(0)
 }
-if arguments.first == "sprite-versus", arguments.count > 1 {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "iconr"
-    ).path
+if arguments.first == "sprite-versus" {
+    guard arguments.count > 1 else {
+        FileHandle.standardError.write(Data("usage: iconr-bench sprite-versus OTHER-ICONR [folder] [runs]\n".utf8))
+        exit(2)
+    }
     SpriteVersusBenchmark.run(
-        iconr: executable, other: arguments[1], folder: arguments.count > 2 ? arguments[2] : "../shared/corpora/maki",
+        iconr: iconrBesideBench, other: arguments[1],
+        folder: arguments.count > 2 ? arguments[2] : "../shared/corpora/maki",
         runs: arguments.count > 3 ? max(1, Int(arguments[3]) ?? 15) : 15)
     exit(0)
 }
 if arguments.first == "sprite" {
-    let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
-        "iconr"
-    ).path
     let operands = arguments.dropFirst().filter { $0 != "--recursive" }
     SpriteBenchmark.run(
         folder: operands.first ?? "../shared/corpora/maki", recursive: arguments.contains("--recursive"),
-        iconr: executable)
+        iconr: iconrBesideBench)
     exit(0)
 }
 let folder = arguments.first ?? "../shared/corpora/maki"
